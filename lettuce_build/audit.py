@@ -1,0 +1,212 @@
+"""Auditing an output: read every row of a folder, parquet file or JSONL file and check it.
+
+Nothing stops at the first problem: every unreadable line, every row that does
+not fit the schema and every broken invariant is reported with where it is
+(file and row or line), which field, and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+from datasets import Features, load_from_disk
+from pydantic import BaseModel, Field, ValidationError
+
+from lettuce_build.schema import COLUMNS, HallucinationSample, Violation, check_sample, row_to_sample
+from lettuce_build.taxonomy import DEFAULT_TAXONOMY, Taxonomy
+
+
+class Problem(BaseModel):
+    where: str
+    violation: Violation
+
+    def __str__(self) -> str:
+        v = self.violation
+        return f"{self.where}: {v.field}: {v.reason} - {v.message}"
+
+
+class AuditReport(BaseModel):
+    rows: int = 0
+    by_split: Counter[str] = Field(default_factory=Counter)
+    by_category: Counter[str] = Field(default_factory=Counter)
+    by_subcategory: Counter[str] = Field(default_factory=Counter)
+    problems: list[Problem] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+class _RawRow(BaseModel):
+    where: str
+    row: int
+    data: dict[str, Any] | None = None
+    error: Violation | None = None
+
+
+def _missing_columns(columns: list[str], source: Path, row: int | None = None) -> Violation | None:
+    missing = [c for c in COLUMNS if c not in columns]
+    if not missing:
+        return None
+    return Violation(
+        row=row,
+        field=", ".join(missing),
+        reason="missing_column",
+        message=f"{source} lacks column(s) {missing}; expected columns: {list(COLUMNS)}",
+    )
+
+
+def _jsonl_rows(path: Path) -> Iterator[_RawRow]:
+    with path.open("rb") as handle:
+        for index, raw in enumerate(handle):
+            where = f"{path}:{index + 1} (row {index})"
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                yield _RawRow(
+                    where=where,
+                    row=index,
+                    error=Violation(
+                        row=index,
+                        field="(line)",
+                        reason="not_utf8",
+                        message=f"line {index + 1} is not valid UTF-8 ({err.reason} at byte {err.start})",
+                    ),
+                )
+                continue
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as err:
+                yield _RawRow(
+                    where=where,
+                    row=index,
+                    error=Violation(
+                        row=index,
+                        field="(line)",
+                        reason="malformed_json",
+                        message=(
+                            f"line {index + 1} is not one JSON object (truncated?): "
+                            f"{err.msg} at column {err.colno}"
+                        ),
+                    ),
+                )
+                continue
+            if not isinstance(data, dict):
+                yield _RawRow(
+                    where=where,
+                    row=index,
+                    error=Violation(
+                        row=index,
+                        field="(line)",
+                        reason="not_an_object",
+                        message=f"line {index + 1} holds a JSON {type(data).__name__}, expected an object",
+                    ),
+                )
+                continue
+            if missing := _missing_columns(list(data), path, index):
+                yield _RawRow(where=where, row=index, error=missing)
+                continue
+            yield _RawRow(where=where, row=index, data=data)
+
+
+def _parquet_rows(path: Path) -> Iterator[_RawRow]:
+    table = pq.read_table(path)
+    if missing := _missing_columns(table.column_names, path):
+        yield _RawRow(where=str(path), row=-1, error=missing)
+        return
+    features = Features.from_arrow_schema(table.schema)
+    for index, row in enumerate(table.to_pylist()):
+        yield _RawRow(where=f"{path} row {index}", row=index, data=features.decode_example(row))
+
+
+def _saved_rows(path: Path) -> Iterator[_RawRow]:
+    loaded = load_from_disk(str(path))
+    splits = loaded.items() if hasattr(loaded, "items") else [("data", loaded)]
+    for split, dataset in splits:
+        if missing := _missing_columns(dataset.column_names, path / split):
+            yield _RawRow(where=f"{path}/{split}", row=-1, error=missing)
+            continue
+        for index, row in enumerate(dataset):
+            yield _RawRow(where=f"{path}/{split} row {index}", row=index, data=row)
+
+
+def read_rows(path: str | Path) -> Iterator[_RawRow]:
+    """Rows of an output folder (save_to_disk or Hub-style), a parquet file or a JSONL file."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    if path.is_dir():
+        if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
+            yield from _saved_rows(path)
+        elif (path / "dataset").is_dir():
+            yield from _saved_rows(path / "dataset")
+        else:
+            files = sorted(path.rglob("*.parquet"))
+            if not files:
+                raise FileNotFoundError(f"{path}: no saved dataset and no parquet files inside")
+            for file in files:
+                yield from _parquet_rows(file)
+    elif path.suffix == ".parquet":
+        yield from _parquet_rows(path)
+    elif path.suffix in {".jsonl", ".json"}:
+        yield from _jsonl_rows(path)
+    else:
+        raise ValueError(f"{path}: expected a folder, a .parquet or a .jsonl file")
+
+
+def _schema_violations(err: ValidationError, row: int) -> list[Violation]:
+    return [
+        Violation(
+            row=row,
+            field=".".join(str(part) for part in e["loc"]) or "(row)",
+            reason=f"schema_{e['type']}",
+            message=e["msg"],
+        )
+        for e in err.errors()
+    ]
+
+
+def audit(path: str | Path, taxonomy: Taxonomy = DEFAULT_TAXONOMY) -> AuditReport:
+    """Check every row of an output; count rows per split, category and subcategory."""
+    report = AuditReport()
+    for raw in read_rows(path):
+        if raw.error is not None:
+            report.problems.append(Problem(where=raw.where, violation=raw.error))
+            continue
+        assert raw.data is not None
+        report.rows += 1
+        try:
+            sample: HallucinationSample = row_to_sample(raw.data)
+        except ValidationError as err:
+            report.problems.extend(
+                Problem(where=raw.where, violation=v) for v in _schema_violations(err, raw.row)
+            )
+            continue
+        except (json.JSONDecodeError, ValueError) as err:
+            report.problems.append(
+                Problem(
+                    where=raw.where,
+                    violation=Violation(
+                        row=raw.row,
+                        field="metadata/category",
+                        reason="undecodable",
+                        message=str(err),
+                    ),
+                )
+            )
+            continue
+        report.by_split[sample.split] += 1
+        report.by_category[sample.category or "(clean)"] += 1
+        for span in sample.labels:
+            report.by_subcategory[f"{span.category}/{span.subcategory or '-'}"] += 1
+        report.problems.extend(
+            Problem(where=raw.where, violation=v) for v in check_sample(sample, taxonomy, raw.row)
+        )
+    return report

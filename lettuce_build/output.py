@@ -1,0 +1,66 @@
+"""Writing a build's `DatasetDict`: `save_to_disk` plus a Hub-style folder.
+
+The Hub-style folder is what the Hub would hold: ``<config>/<split>-*.parquet``
+and a README.md whose YAML carries ``configs`` and ``dataset_info`` exactly as
+`datasets` writes them, so ``load_dataset(folder, config)`` returns the declared
+features unchanged. Writing a second config into the same folder merges its
+YAML with the configs already there instead of replacing them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from datasets import DatasetDict, DatasetInfo, SplitDict, SplitInfo
+from datasets.info import DatasetInfosDict
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import DatasetCard, DatasetCardData
+from pydantic import BaseModel
+
+DATASET_DIR = "dataset"
+HUB_DIR = "hub"
+
+
+class OutputPaths(BaseModel):
+    dataset: Path
+    hub: Path
+
+
+def _split_info(dataset_dict: DatasetDict) -> SplitDict:
+    splits = SplitDict()
+    for name, split in dataset_dict.items():
+        splits.add(SplitInfo(name=name, num_bytes=split.data.nbytes, num_examples=split.num_rows))
+    return splits
+
+
+def write_hub_folder(dataset_dict: DatasetDict, folder: Path, config_name: str) -> Path:
+    """Write one config as ``<config>/<split>-00000-of-00001.parquet`` and merge README YAML."""
+    folder.mkdir(parents=True, exist_ok=True)
+    config_dir = folder / config_name
+    config_dir.mkdir(exist_ok=True)
+    for stale in config_dir.glob("*.parquet"):
+        stale.unlink()  # a rebuild replaces its config wholesale; other configs are untouched
+    data_files = []
+    for split, dataset in dataset_dict.items():
+        dataset.to_parquet(config_dir / f"{split}-00000-of-00001.parquet")
+        data_files.append({"split": split, "path": f"{config_name}/{split}-*"})
+
+    readme = folder / "README.md"
+    card = DatasetCard.load(readme) if readme.exists() else DatasetCard("")
+    card_data: DatasetCardData = card.data
+    MetadataConfigs({config_name: {"data_files": data_files}}).to_dataset_card_data(card_data)
+    features = next(iter(dataset_dict.values())).features
+    info = DatasetInfo(features=features, splits=_split_info(dataset_dict), config_name=config_name)
+    DatasetInfosDict({config_name: info}).to_dataset_card_data(card_data)
+    card.data = card_data
+    card.save(readme)
+    return folder
+
+
+def write_output(dataset_dict: DatasetDict, out_dir: str | Path, config_name: str) -> OutputPaths:
+    """Write a build both with `save_to_disk` (``out/dataset``) and as a Hub folder (``out/hub``)."""
+    out = Path(out_dir)
+    dataset_path = out / DATASET_DIR
+    dataset_dict.save_to_disk(str(dataset_path))
+    hub_path = write_hub_folder(dataset_dict, out / HUB_DIR, config_name)
+    return OutputPaths(dataset=dataset_path, hub=hub_path)

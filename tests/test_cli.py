@@ -1,0 +1,141 @@
+"""The `lettuce-build` CLI: version, taxonomy and validate on clean and corrupted outputs."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from lettuce_build import __version__
+from lettuce_build.cli import main
+from lettuce_build.schema import sample_to_row
+
+from .test_output import build
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_version():
+    assert __version__ in run("--version").output
+
+
+def test_taxonomy_lists_categories_subcategories_supported_and_omission():
+    out = run("taxonomy").output
+    for name in ("supported", "contradiction", "unsupported_addition", "fabricated_reference", "omission"):
+        assert name in out
+    for sub in (
+        "numerical",
+        "temporal",
+        "entity",
+        "relational",
+        "value",
+        "claim",
+        "elaboration",
+        "subjective",
+        "behavior",
+        "section",
+        "identifier",
+        "attribute",
+    ):
+        assert f"/{sub}" in out
+    assert "13 subcategories" in out
+    assert "Document level\n  omission" in out
+
+
+def test_taxonomy_json_has_thirteen_subcategories():
+    payload = json.loads(run("taxonomy", "--json").output)
+    assert len(payload["subcategories"]) == 13
+    assert "omission" in payload["document_level"]
+
+
+def write_jsonl(path, rows):
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def jsonl_rows(samples):
+    rows = [sample_to_row(s) for s in samples]
+    for row, sample in zip(rows, samples, strict=True):
+        row["category"] = sample.category
+    return rows
+
+
+def test_validate_passes_a_clean_output_folder_and_counts_it(tmp_path, samples):
+    from lettuce_build.output import write_output
+
+    paths = write_output(build(samples), tmp_path / "out", "readme")
+    for target in (tmp_path / "out", paths.hub, next(paths.hub.rglob("train-*.parquet"))):
+        result = run("validate", target)
+        assert result.exit_code == 0, result.output
+        assert "no violations" in result.output
+    result = run("validate", tmp_path / "out")
+    assert "checked 2 rows" in result.output
+    assert "contradiction/numerical" in result.output
+
+
+def test_validate_passes_a_clean_jsonl(tmp_path, samples):
+    result = run("validate", write_jsonl(tmp_path / "ok.jsonl", jsonl_rows(samples)))
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("corrupt", "expected"),
+    [
+        (lambda r: r["labels"][0].update(end=999), "(row 0): labels[0]: span_out_of_range"),
+        (lambda r: r["labels"][0].update(text="9090"), "(row 0): labels[0].text: text_mismatch"),
+        (
+            lambda r: r["labels"][0].update(category="wrongness"),
+            "(row 0): labels[0].category: unknown_category - 'wrongness' is not allowed; allowed: "
+            "['contradiction', 'unsupported_addition', 'fabricated_reference']",
+        ),
+        (lambda r: r.pop("answer"), "answer: missing_column"),
+        (
+            lambda r: r.update(split="dev"),
+            "(row 0): split: schema_literal_error - Input should be 'train', 'validation' or 'test'",
+        ),
+    ],
+)
+def test_validate_names_row_field_and_reason_on_corruption(tmp_path, samples, corrupt, expected):
+    rows = jsonl_rows(samples)
+    corrupt(rows[0])
+    result = run("validate", write_jsonl(tmp_path / "bad.jsonl", rows))
+    assert result.exit_code == 1
+    assert expected in result.output
+    assert "bad.jsonl:1" in result.output
+
+
+def test_validate_names_a_truncated_and_a_non_utf8_line(tmp_path, samples):
+    path = write_jsonl(tmp_path / "bad.jsonl", jsonl_rows(samples))
+    good = path.read_bytes()
+    path.write_bytes(good + b'{"prompt": "cut off\n' + b'{"prompt": "\xff\xfe"}\n')
+    result = run("validate", path)
+    assert result.exit_code == 1
+    assert "bad.jsonl:3 (row 2): (line): malformed_json - line 3" in result.output
+    assert "bad.jsonl:4 (row 3): (line): not_utf8 - line 4" in result.output
+    assert "checked 2 rows" in result.output
+
+
+def test_validate_reports_a_corrupted_parquet_file(tmp_path, samples):
+    bad = samples[0].model_copy(deep=True)
+    bad.labels[0].text = "oops"
+    from datasets import Dataset
+
+    from lettuce_build.schema import FEATURES
+
+    path = tmp_path / "bad.parquet"
+    Dataset.from_list([sample_to_row(bad)], features=FEATURES).to_parquet(path)
+    result = run("validate", path)
+    assert result.exit_code == 1
+    assert "bad.parquet row 0: labels[0].text: text_mismatch" in result.output
+
+
+def test_validate_with_a_custom_taxonomy_accepts_its_subcategories(tmp_path, samples):
+    rows = jsonl_rows(samples)
+    rows[0]["labels"][0]["subcategory"] = "unit"
+    rows[0]["subcategory"] = "unit"
+    path = write_jsonl(tmp_path / "custom.jsonl", rows)
+    assert run("validate", path).exit_code == 1
+    extra = tmp_path / "tax.yaml"
+    extra.write_text("subcategories:\n  contradiction:\n    unit: A unit of measure swapped.\n")
+    assert run("validate", path, "--taxonomy-file", extra).exit_code == 0
