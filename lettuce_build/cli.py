@@ -114,3 +114,89 @@ def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:
     if len(report.problems) > max_shown:
         click.echo(f"  ... and {len(report.problems) - max_shown} more", err=True)
     sys.exit(1)
+
+
+@main.command()
+@click.option(
+    "--instances",
+    default="princeton-nlp/SWE-bench",
+    show_default=True,
+    help="SWE-bench tasks: a local .jsonl/.parquet file or a Hub dataset id (test split).",
+)
+@click.option(
+    "--verified",
+    default="princeton-nlp/SWE-bench_Verified",
+    show_default=True,
+    help="SWE-bench Verified, to flag candidates in it: a local file or a Hub dataset id.",
+)
+@click.option("--no-verified", is_flag=True, help="Do not look up SWE-bench Verified membership.")
+@click.option(
+    "--preset",
+    type=click.Choice(["v1", "v2", "v3"]),
+    default="v2",
+    show_default=True,
+    help="Pattern set; v2 reproduces the published stage 1, v3 fixes its defects.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for stage1_candidates.json, stage1_funnel.json and the HF dataset.",
+)
+@click.option(
+    "--compare",
+    "compare_with",
+    type=click.Choice(["v1", "v2", "v3"]),
+    help="Also print the candidates this preset adds and drops against another, with reasons.",
+)
+@click.option(
+    "--explain",
+    "explain_id",
+    metavar="INSTANCE_ID",
+    help="Print each added line of one instance's patch that matched, and stop.",
+)
+def sift(
+    instances: str,
+    verified: str,
+    no_verified: bool,
+    preset: str,
+    out_dir: Path | None,
+    compare_with: str | None,
+    explain_id: str | None,
+) -> None:
+    """Sift SWE-bench for tasks whose gold patch touches security-relevant code (stage 1)."""
+    from lettuce_build.sift.presets import load_preset
+    from lettuce_build.sift.report import comparison_table, explain, summary_table
+    from lettuce_build.sift.stage1 import REQUIRED_COLUMNS, compare, write_sift_outputs
+    from lettuce_build.sift.stage1 import sift as run_sift
+    from lettuce_build.swebench import InstanceLoadError, load_instance_rows
+
+    pattern_set = load_preset(preset)
+    try:
+        rows = load_instance_rows(instances, REQUIRED_COLUMNS)
+    except InstanceLoadError as err:
+        raise click.ClickException(str(err)) from err
+    if explain_id:
+        row = next((r for r in rows if r["instance_id"] == explain_id), None)
+        if row is None:
+            raise click.ClickException(f"{explain_id} is not in {instances}")
+        click.echo(f"{explain_id} ({row['repo']}), preset {preset}")
+        click.echo(explain(row["patch"], pattern_set))
+        return
+    if out_dir is None:
+        raise click.UsageError("--out is required unless --explain is given")
+    verified_ids = None
+    if not no_verified:
+        try:
+            verified_ids = {r["instance_id"] for r in load_instance_rows(verified, ["instance_id"])}
+        except InstanceLoadError as err:
+            raise click.ClickException(str(err)) from err
+    result = run_sift(rows, verified_ids, pattern_set)
+    write_sift_outputs(result, out_dir)
+    click.echo(summary_table(result))
+    for bad in result.invalid_rows:
+        click.echo(f"  skipped row {bad.index} ({bad.instance_id}): {bad.reason}", err=True)
+    if compare_with:
+        other = run_sift(rows, verified_ids, load_preset(compare_with))
+        click.echo(comparison_table(compare(rows, result, other, pattern_set), preset, compare_with))
+    click.echo(f"wrote {out_dir}/stage1_candidates.json, stage1_funnel.json, dataset/ and hub/")

@@ -46,7 +46,7 @@ def write_hub_folder(dataset_dict: DatasetDict, folder: Path, config_name: str) 
         data_files.append({"split": split, "path": f"{config_name}/{split}-*"})
 
     readme = folder / "README.md"
-    card = DatasetCard.load(readme) if readme.exists() else DatasetCard("")
+    card = DatasetCard.load(readme) if readme.exists() else DatasetCard("---\n\n---\n")
     card_data: DatasetCardData = card.data
     MetadataConfigs({config_name: {"data_files": data_files}}).to_dataset_card_data(card_data)
     features = next(iter(dataset_dict.values())).features

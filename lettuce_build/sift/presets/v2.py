@@ -1,0 +1,83 @@
+"""The published v2 pattern set, reproduced exactly (spec/sift.md), defects included."""
+
+from lettuce_build.sift.presets import PatternSet
+
+PRESET = PatternSet(
+    name="v2",
+    description="The published stage-1 pattern set (148 candidates on the SWE-bench test split).",
+    categories={
+        "file_io": [
+            r"\bopen\s*\(",
+            r"\bos\.path\b",
+            r"\bshutil\b",
+            r"\bos\.makedirs\b",
+            r"\bos\.remove\b",
+            r"\btempfile\b",
+        ],
+        "user_input": [
+            r"\brequest\.",
+            r"request\.GET",
+            r"request\.POST",
+            r"request\.FILES",
+            r"\bQueryDict\b",
+            r"\bMultiValueDict\b",
+            r"\bcleaned_data\b",
+            r"\bUploadedFile\b",
+            r"\bFileField\b",
+            r"\bImageField\b",
+        ],
+        "database": [
+            r"\braw\s*\(",
+            r"\bexecute\s*\(",
+            r"\bcursor\b",
+            r"\.filter\s*\(",
+            r"\.exclude\s*\(",
+            r"\.extra\s*\(",
+            r"\bRawSQL\b",
+        ],
+        "serialisation": [
+            r"\bpickle\b",
+            r"\bjson\.loads?\b",
+            r"\byaml\.(?:safe_)?load\b",
+            r"\bdeserializ",
+            r"\bserializ",
+            r"\bfrom_json\b",
+            r"\bto_json\b",
+        ],
+        "auth": [
+            r"\bauthenticat",
+            r"\bpermission",
+            r"\blogin\b",
+            r"\blogout\b",
+            r"\bcsrf\b",
+            r"\b@login_required\b",
+            r"request\.session",
+            r"session\[",
+        ],
+        "url_routing": [
+            r"\burlpatterns\b",
+            r"\bre_path\s*\(",
+            r"\bredirect\b",
+            r"\bHttpResponseRedirect\b",
+            r"\bresolve\s*\(",
+            r"^\s*path\s*\(\s*['\"]",
+        ],
+        "command_exec": [
+            r"\bsubprocess\b",
+            r"\bos\.system\b",
+            r"\bos\.popen\b",
+            r"\beval\s*\(",
+            r"\bexec\s*\(",
+            r"\b__import__\b",
+        ],
+        "html_rendering": [
+            r"\bmark_safe\b",
+            r"\bformat_html\b",
+            r"\bSafeString\b",
+            r"\bSafeText\b",
+            r"\|\s*safe\b",
+            r"\bautoescape\b",
+        ],
+    },
+    exclusions=[r"pathlib\.Path", r"\bPath\s*\("],
+)
