@@ -1,0 +1,103 @@
+"""A build folder: request cache, manifest, failure rows and outputs, in one place.
+
+OUT/
+  cache.sqlite          raw responses (the resume mechanism)
+  manifest.json         stages, counts, model, sampling, prompt versions, cache hits, timings
+  failures/<stage>.jsonl  one FailureRow per line, rewritten each time the stage runs
+  dataset/  hub/        the outputs (see output.py)
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from lettuce_build.llm.cache import CACHE_FILE, RequestCache
+from lettuce_build.llm.protocol import BackendInfo
+from lettuce_build.runner import FailureRow, StageStats
+
+MANIFEST_FILE = "manifest.json"
+FAILURES_DIR = "failures"
+
+
+class Manifest(BaseModel):
+    status: str = "running"  # running / finished / failed
+    source: str | None = None
+    backend: BackendInfo | None = None
+    seed: int = 0
+    limit: int | None = None
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    started: float = Field(default_factory=time.time)
+    updated: float = Field(default_factory=time.time)
+    stages: list[StageStats] = Field(default_factory=list)
+    counts: dict[str, Any] = Field(default_factory=dict)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file and rename, so a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w", dir=path.parent, delete=False, encoding="utf-8", suffix=".tmp"
+    ) as tmp:
+        tmp.write(text)
+        tmp.flush()
+        os.fsync(tmp.fileno())
+    os.replace(tmp.name, path)
+
+
+class BuildDir:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    @property
+    def cache_path(self) -> Path:
+        return self.path / CACHE_FILE
+
+    def open_cache(self) -> RequestCache:
+        return RequestCache(self.cache_path)
+
+    def read_manifest(self) -> Manifest:
+        file = self.path / MANIFEST_FILE
+        if not file.exists():
+            raise FileNotFoundError(
+                f"{self.path}: no {MANIFEST_FILE}; is this a lettuce-build output folder?"
+            )
+        return Manifest.model_validate_json(file.read_text(encoding="utf-8"))
+
+    def write_manifest(self, manifest: Manifest) -> None:
+        manifest.updated = time.time()
+        write_atomic(self.path / MANIFEST_FILE, manifest.model_dump_json(indent=2))
+
+    def record_stage(self, manifest: Manifest, stats: StageStats, failures: list[FailureRow]) -> None:
+        """Replace the stage's entry and failure file with this run's, then save the manifest."""
+        manifest.stages = [s for s in manifest.stages if s.name != stats.name] + [stats]
+        lines = "".join(f.model_dump_json() + "\n" for f in failures)
+        write_atomic(self.path / FAILURES_DIR / f"{stats.name}.jsonl", lines)
+        self.write_manifest(manifest)
+
+    def failures(self, stage: str | None = None, reason: str | None = None) -> list[FailureRow]:
+        folder = self.path / FAILURES_DIR
+        rows: list[FailureRow] = []
+        for file in sorted(folder.glob("*.jsonl")) if folder.exists() else []:
+            for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rows.append(FailureRow.model_validate_json(line))
+                except ValueError as err:
+                    raise ValueError(f"{file}:{number}: not a failure row: {err}") from err
+        return [
+            r for r in rows if (stage is None or r.stage == stage) and (reason is None or r.reason == reason)
+        ]
+
+    def failure_summary(self) -> dict[str, dict[str, int]]:
+        summary: dict[str, dict[str, int]] = {}
+        for row in self.failures():
+            per_stage = summary.setdefault(row.stage, {})
+            per_stage[row.reason] = per_stage.get(row.reason, 0) + 1
+        return summary

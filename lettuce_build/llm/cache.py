@@ -1,0 +1,153 @@
+"""The on-disk request cache: SQLite in the build folder, the mechanism builds resume by.
+
+The key hashes everything that determines a response: model id, rendered
+messages, sampling parameters (seed included), JSON schema and the prompt
+version. Rows hold raw text, so a parser fix re-runs with no model call.
+Never store secrets here: requests carry prompts, never API keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from lettuce_build.llm.protocol import ChatRequest, Completion
+
+CACHE_FILE = "cache.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    text TEXT NOT NULL,
+    finish_reason TEXT,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    reasoning TEXT,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"""
+
+
+def request_key(model: str, request: ChatRequest, prompt_version: str) -> str:
+    payload = {
+        "model": model,
+        "messages": [m.model_dump() for m in request.messages],
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "seed": request.seed,
+        "json_schema": request.json_schema,
+        "prompt_version": prompt_version,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+class CacheStats(BaseModel):
+    rows: int
+    hits: int
+    misses: int
+    prompt_tokens: int
+    completion_tokens: int
+    by_model: dict[str, int]
+    by_prompt_version: dict[str, int]
+    size_bytes: int
+
+
+class RequestCache:
+    """One writer per process; `put_many` commits, so a crash loses at most the batch in flight."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._db.commit()
+
+    @classmethod
+    def in_build(cls, build_dir: str | Path) -> RequestCache:
+        return cls(Path(build_dir) / CACHE_FILE)
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Completion]:
+        found: dict[str, Completion] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):  # SQLite caps bound parameters
+            chunk = unique[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                "SELECT key, text, finish_reason, prompt_tokens, completion_tokens, reasoning "
+                f"FROM responses WHERE key IN ({marks})",
+                chunk,
+            )
+            for key, text, finish, p_tok, c_tok, reasoning in rows:
+                found[key] = Completion(
+                    text=text,
+                    finish_reason=finish,
+                    prompt_tokens=p_tok,
+                    completion_tokens=c_tok,
+                    reasoning=reasoning,
+                )
+        return found
+
+    def put_many(self, model: str, prompt_version: str, entries: Sequence[tuple[str, Completion]]) -> None:
+        now = time.time()
+        self._db.executemany(
+            "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    key,
+                    model,
+                    prompt_version,
+                    c.text,
+                    c.finish_reason,
+                    c.prompt_tokens,
+                    c.completion_tokens,
+                    c.reasoning,
+                    now,
+                )
+                for key, c in entries
+            ],
+        )
+        self._db.commit()
+
+    def count(self, hits: int, misses: int) -> None:
+        self._db.executemany(
+            "INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+            [("hits", hits), ("misses", misses)],
+        )
+        self._db.commit()
+
+    def stats(self) -> CacheStats:
+        rows, p_tok, c_tok = self._db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) FROM responses"
+        ).fetchone()
+        counters = dict(self._db.execute("SELECT name, value FROM counters").fetchall())
+        by_model = dict(self._db.execute("SELECT model, COUNT(*) FROM responses GROUP BY model").fetchall())
+        by_version = dict(
+            self._db.execute(
+                "SELECT prompt_version, COUNT(*) FROM responses GROUP BY prompt_version"
+            ).fetchall()
+        )
+        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*"))
+        return CacheStats(
+            rows=rows,
+            hits=counters.get("hits", 0),
+            misses=counters.get("misses", 0),
+            prompt_tokens=p_tok,
+            completion_tokens=c_tok,
+            by_model=by_model,
+            by_prompt_version=by_version,
+            size_bytes=size,
+        )
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,275 @@
+"""The stage engine: `Dataset.map(batched=True)` -> request cache -> backend -> parse.
+
+Inside one batch a stage renders each item's request, serves cache hits,
+sends only the misses to the backend in one call, writes and commits the raw
+responses, and only then parses. A crash loses at most the batch in flight; a
+re-run serves everything finished from the cache. Parse failures become
+failure rows (key, stage, reason, attempt, finish_reason, raw excerpt), and a
+failed item is retried as a new attempt with its own seed, so it never replays
+the response that failed.
+
+The SQLite cache, not `datasets`' map cache, is what resuming relies on: maps
+get explicit fingerprints (the engine never enters a hashed closure) and do
+not reload earlier map results, because a re-run must retry earlier failures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from datasets import Dataset, Features, Value
+from pydantic import BaseModel, Field, ValidationError
+
+from lettuce_build.llm.cache import RequestCache, request_key
+from lettuce_build.llm.protocol import Backend, ChatRequest, Completion
+
+RAW_EXCERPT_CHARS = 300
+
+
+class ParseFailure(Exception):
+    """A response a stage cannot use; ``reason`` is a stable code, ``detail`` says why."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+class Stage(ABC):
+    """One model step over work items that carry a unique ``key`` column.
+
+    A stage with a ``response_model`` gets structured output: its requests carry
+    the model's JSON schema and responses are validated into it before `parse`.
+    """
+
+    name: ClassVar[str]
+    prompt_version: ClassVar[str]
+    response_model: ClassVar[type[BaseModel] | None] = None
+    max_attempts: ClassVar[int] = 2
+
+    @property
+    @abstractmethod
+    def output_features(self) -> dict[str, Any]:
+        """The columns this stage adds (datasets feature types)."""
+
+    def applies(self, item: dict[str, Any]) -> bool:
+        """False lets an item pass through with empty outputs and no model call."""
+        return True
+
+    @abstractmethod
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        """The request for an item; the runner sets its seed (and schema, with a response_model)."""
+
+    @abstractmethod
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        """The output columns from a response (a validated response_model, else the raw text).
+
+        Raise `ParseFailure` for a response that cannot be used.
+        """
+
+
+class FailureRow(BaseModel):
+    key: str
+    stage: str
+    reason: str
+    detail: str = ""
+    attempt: int
+    finish_reason: str | None = None
+    raw_excerpt: str = ""
+
+
+class StageStats(BaseModel):
+    name: str
+    prompt_version: str
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    items_in: int = 0
+    passed_through: int = 0
+    ok: int = 0
+    failed: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    backend_calls: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    backend_seconds: float = 0.0
+    failure_reasons: dict[str, int] = Field(default_factory=dict)
+
+
+class StageResult(BaseModel):
+    model_config = {"arbitrary_types_allowed": True}
+
+    ok: Dataset
+    failures: list[FailureRow]
+    stats: StageStats
+
+
+def request_seed(build_seed: int, key: str, attempt: int) -> int:
+    digest = hashlib.sha256(f"{build_seed}::{key}::{attempt}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+_FAILURE_COLUMNS = {
+    "_ok": Value("bool"),
+    "_failure": Value("string"),  # a FailureRow as JSON, for failed rows
+}
+
+
+def check_response(stage: Stage, completion: Completion) -> Any:
+    """Turn a raw completion into what `stage.parse` takes, or raise `ParseFailure`."""
+    if completion.finish_reason == "length":
+        raise ParseFailure("truncated", "the response hit max_tokens (finish_reason == 'length')")
+    if not completion.text.strip():
+        raise ParseFailure("empty_output", "the model returned no text")
+    if stage.response_model is None:
+        return completion.text
+    try:
+        data = json.loads(completion.text)
+    except json.JSONDecodeError as err:
+        raise ParseFailure("malformed_json", f"{err.msg} at position {err.pos}") from err
+    try:
+        return stage.response_model.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(root)"
+        raise ParseFailure("schema_mismatch", f"{where}: {first['msg']}") from err
+
+
+class Runner:
+    """Runs stages over datasets against one backend and one request cache."""
+
+    def __init__(self, backend: Backend, cache: RequestCache, *, seed: int = 0, batch_size: int = 64) -> None:
+        self.backend = backend
+        self.cache = cache
+        self.seed = seed
+        self.batch_size = batch_size
+
+    def _requests(self, stage: Stage, items: Sequence[dict[str, Any]], attempt: int) -> list[ChatRequest]:
+        schema = stage.response_model.model_json_schema() if stage.response_model else None
+        requests = []
+        for item in items:
+            request = stage.render(item)
+            update: dict[str, Any] = {"seed": request_seed(self.seed, item["key"], attempt)}
+            if schema is not None:
+                update["json_schema"] = schema
+            requests.append(request.model_copy(update=update))
+        return requests
+
+    def _complete(self, stage: Stage, requests: Sequence[ChatRequest], stats: StageStats) -> list[Completion]:
+        """Cache hits plus one backend call for the misses; misses are committed before returning."""
+        model = self.backend.model_id
+        keys = [request_key(model, r, stage.prompt_version) for r in requests]
+        found = self.cache.get_many(keys)
+        missing = [k for k in dict.fromkeys(keys) if k not in found]
+        if missing:
+            by_key = dict(zip(keys, requests, strict=True))
+            started = time.perf_counter()
+            fresh = self.backend.generate([by_key[k] for k in missing])
+            stats.backend_seconds += time.perf_counter() - started
+            stats.backend_calls += 1
+            if len(fresh) != len(missing):
+                raise RuntimeError(f"backend answered {len(fresh)} of {len(missing)} requests")
+            self.cache.put_many(model, stage.prompt_version, list(zip(missing, fresh, strict=True)))
+            found.update(zip(missing, fresh, strict=True))
+            stats.completion_tokens += sum(c.completion_tokens for c in fresh)
+        hits = len(keys) - len(missing)
+        self.cache.count(hits, len(missing))
+        stats.cache_hits += hits
+        stats.cache_misses += len(missing)
+        return [found[k] for k in keys]
+
+    def run(self, dataset: Dataset, stage: Stage) -> StageResult:
+        if "key" not in dataset.column_names:
+            raise ValueError(f"stage {stage.name}: work items need a 'key' column")
+        keys = dataset["key"]
+        duplicates = [k for k, n in Counter(keys).items() if n > 1]
+        if duplicates:
+            raise ValueError(f"stage {stage.name}: duplicate work item keys, e.g. {duplicates[:3]}")
+        stats = StageStats(name=stage.name, prompt_version=stage.prompt_version, items_in=len(dataset))
+        started = time.perf_counter()
+        outputs = dict(stage.output_features)
+
+        def process(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+            columns = list(batch)
+            items = [dict(zip(columns, values, strict=True)) for values in zip(*batch.values(), strict=True)]
+            results: list[dict[str, Any] | None] = [None] * len(items)
+            failures: list[FailureRow | None] = [None] * len(items)
+            pending = [i for i, item in enumerate(items) if stage.applies(item)]
+            for i in set(range(len(items))) - set(pending):
+                results[i] = {}
+            stats.passed_through += len(items) - len(pending)
+            for attempt in range(stage.max_attempts):
+                if not pending:
+                    break
+                requests = self._requests(stage, [items[i] for i in pending], attempt)
+                if not stats.sampling:
+                    stats.sampling = {
+                        "temperature": requests[0].temperature,
+                        "max_tokens": requests[0].max_tokens,
+                        "json_schema": requests[0].json_schema is not None,
+                    }
+                completions = self._complete(stage, requests, stats)
+                retry = []
+                for i, completion in zip(pending, completions, strict=True):
+                    try:
+                        results[i] = stage.parse(items[i], check_response(stage, completion))
+                        failures[i] = None
+                    except ParseFailure as failure:
+                        failures[i] = FailureRow(
+                            key=items[i]["key"],
+                            stage=stage.name,
+                            reason=failure.reason,
+                            detail=failure.detail,
+                            attempt=attempt,
+                            finish_reason=completion.finish_reason,
+                            raw_excerpt=completion.text[:RAW_EXCERPT_CHARS],
+                        )
+                        retry.append(i)
+                pending = retry
+            out: dict[str, list[Any]] = {name: [] for name in outputs}
+            out["_ok"], out["_failure"] = [], []
+            for result, failure in zip(results, failures, strict=True):
+                for name in outputs:
+                    out[name].append(result.get(name) if result is not None else None)
+                out["_ok"].append(failure is None)
+                out["_failure"].append(failure.model_dump_json() if failure else None)
+            return out
+
+        fingerprint = hashlib.sha256(
+            json.dumps(
+                [
+                    dataset._fingerprint,
+                    stage.name,
+                    stage.prompt_version,
+                    self.backend.model_id,
+                    self.seed,
+                    stage.max_attempts,
+                ]
+            ).encode()
+        ).hexdigest()[:32]
+        features = Features({**dataset.features, **outputs, **_FAILURE_COLUMNS})
+        mapped = dataset.map(
+            process,
+            batched=True,
+            batch_size=self.batch_size,
+            features=features,
+            new_fingerprint=fingerprint,
+            load_from_cache_file=False,
+            desc=f"stage {stage.name}",
+        )
+        flags = mapped["_ok"]
+        failure_rows = [
+            FailureRow.model_validate_json(raw)
+            for raw in mapped.select([i for i, ok in enumerate(flags) if not ok])["_failure"]
+        ]
+        ok = mapped.select([i for i, ok in enumerate(flags) if ok]).remove_columns(list(_FAILURE_COLUMNS))
+        stats.ok = len(ok) - stats.passed_through
+        stats.failed = len(failure_rows)
+        stats.failure_reasons = dict(Counter(f.reason for f in failure_rows))
+        stats.seconds = time.perf_counter() - started
+        return StageResult(ok=ok, failures=failure_rows, stats=stats)

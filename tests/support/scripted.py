@@ -1,0 +1,66 @@
+"""A scripted backend: a test double of the backend protocol, for testing logic only."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from lettuce_build.llm.protocol import BackendInfo, ChatRequest, Completion
+
+Responder = Callable[[ChatRequest], Completion | str]
+
+
+class ScriptedBackend:
+    """Answers each request with ``respond(request)``; records every request it is asked.
+
+    ``fail_on_call`` raises on that (1-based) generate call, like a backend dying
+    mid-build; ``delay`` sleeps per call; ``log`` appends one line per request.
+    """
+
+    def __init__(
+        self,
+        respond: Responder,
+        *,
+        model: str = "scripted",
+        fail_on_call: int | None = None,
+        delay: float = 0.0,
+        log: Path | None = None,
+    ) -> None:
+        self.respond = respond
+        self.model = model
+        self.fail_on_call = fail_on_call
+        self.delay = delay
+        self.log = log
+        self.calls: list[list[ChatRequest]] = []
+
+    @property
+    def model_id(self) -> str:
+        return self.model
+
+    @property
+    def requests(self) -> list[ChatRequest]:
+        return [r for call in self.calls for r in call]
+
+    def info(self) -> BackendInfo:
+        return BackendInfo(backend="scripted", model=self.model)
+
+    def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        if self.fail_on_call is not None and len(self.calls) + 1 == self.fail_on_call:
+            self.calls.append([])
+            raise RuntimeError(f"scripted backend failure on call {self.fail_on_call}")
+        self.calls.append(list(requests))
+        if self.delay:
+            time.sleep(self.delay)
+        answers = []
+        for request in requests:
+            answer = self.respond(request)
+            answers.append(
+                answer
+                if isinstance(answer, Completion)
+                else Completion(text=answer, finish_reason="stop", completion_tokens=len(answer.split()))
+            )
+        if self.log is not None:
+            with self.log.open("a") as handle:
+                handle.writelines(f"{r.messages[-1].content}\n" for r in requests)
+        return answers
