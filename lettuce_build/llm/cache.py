@@ -121,14 +121,16 @@ class RequestCache:
 
     def count(self, hits: int, misses: int) -> None:
         self._db.executemany(
-            "INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+            "INSERT INTO counters VALUES (?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
             [("hits", hits), ("misses", misses)],
         )
         self._db.commit()
 
     def stats(self) -> CacheStats:
         rows, p_tok, c_tok = self._db.execute(
-            "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) FROM responses"
+            "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) "
+            "FROM responses"
         ).fetchone()
         counters = dict(self._db.execute("SELECT name, value FROM counters").fetchall())
         by_model = dict(self._db.execute("SELECT model, COUNT(*) FROM responses GROUP BY model").fetchall())

@@ -42,3 +42,30 @@ def number_of(request: ChatRequest) -> int:
 
 def correct(request: ChatRequest) -> str:
     return f'{{"value": {2 * number_of(request)}}}'
+
+
+class Capital(BaseModel):
+    city: str
+
+
+class CapitalStage(Stage):
+    """A one-field JSON question the embedded model can answer, for real-engine tests."""
+
+    name = "capital"
+    prompt_version = "capital-v1"
+    response_model = Capital
+
+    @property
+    def output_features(self) -> dict[str, Any]:
+        return {"city": Value("string")}
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        return ChatRequest.of(
+            "Answer with JSON.", f"What is the capital of {item['country']}?", temperature=0.7, max_tokens=64
+        )
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        return {"city": response.city}
+
+
+COUNTRIES = ["France", "Italy", "Spain", "Japan", "Kenya", "Peru"]

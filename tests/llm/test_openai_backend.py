@@ -1,0 +1,265 @@
+"""The OpenAI-compatible backend against a scripted HTTP server on loopback: retries, errors, secrets."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from lettuce_build.llm.openai_backend import BackendError, OpenAIBackend, OpenAIOptions
+from lettuce_build.llm.protocol import ChatRequest
+
+SECRET = "sk-test-0123456789-do-not-leak"
+
+
+class Script:
+    """What the server answers, in order; the last entry repeats."""
+
+    def __init__(self, *answers: tuple[int, dict | str, float]) -> None:
+        self.answers = list(answers)
+        self.received: list[dict] = []
+        self.headers: list[dict[str, str]] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.lock = threading.Lock()
+
+    def next(self) -> tuple[int, dict | str, float]:
+        return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+
+def ok_body(content: str = '{"city": "Paris"}', reasoning: str | None = None) -> dict:
+    message = {"role": "assistant", "content": content}
+    if reasoning:
+        message["reasoning_content"] = reasoning
+    return {
+        "choices": [{"message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 5},
+    }
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, Script]]:
+    script = Script((200, ok_body(), 0.0))
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            length = int(self.headers["Content-Length"])
+            script.received.append(json.loads(self.rfile.read(length)))
+            script.headers.append(dict(self.headers))
+            with script.lock:
+                status, body, delay = script.next()
+                script.in_flight += 1
+                script.peak_in_flight = max(script.peak_in_flight, script.in_flight)
+            time.sleep(delay)
+            with script.lock:
+                script.in_flight -= 1
+            payload = (json.dumps(body) if isinstance(body, dict) else body).encode()
+            try:
+                self.send_response(status)
+                if status == 429:
+                    self.send_header("Retry-After", "0")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client timed out and went away, as the test intended
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_port}/v1", script
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def backend(url: str, **options) -> OpenAIBackend:
+    defaults = dict(base_url=url, backoff_seconds=0.01, max_retries=3, timeout=2.0, api_key_env="LB_TEST_KEY")
+    return OpenAIBackend("teacher", OpenAIOptions(**{**defaults, **options}))
+
+
+def request(schema: dict | None = None) -> ChatRequest:
+    return ChatRequest.of("sys", "What is the capital of France?", seed=7, max_tokens=32, json_schema=schema)
+
+
+def test_answers_come_back_in_order_with_tokens(server):
+    url, script = server
+    [completion] = backend(url).generate([request()])
+    assert completion.text == '{"city": "Paris"}'
+    assert (completion.finish_reason, completion.prompt_tokens, completion.completion_tokens) == (
+        "stop",
+        11,
+        5,
+    )
+    assert script.received[0]["seed"] == 7 and script.received[0]["model"] == "teacher"
+
+
+def test_a_schema_request_asks_for_a_json_schema_response_format(server):
+    url, script = server
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    backend(url).generate([request(schema)])
+    assert script.received[0]["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "response", "schema": schema},
+    }
+
+
+@pytest.mark.parametrize("status", [429, 500, 503])
+def test_retryable_statuses_are_retried(server, status):
+    url, script = server
+    script.answers = [
+        (status, {"error": "busy"}, 0.0),
+        (status, {"error": "busy"}, 0.0),
+        (200, ok_body(), 0.0),
+    ]
+    [completion] = backend(url).generate([request()])
+    assert completion.text == '{"city": "Paris"}' and len(script.received) == 3
+
+
+def test_a_timeout_is_retried(server):
+    url, script = server
+    script.answers = [(200, ok_body("late"), 1.5), (200, ok_body("in time"), 0.0)]
+    [completion] = backend(url, timeout=0.5).generate([request()])
+    assert completion.text == "in time"
+
+
+def test_a_client_error_is_not_retried_and_names_the_status(server):
+    url, script = server
+    script.answers = [(400, {"error": "bad schema"}, 0.0)]
+    with pytest.raises(BackendError, match="HTTP 400 .*bad schema"):
+        backend(url).generate([request()])
+    assert len(script.received) == 1
+
+
+def test_giving_up_after_the_retries_says_so(server):
+    url, script = server
+    script.answers = [(503, {"error": "down"}, 0.0)]
+    with pytest.raises(BackendError, match="gave up after 4 tries: HTTP 503"):
+        backend(url).generate([request()])
+
+
+def test_reasoning_is_kept_apart_from_the_answer(server):
+    url, script = server
+    script.answers = [(200, ok_body("Paris", reasoning="The user asks about France..."), 0.0)]
+    [completion] = backend(url).generate([request()])
+    assert completion.text == "Paris" and completion.reasoning == "The user asks about France..."
+
+
+def test_the_key_goes_only_into_the_authorization_header(server, monkeypatch):
+    url, script = server
+    monkeypatch.setenv("LB_TEST_KEY", SECRET)
+    script.answers = [(401, {"error": "nope"}, 0.0)]
+    chosen = backend(url)
+    with pytest.raises(BackendError) as raised:
+        chosen.generate([request()])
+    assert script.headers[0]["Authorization"] == f"Bearer {SECRET}"
+    assert SECRET not in json.dumps(script.received)
+    assert SECRET not in str(raised.value)
+    assert SECRET not in chosen.info().model_dump_json()
+
+
+def test_concurrency_is_limited(server):
+    url, script = server
+    script.answers = [(200, ok_body(), 0.2)]
+    completions = backend(url, concurrency=2).generate([request() for _ in range(6)])
+    assert len(completions) == 6
+    assert script.peak_in_flight == 2
+
+
+@pytest.fixture(scope="module")
+def vllm_server() -> Iterator[str]:
+    """A real OpenAI-compatible server: vLLM's CPU build serving smollm2-135m on loopback."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    import httpx
+
+    from lettuce_build.llm.embedded import embedded_model_path
+
+    from ..conftest import NO_AVX512, NO_AVX512_REASON
+
+    if NO_AVX512:
+        pytest.skip(NO_AVX512_REASON)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_LOGGING_LEVEL": "WARNING"}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            str(embedded_model_path()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--enforce-eager",
+            "--served-model-name",
+            "smollm2-135m",
+            "--max-model-len",
+            "4096",
+            "--max-num-batched-tokens",
+            "32768",
+            "--dtype",
+            "bfloat16",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"vLLM server exited with {process.returncode}: {process.stderr.read()[-2000:]!r}")
+        try:
+            if httpx.get(f"{base}/v1/models", timeout=2).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        time.sleep(1)
+    else:
+        process.kill()
+        pytest.fail("vLLM server did not come up in 300 s")
+    yield f"{base}/v1"
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def test_a_real_vllm_server_answers_with_schema_valid_json(vllm_server):
+    from pydantic import BaseModel
+
+    class City(BaseModel):
+        city: str
+
+    chosen = OpenAIBackend("smollm2-135m", OpenAIOptions(base_url=vllm_server, concurrency=4))
+    requests = [
+        ChatRequest.of(
+            "Answer with JSON.",
+            f"What is the capital of {country}?",
+            max_tokens=64,
+            seed=i,
+            json_schema=City.model_json_schema(),
+        )
+        for i, country in enumerate(["France", "Italy", "Japan", "Peru"])
+    ]
+    completions = chosen.generate(requests)
+    assert len(completions) == 4
+    for completion in completions:
+        assert completion.finish_reason == "stop"
+        City.model_validate_json(completion.text)
+        assert completion.completion_tokens > 0

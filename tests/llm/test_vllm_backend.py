@@ -1,0 +1,67 @@
+"""The real engine: vLLM's CPU build with the embedded smollm2-135m model."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from datasets import Dataset
+
+from lettuce_build.builddir import BuildDir
+from lettuce_build.llm.protocol import ChatRequest
+from lettuce_build.llm.vllm_backend import VLLMOptions
+from lettuce_build.runner import Runner
+
+from ..support.stages import COUNTRIES, Capital, CapitalStage
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_engine_answers_json_schema_requests_with_schema_valid_json(embedded_backend):
+    schema = Capital.model_json_schema()
+    requests = [
+        ChatRequest.of(
+            "Answer with JSON.", f"What is the capital of {c}?", max_tokens=64, seed=i, json_schema=schema
+        )
+        for i, c in enumerate(COUNTRIES)
+    ]
+    completions = embedded_backend.generate(requests)
+    assert len(completions) == len(requests)
+    for completion in completions:
+        assert completion.finish_reason == "stop", completion
+        Capital.model_validate_json(completion.text)  # raises if not schema-valid
+        assert completion.prompt_tokens > 0 and completion.completion_tokens > 0
+
+
+def test_the_same_seed_gives_the_same_answer(embedded_backend):
+    request = ChatRequest.of(None, "Name a colour.", temperature=1.0, max_tokens=16, seed=1234)
+    first, second = embedded_backend.generate([request, request])
+    assert first.text == second.text
+
+
+def test_a_cached_rebuild_never_starts_or_even_imports_vllm(embedded_backend, tmp_path):
+    items = Dataset.from_list([{"key": c, "country": c} for c in COUNTRIES])
+    first = Runner(embedded_backend, BuildDir(tmp_path).open_cache()).run(items, CapitalStage())
+    assert first.stats.cache_misses == len(COUNTRIES)
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    output = subprocess.run(
+        [sys.executable, "-m", "tests.support.cached_rebuild", str(tmp_path)],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    report = json.loads(output.strip().splitlines()[-1])
+    assert report["hits"] == len(COUNTRIES) and report["misses"] == 0
+    assert report["engine_started"] is False and report["vllm_imported"] is False
+    assert report["cities"] == list(first.ok["city"])
+
+
+def test_cpu_options_carry_the_measured_settings():
+    options = VLLMOptions.for_cpu()
+    assert options.enforce_eager and options.max_num_batched_tokens == 32768
+    assert "chat_template_kwargs" not in options.engine_kwargs()  # a chat() argument, not an engine one
+    assert options.trust_remote_code is False
