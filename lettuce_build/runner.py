@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from datasets import Dataset, Features, Value
 from pydantic import BaseModel, Field, ValidationError
 
-from lettuce_build.llm.cache import RequestCache, request_key
+from lettuce_build.llm.cache import RequestCache, request_key, schema_json
 from lettuce_build.llm.protocol import Backend, ChatRequest, Completion
 
 RAW_EXCERPT_CHARS = 300
@@ -149,21 +149,24 @@ class Runner:
         self.seed = seed
         self.batch_size = batch_size
 
-    def _requests(self, stage: Stage, items: Sequence[dict[str, Any]], attempt: int) -> list[ChatRequest]:
-        schema = stage.response_model.model_json_schema() if stage.response_model else None
+    def _requests(
+        self, stage: Stage, items: Sequence[dict[str, Any]], attempt: int, schema: dict[str, Any] | None
+    ) -> list[ChatRequest]:
         requests = []
         for item in items:
             request = stage.render(item)
             update: dict[str, Any] = {"seed": request_seed(self.seed, item["key"], attempt)}
             if schema is not None:
                 update["json_schema"] = schema
-            requests.append(request.model_copy(update=update))
+            requests.append(request.with_params(**update))
         return requests
 
-    def _complete(self, stage: Stage, requests: Sequence[ChatRequest], stats: StageStats) -> list[Completion]:
+    def _complete(
+        self, stage: Stage, requests: Sequence[ChatRequest], stats: StageStats, schema_text: str
+    ) -> list[Completion]:
         """Cache hits plus one backend call for the misses; misses are committed before returning."""
         model = self.backend.model_id
-        keys = [request_key(model, r, stage.prompt_version) for r in requests]
+        keys = [request_key(model, r, stage.prompt_version, schema_text) for r in requests]
         found = self.cache.get_many(keys)
         missing = [k for k in dict.fromkeys(keys) if k not in found]
         if missing:
@@ -186,13 +189,15 @@ class Runner:
     def run(self, dataset: Dataset, stage: Stage) -> StageResult:
         if "key" not in dataset.column_names:
             raise ValueError(f"stage {stage.name}: work items need a 'key' column")
-        keys = dataset["key"]
+        keys = dataset["key"][:]  # a slice is one Arrow conversion; iterating a Column formats row by row
         duplicates = [k for k, n in Counter(keys).items() if n > 1]
         if duplicates:
             raise ValueError(f"stage {stage.name}: duplicate work item keys, e.g. {duplicates[:3]}")
         stats = StageStats(name=stage.name, prompt_version=stage.prompt_version, items_in=len(dataset))
         started = time.perf_counter()
         outputs = dict(stage.output_features)
+        schema = stage.response_model.model_json_schema() if stage.response_model else None
+        schema_text = schema_json(schema)  # serialised once for every cache key of this run
 
         def process(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
             columns = list(batch)
@@ -206,14 +211,14 @@ class Runner:
             for attempt in range(stage.max_attempts):
                 if not pending:
                     break
-                requests = self._requests(stage, [items[i] for i in pending], attempt)
+                requests = self._requests(stage, [items[i] for i in pending], attempt, schema)
                 if not stats.sampling:
                     stats.sampling = {
                         "temperature": requests[0].temperature,
                         "max_tokens": requests[0].max_tokens,
                         "json_schema": requests[0].json_schema is not None,
                     }
-                completions = self._complete(stage, requests, stats)
+                completions = self._complete(stage, requests, stats, schema_text)
                 retry = []
                 for i, completion in zip(pending, completions, strict=True):
                     try:
@@ -262,12 +267,14 @@ class Runner:
             load_from_cache_file=False,
             desc=f"stage {stage.name}",
         )
-        flags = mapped["_ok"]
-        failure_rows = [
-            FailureRow.model_validate_json(raw)
-            for raw in mapped.select([i for i, ok in enumerate(flags) if not ok])["_failure"]
-        ]
-        ok = mapped.select([i for i, ok in enumerate(flags) if ok]).remove_columns(list(_FAILURE_COLUMNS))
+        flags = mapped["_ok"][:]
+        # explicit fingerprints: otherwise select() pickles the whole index list to hash it
+        failed = mapped.select(
+            [i for i, ok in enumerate(flags) if not ok], new_fingerprint=f"{fingerprint}-failed"
+        )
+        failure_rows = [FailureRow.model_validate_json(raw) for raw in failed["_failure"][:]]
+        ok = mapped.select([i for i, ok in enumerate(flags) if ok], new_fingerprint=f"{fingerprint}-ok")
+        ok = ok.remove_columns(list(_FAILURE_COLUMNS), new_fingerprint=f"{fingerprint}-ok-columns")
         stats.ok = len(ok) - stats.passed_through
         stats.failed = len(failure_rows)
         stats.failure_reasons = dict(Counter(f.reason for f in failure_rows))

@@ -25,8 +25,9 @@ def build(tmp_path) -> BuildDir:
     build = BuildDir(tmp_path / "build")
     backend = ScriptedBackend(answer)
     cache = build.open_cache()
-    result = Runner(backend, cache).run(Dataset.from_list([{"key": f"k{i}", "n": i} for i in range(7)]),
-                                        DoubleStage())
+    result = Runner(backend, cache).run(
+        Dataset.from_list([{"key": f"k{i}", "n": i} for i in range(7)]), DoubleStage()
+    )
     cache.close()
     manifest = Manifest(source="numbers", backend=backend.info(), counts={"samples": 5})
     build.record_stage(manifest, result.stats, result.failures)

@@ -14,6 +14,7 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -37,17 +38,29 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NU
 """
 
 
-def request_key(model: str, request: ChatRequest, prompt_version: str) -> str:
-    payload = {
-        "model": model,
-        "messages": [m.model_dump() for m in request.messages],
-        "temperature": request.temperature,
-        "max_tokens": request.max_tokens,
-        "seed": request.seed,
-        "json_schema": request.json_schema,
-        "prompt_version": prompt_version,
-    }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+def schema_json(schema: dict[str, Any] | None) -> str:
+    """The canonical text of a JSON schema, as it enters cache keys."""
+    return "" if schema is None else json.dumps(schema, sort_keys=True)
+
+
+def request_key(model: str, request: ChatRequest, prompt_version: str, schema_text: str | None = None) -> str:
+    """A hash of everything that determines a response.
+
+    Parts are hashed one after another with separators rather than as one JSON
+    document, so a caller keying a whole batch that shares one schema can pass
+    its `schema_json` once instead of re-serialising it per request.
+    """
+    digest = hashlib.sha256()
+    for part in (
+        model,
+        prompt_version,
+        json.dumps([[m.role, m.content] for m in request.messages], ensure_ascii=False),
+        repr((request.temperature, request.max_tokens, request.seed)),
+        schema_json(request.json_schema) if schema_text is None else schema_text,
+    ):
+        digest.update(part.encode())
+        digest.update(b"\x00")
+    return digest.hexdigest()
 
 
 class CacheStats(BaseModel):

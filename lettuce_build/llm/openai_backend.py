@@ -61,7 +61,7 @@ class OpenAIBackend:
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [m.model_dump() for m in request.messages],
+            "messages": request.conversation(),
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
             **self.options.extra_body,

@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 
-class ChatMessage(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+# ChatMessage and ChatRequest are frozen dataclasses, not pydantic models: the runner makes one
+# request per item and attempt (its hot path, measured in benchmarks/runner_overhead.py), and
+# they never leave the process unchecked: backends turn them into their own wire formats.
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
     role: str
     content: str
 
+    def as_dict(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
 
-class ChatRequest(BaseModel):
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
     """One chat call. ``json_schema`` switches on structured output for that request."""
-
-    model_config = ConfigDict(frozen=True)
 
     messages: tuple[ChatMessage, ...]
     temperature: float = 0.7
@@ -27,10 +32,29 @@ class ChatRequest(BaseModel):
     json_schema: dict[str, Any] | None = None
 
     @classmethod
-    def of(cls, system: str | None, user: str, **params: Any) -> ChatRequest:
-        messages = [ChatMessage(role="system", content=system)] if system else []
-        messages.append(ChatMessage(role="user", content=user))
-        return cls(messages=tuple(messages), **params)
+    def of(
+        cls,
+        system: str | None,
+        user: str,
+        *,
+        temperature: float = 0.7,
+        max_tokens: int = 400,
+        seed: int | None = None,
+        json_schema: dict[str, Any] | None = None,
+    ) -> ChatRequest:
+        """A request with an optional system message and one user message."""
+        messages = (
+            (ChatMessage("system", system), ChatMessage("user", user))
+            if system
+            else (ChatMessage("user", user),)
+        )
+        return cls(messages, float(temperature), int(max_tokens), seed, json_schema)
+
+    def with_params(self, **changes: Any) -> ChatRequest:
+        return replace(self, **changes)
+
+    def conversation(self) -> list[dict[str, str]]:
+        return [m.as_dict() for m in self.messages]
 
 
 class Completion(BaseModel):

@@ -118,7 +118,7 @@ class VLLMBackend:
             )
             for r in requests
         ]
-        conversations = [[m.model_dump() for m in r.messages] for r in requests]
+        conversations = [r.conversation() for r in requests]
         outputs = self.engine().chat(
             conversations,
             params,
