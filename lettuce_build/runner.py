@@ -15,6 +15,7 @@ not reload earlier map results, because a re-run must retry earlier failures.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
@@ -23,7 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from datasets import Dataset, Features, Value
+from datasets import Dataset, Features, Value, concatenate_datasets
 from pydantic import BaseModel, Field, ValidationError
 
 from lettuce_build.llm.cache import RequestCache, request_key, schema_json
@@ -114,6 +115,7 @@ def request_seed(build_seed: int, key: str, attempt: int) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
+_ROW = "_lettuce_row"
 _FAILURE_COLUMNS = {
     "_ok": Value("bool"),
     "_failure": Value("string"),  # a FailureRow as JSON, for failed rows
@@ -199,18 +201,14 @@ class Runner:
         schema = stage.response_model.model_json_schema() if stage.response_model else None
         schema_text = schema_json(schema)  # serialised once for every cache key of this run
 
-        def process(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        def process(batch: dict[str, list[Any]], attempt: int) -> dict[str, list[Any]]:
             columns = list(batch)
             items = [dict(zip(columns, values, strict=True)) for values in zip(*batch.values(), strict=True)]
-            results: list[dict[str, Any] | None] = [None] * len(items)
+            results: list[dict[str, Any]] = [{} for _ in items]
             failures: list[FailureRow | None] = [None] * len(items)
             pending = [i for i, item in enumerate(items) if stage.applies(item)]
-            for i in set(range(len(items))) - set(pending):
-                results[i] = {}
             stats.passed_through += len(items) - len(pending)
-            for attempt in range(stage.max_attempts):
-                if not pending:
-                    break
+            if pending:
                 requests = self._requests(stage, [items[i] for i in pending], attempt, schema)
                 if not stats.sampling:
                     stats.sampling = {
@@ -219,11 +217,9 @@ class Runner:
                         "json_schema": requests[0].json_schema is not None,
                     }
                 completions = self._complete(stage, requests, stats, schema_text)
-                retry = []
                 for i, completion in zip(pending, completions, strict=True):
                     try:
                         results[i] = stage.parse(items[i], check_response(stage, completion))
-                        failures[i] = None
                     except ParseFailure as failure:
                         failures[i] = FailureRow(
                             key=items[i]["key"],
@@ -234,15 +230,9 @@ class Runner:
                             finish_reason=completion.finish_reason,
                             raw_excerpt=completion.text[:RAW_EXCERPT_CHARS],
                         )
-                        retry.append(i)
-                pending = retry
-            out: dict[str, list[Any]] = {name: [] for name in outputs}
-            out["_ok"], out["_failure"] = [], []
-            for result, failure in zip(results, failures, strict=True):
-                for name in outputs:
-                    out[name].append(result.get(name) if result is not None else None)
-                out["_ok"].append(failure is None)
-                out["_failure"].append(failure.model_dump_json() if failure else None)
+            out: dict[str, list[Any]] = {name: [r.get(name) for r in results] for name in outputs}
+            out["_ok"] = [f is None for f in failures]
+            out["_failure"] = [f.model_dump_json() if f else None for f in failures]
             return out
 
         fingerprint = hashlib.sha256(
@@ -257,24 +247,40 @@ class Runner:
                 ]
             ).encode()
         ).hexdigest()[:32]
-        features = Features({**dataset.features, **outputs, **_FAILURE_COLUMNS})
-        mapped = dataset.map(
-            process,
-            batched=True,
-            batch_size=self.batch_size,
-            features=features,
-            new_fingerprint=fingerprint,
-            load_from_cache_file=False,
-            desc=f"stage {stage.name}",
-        )
-        flags = mapped["_ok"][:]
-        # explicit fingerprints: otherwise select() pickles the whole index list to hash it
-        failed = mapped.select(
-            [i for i, ok in enumerate(flags) if not ok], new_fingerprint=f"{fingerprint}-failed"
-        )
-        failure_rows = [FailureRow.model_validate_json(raw) for raw in failed["_failure"][:]]
-        ok = mapped.select([i for i, ok in enumerate(flags) if ok], new_fingerprint=f"{fingerprint}-ok")
-        ok = ok.remove_columns(list(_FAILURE_COLUMNS), new_fingerprint=f"{fingerprint}-ok-columns")
+        # Attempt 0 runs over every item; each retry is one pass over everything that failed
+        # the attempt before, so retries share large batches instead of trickling in per batch.
+        # `_row` restores the input order at the end. Explicit fingerprints throughout: without
+        # them `datasets` would pickle closures and index lists to hash them.
+        pending = dataset.add_column(_ROW, list(range(len(dataset))), new_fingerprint=f"{fingerprint}-rows")
+        done: list[Dataset] = []
+        failure_rows: list[FailureRow] = []
+        for attempt in range(stage.max_attempts):
+            mapped = pending.map(
+                functools.partial(process, attempt=attempt),
+                batched=True,
+                batch_size=self.batch_size,
+                features=Features({**pending.features, **outputs, **_FAILURE_COLUMNS}),
+                new_fingerprint=f"{fingerprint}-attempt{attempt}",
+                load_from_cache_file=False,
+                desc=f"stage {stage.name}" + (f" (retry {attempt})" if attempt else ""),
+            )
+            flags = mapped["_ok"][:]  # a slice is one Arrow conversion; iterating a Column is row by row
+            ok_rows = mapped.select(
+                [i for i, ok in enumerate(flags) if ok], new_fingerprint=f"{fingerprint}-ok{attempt}"
+            )
+            done.append(ok_rows.remove_columns(list(_FAILURE_COLUMNS)))
+            failed = mapped.select(
+                [i for i, ok in enumerate(flags) if not ok], new_fingerprint=f"{fingerprint}-failed{attempt}"
+            )
+            if len(failed) == 0 or attempt == stage.max_attempts - 1:
+                failure_rows = [FailureRow.model_validate_json(raw) for raw in failed["_failure"][:]]
+                break
+            pending = failed.remove_columns([*outputs, *_FAILURE_COLUMNS])
+        ok = concatenate_datasets(done)
+        rows = ok[_ROW][:]
+        order = sorted(range(len(rows)), key=rows.__getitem__)
+        ok = ok.select(order, new_fingerprint=f"{fingerprint}-ordered")
+        ok = ok.remove_columns(_ROW, new_fingerprint=f"{fingerprint}-done")
         stats.ok = len(ok) - stats.passed_through
         stats.failed = len(failure_rows)
         stats.failure_reasons = dict(Counter(f.reason for f in failure_rows))

@@ -185,3 +185,17 @@ def test_requests_of_a_response_model_stage_carry_its_json_schema(tmp_path):
     backend = ScriptedBackend(correct)
     run(backend, tmp_path, items(1))
     assert backend.requests[0].json_schema["properties"]["value"]["type"] == "integer"
+
+
+def test_retries_of_the_whole_stage_go_to_the_backend_together(tmp_path):
+    attempts: dict[int, int] = {}
+
+    def first_try_fails_for_3_11_17(request):
+        n = number_of(request)
+        attempts[n] = attempts.get(n, 0) + 1
+        return '{"value": -1}' if n in (3, 11, 17) and attempts[n] == 1 else correct(request)
+
+    backend = ScriptedBackend(first_try_fails_for_3_11_17)
+    result = run(backend, tmp_path, items(20), batch_size=8)
+    assert [len(call) for call in backend.calls] == [8, 8, 4, 3]  # three first-pass batches, one retry pass
+    assert result.ok["doubled"][:] == [2 * i for i in range(20)]  # input order restored
