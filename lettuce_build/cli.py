@@ -285,3 +285,134 @@ def cache_stats(build_dir: Path) -> None:
         click.echo(f"  model {model}: {count}")
     for version, count in stats.by_prompt_version.items():
         click.echo(f"  prompt {version}: {count}")
+
+
+@main.command()
+def sources() -> None:
+    """List the sources `build` knows, with their dataset names and upstream data."""
+    from lettuce_build.sources.registry import SOURCES
+
+    for name, cls in SOURCES.items():
+        click.echo(f"{name:<12} {cls.dataset_name:<28} {cls.modality:<12} {cls.card.upstream}")
+
+
+@main.command()
+@click.option("--source", "source_name", required=True, help="A source name; see `lettuce-build sources`.")
+@click.option(
+    "--input", "input_path", help="Local input (folder or file) or a Hub dataset id; see the source."
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Build folder: cache, manifest, failures, dataset/ and hub/. Re-running resumes.",
+)
+@click.option(
+    "--model",
+    default="smollm2-135m",
+    show_default=True,
+    help="Model id or path; smollm2-135m is the embedded CPU model.",
+)
+@click.option(
+    "--backend", "backend_name", type=click.Choice(["vllm", "openai"]), default="vllm", show_default=True
+)
+@click.option(
+    "--base-url", default="http://127.0.0.1:8000/v1", show_default=True, help="For --backend openai."
+)
+@click.option(
+    "--api-key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    help="Environment variable holding the API key (the key itself never goes on the command line).",
+)
+@click.option("--concurrency", default=8, show_default=True, help="Requests in flight, for --backend openai.")
+@click.option("--limit", type=int, help="Build at most N work items (a trial run).")
+@click.option(
+    "--ratio", default=0.5, show_default=True, help="Share of items that get injected hallucinations."
+)
+@click.option("--seed", default=0, show_default=True, help="Seeds item choices and per-request sampling.")
+@click.option(
+    "--fallback",
+    type=click.Choice(["none", "clean"]),
+    default="none",
+    show_default=True,
+    help="`clean`: an item whose injection failed becomes a clean sample (counted).",
+)
+@click.option(
+    "--language", default="en", show_default=True, help="Language (config) for multilingual sources."
+)
+def build(
+    source_name: str,
+    input_path: str | None,
+    out_dir: Path,
+    model: str,
+    backend_name: str,
+    base_url: str,
+    api_key_env: str,
+    concurrency: int,
+    limit: int | None,
+    ratio: float,
+    seed: int,
+    fallback: str,
+    language: str,
+) -> None:
+    """Build a dataset from a source: questions, grounded answers, injected hallucinations."""
+    from lettuce_build.build import BuildOptions, run_build
+    from lettuce_build.display import render_sample
+    from lettuce_build.llm.openai_backend import OpenAIBackend, OpenAIOptions
+    from lettuce_build.llm.vllm_backend import VLLMBackend
+    from lettuce_build.sources.base import SourceError
+
+    backend = (
+        VLLMBackend(model)
+        if backend_name == "vllm"
+        else OpenAIBackend(
+            model, OpenAIOptions(base_url=base_url, api_key_env=api_key_env, concurrency=concurrency)
+        )
+    )
+    options = BuildOptions(
+        source=source_name,
+        input=input_path,
+        out=out_dir,
+        limit=limit,
+        ratio=ratio,
+        seed=seed,
+        fallback=fallback,
+        language=language,
+    )
+    try:
+        summary = run_build(options, backend)
+    except (SourceError, KeyError) as err:
+        raise click.ClickException(str(err)) from err
+    click.echo("")
+    click.echo(
+        click.style(
+            f"{summary.dataset}: {sum(summary.by_split.values())} samples in {summary.out}", bold=True
+        )
+    )
+    click.echo(
+        f"  documents {summary.documents}, work items {summary.items}"
+        + (f", skipped inputs {summary.skipped}" if summary.skipped else "")
+    )
+    click.echo(f"  splits: {summary.by_split or 'none'}")
+    click.echo(f"  categories: {summary.by_category or 'none'}")
+    click.echo(
+        f"  hallucination ratio: achieved {summary.achieved_ratio:.2f} "
+        f"({summary.hallucinated} hallucinated, {summary.clean} clean), "
+        f"requested {summary.requested_ratio:.2f}"
+        + (f"; {summary.fallback_clean} fell back to clean" if summary.fallback_clean else "")
+    )
+    for stage, reasons in summary.failures.items():
+        click.echo(f"  failures in {stage}: {reasons}")
+    share = 1 - summary.backend_seconds / summary.seconds if summary.seconds else 0.0
+    click.echo(
+        f"  time: {summary.seconds:.1f} s, {summary.backend_seconds:.1f} s in the model backend "
+        f"({share:.1%} outside it)"
+    )
+    if summary.example is not None:
+        click.echo("")
+        click.echo(click.style("one sample:", bold=True))
+        click.echo(render_sample(summary.example))
+    click.echo("")
+    click.echo(f"load it: datasets.load_dataset({str(summary.out / 'hub')!r}, {summary.dataset!r})")

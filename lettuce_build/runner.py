@@ -34,12 +34,17 @@ RAW_EXCERPT_CHARS = 300
 
 
 class ParseFailure(Exception):
-    """A response a stage cannot use; ``reason`` is a stable code, ``detail`` says why."""
+    """A response a stage cannot use; ``reason`` is a stable code, ``detail`` says why.
 
-    def __init__(self, reason: str, detail: str = "") -> None:
+    ``retry=False`` marks an honest answer that a new seed would not change (a model saying
+    "nothing fits"): it is recorded as a failure and not retried.
+    """
+
+    def __init__(self, reason: str, detail: str = "", *, retry: bool = True) -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+        self.retry = retry
 
 
 class Stage(ABC):
@@ -83,6 +88,7 @@ class FailureRow(BaseModel):
     attempt: int
     finish_reason: str | None = None
     raw_excerpt: str = ""
+    retryable: bool = True
 
 
 class StageStats(BaseModel):
@@ -229,6 +235,7 @@ class Runner:
                             attempt=attempt,
                             finish_reason=completion.finish_reason,
                             raw_excerpt=completion.text[:RAW_EXCERPT_CHARS],
+                            retryable=failure.retry,
                         )
             out: dict[str, list[Any]] = {name: [r.get(name) for r in results] for name in outputs}
             out["_ok"] = [f is None for f in failures]
@@ -272,10 +279,14 @@ class Runner:
             failed = mapped.select(
                 [i for i, ok in enumerate(flags) if not ok], new_fingerprint=f"{fingerprint}-failed{attempt}"
             )
-            if len(failed) == 0 or attempt == stage.max_attempts - 1:
-                failure_rows = [FailureRow.model_validate_json(raw) for raw in failed["_failure"][:]]
+            failed_rows = [FailureRow.model_validate_json(raw) for raw in failed["_failure"][:]]
+            last = attempt == stage.max_attempts - 1
+            failure_rows.extend(f for f in failed_rows if last or not f.retryable)
+            retry = [i for i, f in enumerate(failed_rows) if f.retryable and not last]
+            if not retry:
                 break
-            pending = failed.remove_columns([*outputs, *_FAILURE_COLUMNS])
+            pending = failed.select(retry, new_fingerprint=f"{fingerprint}-retry{attempt}")
+            pending = pending.remove_columns([*outputs, *_FAILURE_COLUMNS])
         ok = concatenate_datasets(done)
         rows = ok[_ROW][:]
         order = sorted(range(len(rows)), key=rows.__getitem__)
@@ -286,3 +297,18 @@ class Runner:
         stats.failure_reasons = dict(Counter(f.reason for f in failure_rows))
         stats.seconds = time.perf_counter() - started
         return StageResult(ok=ok, failures=failure_rows, stats=stats)
+
+
+def call_stage(
+    stage: Stage, item: dict[str, Any], backend: Backend, *, seed: int = 0, attempt: int = 0
+) -> dict[str, Any]:
+    """Run one stage on one item, uncached: the single-item call notebooks use.
+
+    Returns the stage's output columns; raises `ParseFailure` as the batched run would record it.
+    """
+    request = stage.render(item).with_params(
+        seed=request_seed(seed, item.get("key", ""), attempt),
+        **({"json_schema": stage.response_model.model_json_schema()} if stage.response_model else {}),
+    )
+    [completion] = backend.generate([request])
+    return stage.parse(item, check_response(stage, completion))

@@ -122,7 +122,7 @@ class VLLMBackend:
         outputs = self.engine().chat(
             conversations,
             params,
-            use_tqdm=True,
+            use_tqdm=False,  # the stage's own progress bar covers it
             chat_template_kwargs=self.options.chat_template_kwargs or None,
         )
         completions = []

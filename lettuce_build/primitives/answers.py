@@ -1,0 +1,50 @@
+"""Generate an answer that is correct by construction: grounded strictly in the evidence."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datasets import Value
+
+from lettuce_build.llm.protocol import Backend, ChatRequest
+from lettuce_build.prompts import load_prompt
+from lettuce_build.runner import ParseFailure, Stage, call_stage
+
+MIN_ANSWER_CHARS = 40
+DEFAULT_EVIDENCE_CHARS = 6000
+
+
+class AnswerStage(Stage):
+    """Items: ``question``, ``context`` (the evidence). Adds ``answer``."""
+
+    name = "answer"
+    prompt_version = load_prompt("answer").version
+
+    def __init__(
+        self, evidence_chars: int = DEFAULT_EVIDENCE_CHARS, temperature: float = 0.7, max_tokens: int = 400
+    ):
+        self.evidence_chars = evidence_chars
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+
+    @property
+    def output_features(self) -> dict[str, Any]:
+        return {"answer": Value("string")}
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        system, user = load_prompt("answer").render(
+            evidence=item["context"][: self.evidence_chars], question=item["question"]
+        )
+        return ChatRequest.of(system, user, temperature=self.temperature, max_tokens=self.max_tokens)
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        answer = response.strip()
+        if len(answer) < MIN_ANSWER_CHARS:
+            raise ParseFailure("answer_too_short", f"{len(answer)} characters (< {MIN_ANSWER_CHARS})")
+        return {"answer": answer}
+
+
+def generate_grounded_answer(question: str, evidence: str, backend: Backend, *, seed: int = 0) -> str:
+    """One grounded answer (uncached)."""
+    item = {"key": question[:64], "question": question, "context": evidence}
+    return call_stage(AnswerStage(), item, backend, seed=seed)["answer"]

@@ -1,0 +1,88 @@
+"""Derive one realistic user question that a document chunk can answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+from datasets import Value
+
+from lettuce_build.llm.protocol import Backend, ChatRequest
+from lettuce_build.prompts import load_prompt
+from lettuce_build.runner import ParseFailure, Stage, call_stage
+
+QUESTION_TYPES: dict[str, str] = {
+    "Verification": "asks whether something is true",
+    "Disjunctive": "asks which of two or more alternatives holds",
+    "Concept Completion": "asks who, what, when or where",
+    "Example": "asks for an example of something",
+    "Feature Specification": "asks for properties or features of something",
+    "Quantification": "asks how much or how many",
+    "Definition": "asks what something means",
+    "Comparison": "asks how two things are alike or differ",
+    "Interpretation": "asks what something implies or means in context",
+    "Causal Antecedent": "asks what caused something",
+    "Causal Consequence": "asks what follows from something",
+    "Goal Orientation": "asks for the purpose of something",
+    "Instrumental/Procedural": "asks how to do something",
+    "Enablement": "asks what makes something possible",
+    "Expectation": "asks why something expected did or did not happen",
+    "Judgmental": "asks for an assessment grounded in the text",
+    "Assertion": "states a gap in knowledge and asks to fill it",
+    "Request/Directive": "asks the reader to do or provide something",
+}
+
+MIN_QUESTION_CHARS = 8
+MAX_QUESTION_CHARS = 300
+DEFAULT_CHUNK_CHARS = 6000
+
+_PREFIX = regex.compile(r"^\s*(?:\*\*)?(?:question|q)\s*[:.)-]\s*(?:\*\*)?\s*", regex.IGNORECASE)
+_QUOTES = "\"'“”‘’`*"
+
+
+def clean_question(text: str) -> str:
+    """First non-empty line, without "Question:"/"Q:" prefixes or surrounding quotes."""
+    line = next((line for line in text.splitlines() if line.strip()), "")
+    line = _PREFIX.sub("", line).strip().strip(_QUOTES).strip()
+    return _PREFIX.sub("", line).strip()
+
+
+class QuestionStage(Stage):
+    """Items: ``chunk``, ``question_type``. Adds ``question``."""
+
+    name = "question"
+    prompt_version = load_prompt("question").version
+
+    def __init__(
+        self, chunk_chars: int = DEFAULT_CHUNK_CHARS, temperature: float = 0.7, max_tokens: int = 80
+    ):
+        self.chunk_chars = chunk_chars
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+
+    @property
+    def output_features(self) -> dict[str, Any]:
+        return {"question": Value("string")}
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        question_type = item["question_type"]
+        system, user = load_prompt("question").render(
+            question_type=question_type,
+            question_type_definition=QUESTION_TYPES[question_type],
+            chunk=item["chunk"][: self.chunk_chars],
+        )
+        return ChatRequest.of(system, user, temperature=self.temperature, max_tokens=self.max_tokens)
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        question = clean_question(response)
+        if len(question) < MIN_QUESTION_CHARS:
+            raise ParseFailure("question_too_short", f"{question!r} is under {MIN_QUESTION_CHARS} characters")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise ParseFailure("question_too_long", f"{len(question)} characters (> {MAX_QUESTION_CHARS})")
+        return {"question": question}
+
+
+def generate_question(chunk: str, question_type: str, backend: Backend, *, seed: int = 0) -> str:
+    """One question for one chunk (uncached)."""
+    item = {"key": chunk[:64], "chunk": chunk, "question_type": question_type}
+    return call_stage(QuestionStage(), item, backend, seed=seed)["question"]

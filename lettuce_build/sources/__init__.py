@@ -1,0 +1,1 @@
+"""One builder per upstream source, and the registry that names them."""

@@ -1,0 +1,80 @@
+"""What a source is: a loader of work items, its stages, and how a finished row becomes a sample."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections import Counter
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from lettuce_build.runner import Stage
+from lettuce_build.schema import HallucinationSample, Span
+from lettuce_build.taxonomy import sample_category
+
+
+class SourceError(ValueError):
+    """Input a source cannot load, with the file, line or column and what was expected."""
+
+
+class LoadOptions(BaseModel):
+    limit: int | None = None
+    ratio: float = 0.5
+    seed: int = 0
+    language: str = "en"
+
+
+class LoadResult(BaseModel):
+    items: list[dict[str, Any]]
+    documents: int = 0
+    skipped: Counter[str] = Field(default_factory=Counter)
+
+
+class CardMetadata(BaseModel):
+    pretty_name: str
+    description: str
+    upstream: str
+    languages: list[str]
+    modality: str
+    task_types: list[str]
+
+
+class Source(ABC):
+    """One builder per source. Work items carry at least ``key``, ``split``, ``context`` and
+    ``inject``; `sample` turns an item that went through every stage into a published row."""
+
+    name: ClassVar[str]
+    dataset_name: ClassVar[str]
+    modality: ClassVar[str]
+    card: ClassVar[CardMetadata]
+
+    @abstractmethod
+    def load(self, input_path: str | None, options: LoadOptions) -> LoadResult: ...
+
+    @abstractmethod
+    def stages(self) -> list[Stage]: ...
+
+    def sample(self, row: dict[str, Any], hallucinated: bool) -> HallucinationSample:
+        """A question/answer row as a sample; injected rows take the hallucinated answer and its spans."""
+        answer = row["hallucinated_answer"] if hallucinated else row["answer"]
+        labels = [Span.model_validate(s) for s in row["labels"]] if hallucinated else []
+        verdict = sample_category([(s.category, s.subcategory) for s in labels])
+        metadata = json.loads(row["metadata"]) if row.get("metadata") else {}
+        if hallucinated and row.get("injection"):
+            metadata["injection"] = json.loads(row["injection"])
+        return HallucinationSample(
+            prompt=f"Context:\n{row['context']}\n\nQuestion: {row['question']}",
+            context=row["context"],
+            question=row["question"],
+            answer=answer,
+            labels=labels,
+            split=row["split"],
+            task_type=row.get("task_type") or "qa",
+            dataset=self.dataset_name,
+            language=row.get("language") or "en",
+            context_modality=self.modality,
+            category=verdict.category,
+            subcategory=verdict.subcategory,
+            metadata=metadata,
+        )

@@ -1,0 +1,229 @@
+"""Markdown document sources: GitHub READMEs and Wikipedia articles.
+
+Both chunk documents with the shared chunker, draw a question type per chunk
+from their own subset (seeded), generate a question and a grounded answer, and
+inject with the generic factual menu into a seeded share of the items.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from lettuce_build.primitives.answers import AnswerStage
+from lettuce_build.primitives.injection import InjectMenuStage
+from lettuce_build.primitives.questions import QuestionStage
+from lettuce_build.runner import Stage
+from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
+from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split, seeded_fraction
+
+MAX_DOCUMENT_BYTES = 2_000_000
+MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx", ".rst", ".txt"}
+
+
+def decode_document(raw: bytes, max_bytes: int = MAX_DOCUMENT_BYTES) -> tuple[str | None, str | None]:
+    """(text, None) for a usable document, else (None, why it was skipped)."""
+    if len(raw) > max_bytes:
+        return None, "too_large"
+    if b"\x00" in raw:
+        return None, "binary"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not_utf8"
+    if not text.strip():
+        return None, "empty"
+    return text, None
+
+
+def read_jsonl(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) per line; a malformed line or a missing column stops the load with its place."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as err:
+                raise SourceError(f"{path}:{number}: not one JSON object per line ({err})") from err
+            if not isinstance(row, dict):
+                raise SourceError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
+            missing = [c for c in required if c not in row]
+            if missing:
+                raise SourceError(f"{path}:{number}: missing column(s) {missing}; required: {list(required)}")
+            yield number, row
+
+
+def read_table(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a .jsonl or .parquet file, checked for the required columns."""
+    if path.suffix == ".parquet":
+        table = pq.read_table(path)
+        missing = [c for c in required if c not in table.column_names]
+        if missing:
+            raise SourceError(f"{path}: missing column(s) {missing}; it has {table.column_names}")
+        yield from enumerate(table.to_pylist())
+    elif path.suffix in {".jsonl", ".json"}:
+        yield from read_jsonl(path, required)
+    else:
+        raise SourceError(f"{path}: expected a folder, a .jsonl or a .parquet file")
+
+
+class DocumentSource(Source):
+    """Shared behaviour of the markdown document sources."""
+
+    modality = "markdown"
+    question_types: tuple[str, ...]
+    min_document_chars = 0
+    chunking = ChunkConfig()
+
+    def documents(
+        self, input_path: str | None, options: LoadOptions, skipped: Counter[str]
+    ) -> Iterator[tuple[str, str]]:
+        raise NotImplementedError
+
+    def load(self, input_path: str | None, options: LoadOptions) -> LoadResult:
+        skipped: Counter[str] = Counter()
+        items: list[dict[str, Any]] = []
+        documents = 0
+        for doc_id, text in self.documents(input_path, options, skipped):
+            if len(text) < self.min_document_chars:
+                skipped["too_short"] += 1
+                continue
+            chunks = chunk_markdown(text, self.chunking)
+            if not chunks:
+                skipped["no_chunk"] += 1
+                continue
+            documents += 1
+            split = hash_split(doc_id)
+            for index, chunk in enumerate(chunks):
+                key = f"{self.name}::{doc_id}::{index}"
+                pick = int(seeded_fraction(options.seed, key, "question_type") * len(self.question_types))
+                items.append(
+                    {
+                        "key": key,
+                        "split": split,
+                        "chunk": chunk,
+                        "context": chunk,
+                        "question_type": self.question_types[pick],
+                        "inject": seeded_fraction(options.seed, key, "inject") < options.ratio,
+                        "language": options.language,
+                        "metadata": json.dumps(
+                            {
+                                "doc_id": doc_id,
+                                "chunk_index": index,
+                                "question_type": self.question_types[pick],
+                            }
+                        ),
+                    }
+                )
+                if options.limit is not None and len(items) >= options.limit:
+                    return LoadResult(items=items, documents=documents, skipped=skipped)
+        return LoadResult(items=items, documents=documents, skipped=skipped)
+
+    def stages(self) -> list[Stage]:
+        return [QuestionStage(), AnswerStage(), InjectMenuStage("markdown")]
+
+
+class ReadmeSource(DocumentSource):
+    name = "readme"
+    dataset_name = "lettucedetect-readme"
+    question_types = (
+        "Instrumental/Procedural",
+        "Feature Specification",
+        "Definition",
+        "Verification",
+        "Quantification",
+    )
+    card = CardMetadata(
+        pretty_name="LettuceDetect README hallucinations",
+        description="Questions about GitHub READMEs, grounded answers, and injected typed hallucinations.",
+        upstream="GitHub READMEs (a local folder of markdown files or a JSONL of {repo, readme})",
+        languages=["en"],
+        modality="markdown",
+        task_types=["qa"],
+    )
+
+    def documents(
+        self, input_path: str | None, options: LoadOptions, skipped: Counter[str]
+    ) -> Iterator[tuple[str, str]]:
+        if input_path is None:
+            raise SourceError(
+                "readme: --input is required (a folder of markdown files or a JSONL of {repo, readme})"
+            )
+        path = Path(input_path)
+        if path.is_dir():
+            files = sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file()
+                and (p.suffix.lower() in MARKDOWN_SUFFIXES or p.name.upper().startswith("README"))
+            )
+            if not files:
+                raise SourceError(f"{path}: no markdown files inside")
+            for file in files:
+                text, why = decode_document(file.read_bytes())
+                if why:
+                    skipped[why] += 1
+                    continue
+                yield str(file.relative_to(path).with_suffix("")), text
+        elif path.exists():
+            for number, row in read_table(path, ("repo", "readme")):
+                readme = row["readme"]
+                if not isinstance(readme, str):
+                    skipped["not_a_string"] += 1
+                    continue
+                text, why = decode_document(readme.encode("utf-8", "surrogatepass"))
+                if why:
+                    skipped[why] += 1
+                    continue
+                yield str(row["repo"] or f"line-{number}"), text
+        else:
+            raise SourceError(f"{path}: no such file or folder")
+
+
+class WikipediaSource(DocumentSource):
+    name = "wikipedia"
+    dataset_name = "lettucedetect-wikipedia"
+    hub_id = "open-index/open-wikipedia-markdown"
+    min_document_chars = 1500
+    question_types = (
+        "Concept Completion",
+        "Quantification",
+        "Definition",
+        "Feature Specification",
+        "Comparison",
+        "Causal Antecedent",
+        "Causal Consequence",
+        "Verification",
+        "Interpretation",
+    )
+    card = CardMetadata(
+        pretty_name="LettuceDetect Wikipedia hallucinations",
+        description="Questions about Wikipedia articles, grounded answers, injected typed hallucinations.",
+        upstream="open-index/open-wikipedia-markdown (parquet: id, markdown, length)",
+        languages=["en"],
+        modality="markdown",
+        task_types=["qa"],
+    )
+
+    def documents(
+        self, input_path: str | None, options: LoadOptions, skipped: Counter[str]
+    ) -> Iterator[tuple[str, str]]:
+        if input_path is not None and Path(input_path).exists():
+            rows: Iterator[tuple[int, dict[str, Any]]] = read_table(Path(input_path), ("id", "markdown"))
+        else:
+            from datasets import load_dataset
+
+            stream = load_dataset(input_path or self.hub_id, options.language, split="train", streaming=True)
+            rows = enumerate(stream)
+        for _, row in rows:
+            text = row["markdown"]
+            if not isinstance(text, str) or not text.strip():
+                skipped["empty"] += 1
+                continue
+            yield str(row["id"]), text

@@ -1,0 +1,116 @@
+"""README and Wikipedia loaders: chunks become work items; bad documents are skipped and counted."""
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from lettuce_build.sources.base import LoadOptions, SourceError
+from lettuce_build.sources.documents import ReadmeSource, WikipediaSource
+from lettuce_build.sources.registry import SOURCES, get_source
+
+from ..support.documents import README_A, README_B, write_readmes
+
+
+def test_the_registry_names_every_document_source():
+    assert {"readme", "wikipedia", "acl"} <= set(SOURCES)
+    assert get_source("readme").dataset_name == "lettucedetect-readme"
+    with pytest.raises(KeyError, match="unknown source 'nope'"):
+        get_source("nope")
+
+
+def test_a_folder_of_readmes_becomes_keyed_work_items(tmp_path):
+    loaded = ReadmeSource().load(str(write_readmes(tmp_path / "docs")), LoadOptions(seed=3))
+    assert loaded.documents == 3
+    keys = [item["key"] for item in loaded.items]
+    assert len(keys) == len(set(keys)) and all(k.startswith("readme::") for k in keys)
+    for item in loaded.items:
+        assert item["question_type"] in ReadmeSource.question_types
+        assert item["split"] in ("train", "validation", "test")
+        assert item["context"] == item["chunk"]
+
+
+def test_loading_is_deterministic_for_a_seed(tmp_path):
+    folder = str(write_readmes(tmp_path / "docs"))
+    assert (
+        ReadmeSource().load(folder, LoadOptions(seed=1)).items
+        == ReadmeSource().load(folder, LoadOptions(seed=1)).items
+    )
+
+
+def test_the_ratio_decides_which_items_are_injected(tmp_path):
+    folder = str(write_readmes(tmp_path / "docs"))
+    assert all(i["inject"] for i in ReadmeSource().load(folder, LoadOptions(ratio=1.0)).items)
+    assert not any(i["inject"] for i in ReadmeSource().load(folder, LoadOptions(ratio=0.0)).items)
+
+
+def test_binary_non_utf8_empty_and_enormous_files_are_skipped_and_counted(tmp_path):
+    folder = write_readmes(tmp_path / "docs")
+    (folder / "binary.md").write_bytes(b"# x\n\x00\x01\x02")
+    (folder / "latin1.md").write_bytes("# Caf\xe9\n".encode("latin-1") + b"\xe9" * 400)
+    (folder / "empty.md").write_text("  \n\n")
+    (folder / "huge.md").write_text("# Huge\n" + "h" * 2_100_000)
+    loaded = ReadmeSource().load(str(folder), LoadOptions())
+    assert dict(loaded.skipped) == {"binary": 1, "not_utf8": 1, "empty": 1, "too_large": 1}
+    assert loaded.documents == 3
+
+
+def test_the_limit_caps_work_items(tmp_path):
+    assert len(ReadmeSource().load(str(write_readmes(tmp_path / "d")), LoadOptions(limit=1)).items) == 1
+
+
+def test_a_jsonl_of_repo_and_readme(tmp_path):
+    path = tmp_path / "readmes.jsonl"
+    path.write_text(
+        json.dumps({"repo": "acme/fastgrid", "readme": README_A})
+        + "\n"
+        + json.dumps({"repo": "acme/pebble", "readme": README_B})
+        + "\n"
+    )
+    loaded = ReadmeSource().load(str(path), LoadOptions())
+    assert {json.loads(i["metadata"])["doc_id"] for i in loaded.items} == {"acme/fastgrid", "acme/pebble"}
+
+
+def test_a_malformed_jsonl_line_stops_the_load_naming_file_and_line(tmp_path):
+    path = tmp_path / "readmes.jsonl"
+    path.write_text(json.dumps({"repo": "a", "readme": README_A}) + '\n{"repo": "b", "readme\n')
+    with pytest.raises(SourceError, match=r"readmes\.jsonl:2: not one JSON object per line"):
+        ReadmeSource().load(str(path), LoadOptions())
+
+
+def test_a_missing_column_is_named(tmp_path):
+    path = tmp_path / "readmes.jsonl"
+    path.write_text(json.dumps({"name": "a", "readme": README_A}) + "\n")
+    with pytest.raises(SourceError, match=r"readmes\.jsonl:1: missing column\(s\) \['repo'\]"):
+        ReadmeSource().load(str(path), LoadOptions())
+
+
+def test_a_missing_input_is_a_clear_error(tmp_path):
+    with pytest.raises(SourceError, match="no such file or folder"):
+        ReadmeSource().load(str(tmp_path / "absent"), LoadOptions())
+
+
+def test_wikipedia_keeps_articles_of_1500_characters_or_more(tmp_path):
+    long_article = "# Lettuce\n\n" + ("Lettuce is a leafy plant grown as a vegetable. " * 40)
+    path = tmp_path / "wiki.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "id": ["1", "2"],
+                "markdown": [long_article, "# Stub\n\nToo short."],
+                "length": [len(long_article), 18],
+            }
+        ),
+        path,
+    )
+    loaded = WikipediaSource().load(str(path), LoadOptions())
+    assert loaded.documents == 1 and loaded.skipped["too_short"] == 1
+    assert loaded.items[0]["question_type"] in WikipediaSource.question_types
+
+
+def test_wikipedia_parquet_without_the_markdown_column_is_named(tmp_path):
+    path = tmp_path / "wiki.parquet"
+    pq.write_table(pa.table({"id": ["1"], "text": ["x"]}), path)
+    with pytest.raises(SourceError, match=r"missing column\(s\) \['markdown'\]"):
+        WikipediaSource().load(str(path), LoadOptions())

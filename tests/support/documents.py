@@ -1,0 +1,97 @@
+"""Markdown fixtures and a scripted responder that plays each document stage's part."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lettuce_build.llm.protocol import ChatRequest
+
+README_A = """# fastgrid
+
+fastgrid renders large tables in the terminal. It is written in Python and needs no compiler.
+
+## Installation
+
+fastgrid needs Python 3.10 or newer and about 4 MB of disk space.
+
+```bash
+pip install fastgrid
+# this line starts with a hash but is inside a fence, not a heading
+```
+
+## Usage
+
+Run `fastgrid show data.csv` to page through a CSV file. The default page size is 50 rows,
+and `--page-size` changes it. Sorting uses the `--sort` option with a column name.
+"""
+
+README_B = """# pebble
+
+pebble is a tiny static site generator for personal blogs. It reads posts written in markdown
+and writes plain HTML files to an output folder, with one page per post and an index page.
+
+## Commands
+
+`pebble build` renders the site into `public/` and `pebble watch` rebuilds whenever a post
+changes. Builds of 200 posts take about two seconds on a laptop.
+"""
+
+README_C = """# mintcache
+
+mintcache is an in-process cache for Python functions with a size limit and an expiry time.
+Decorate a function with `@mintcache.cached(maxsize=256, ttl=60)` to keep up to 256 results
+for 60 seconds each. Hits and misses are counted and available from `mintcache.stats()`.
+
+## Thread safety
+
+All operations take one lock, so a cache can be shared between threads. Async functions are
+supported from version 1.4 onwards.
+"""
+
+
+def write_readmes(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "fastgrid.md").write_text(README_A, encoding="utf-8")
+    (folder / "pebble.md").write_text(README_B, encoding="utf-8")
+    (folder / "mintcache.md").write_text(README_C, encoding="utf-8")
+    return folder
+
+
+def answer_of(request: ChatRequest) -> str:
+    user = request.messages[-1].content
+    return user.split("Correct answer:\n", 1)[1].strip()
+
+
+def evidence_of(request: ChatRequest) -> str:
+    user = request.messages[-1].content
+    return user.split("Evidence:\n", 1)[1].split("\n\nQuestion:", 1)[0]
+
+
+def respond(request: ChatRequest) -> str:
+    """A well-behaved model: a question, an answer quoting the evidence, one numerical edit."""
+    system = request.messages[0].content
+    if "realistic question" in system:
+        return 'Question: "How do I install and configure this tool?"'
+    if "answer questions using only the evidence" in system:
+        lines = [
+            line for line in evidence_of(request).splitlines() if len(line) > 40 and not line.startswith("#")
+        ]
+        return " ".join(lines[:2])
+    if "training data for hallucination detectors" in system:
+        answer = answer_of(request)
+        words = [w for w in answer.split() if len(w) >= 6 and w.isalpha()]
+        original = words[0]
+        return json.dumps(
+            {
+                "changes": [
+                    {
+                        "original": original,
+                        "hallucinated": original[::-1] + "ium",
+                        "explanation": "swapped a word",
+                        "hallucination_type": "ENTITY",
+                    }
+                ]
+            }
+        )
+    raise AssertionError(f"unexpected request: {system[:80]}")
