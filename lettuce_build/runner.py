@@ -58,6 +58,9 @@ class Stage(ABC):
     prompt_version: ClassVar[str]
     response_model: ClassVar[type[BaseModel] | None] = None
     max_attempts: ClassVar[int] = 2
+    #: A plain-text stage that needs only whole lines may keep the complete lines of a response
+    #: cut at max_tokens; any other cut response (cut JSON above all) is a "truncated" failure.
+    keeps_complete_lines_when_cut: ClassVar[bool] = False
 
     @property
     @abstractmethod
@@ -130,14 +133,20 @@ _FAILURE_COLUMNS = {
 
 def check_response(stage: Stage, completion: Completion) -> Any:
     """Turn a raw completion into what `stage.parse` takes, or raise `ParseFailure`."""
+    text = completion.text
     if completion.finish_reason == "length":
-        raise ParseFailure("truncated", "the response hit max_tokens (finish_reason == 'length')")
-    if not completion.text.strip():
+        complete_lines = text[: text.rfind("\n")] if "\n" in text else ""
+        if not (
+            stage.keeps_complete_lines_when_cut and stage.response_model is None and complete_lines.strip()
+        ):
+            raise ParseFailure("truncated", "the response hit max_tokens (finish_reason == 'length')")
+        text = complete_lines
+    if not text.strip():
         raise ParseFailure("empty_output", "the model returned no text")
     if stage.response_model is None:
-        return completion.text
+        return text
     try:
-        data = json.loads(completion.text)
+        data = json.loads(text)
     except json.JSONDecodeError as err:
         raise ParseFailure("malformed_json", f"{err.msg} at position {err.pos}") from err
     try:

@@ -199,3 +199,15 @@ def test_retries_of_the_whole_stage_go_to_the_backend_together(tmp_path):
     result = run(backend, tmp_path, items(20), batch_size=8)
     assert [len(call) for call in backend.calls] == [8, 8, 4, 3]  # three first-pass batches, one retry pass
     assert result.ok["doubled"][:] == [2 * i for i in range(20)]  # input order restored
+
+
+def test_a_cut_response_is_truncated_unless_the_stage_keeps_complete_lines():
+    from lettuce_build.primitives.questions import QuestionStage
+    from lettuce_build.runner import ParseFailure, check_response
+
+    cut = Completion(text="How do I install it?\nAnd then, what about the", finish_reason="length")
+    assert check_response(QuestionStage(), cut) == "How do I install it?"
+    with pytest.raises(ParseFailure, match="truncated"):
+        check_response(QuestionStage(), Completion(text="How do I inst", finish_reason="length"))
+    with pytest.raises(ParseFailure, match="truncated"):
+        check_response(DoubleStage(), Completion(text='{"value": 4}\n{"val', finish_reason="length"))

@@ -52,6 +52,7 @@ class QuestionStage(Stage):
 
     name = "question"
     prompt_version = load_prompt("question").version
+    keeps_complete_lines_when_cut = True  # only the first line is used
 
     def __init__(
         self, chunk_chars: int = DEFAULT_CHUNK_CHARS, temperature: float = 0.7, max_tokens: int = 80
