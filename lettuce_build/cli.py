@@ -416,3 +416,100 @@ def build(
         click.echo(render_sample(summary.example))
     click.echo("")
     click.echo(f"load it: datasets.load_dataset({str(summary.out / 'hub')!r}, {summary.dataset!r})")
+
+
+@main.command(context_settings={"ignore_unknown_options": False})
+@click.option(
+    "--phase",
+    "first_phase",
+    type=click.IntRange(1, 8),
+    required=True,
+    help="Phases to run, in order: --phase 1 2 3 4 5 6 7 8 (each reads the previous one's files).",
+)
+@click.argument("more_phases", nargs=-1, type=click.IntRange(1, 8))
+@click.option("--output-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--instances",
+    default="princeton-nlp/SWE-bench",
+    show_default=True,
+    help="Phase 1 input: a local .jsonl/.parquet of SWE-bench instances or a Hub dataset id.",
+)
+@click.option(
+    "--repo-url",
+    default="https://github.com/{repo}.git",
+    show_default=True,
+    help="Clone URL template with {repo} (owner/name), {owner}, {name}; a local path or file:// works too.",
+)
+@click.option(
+    "--workers", default=2, show_default=True, help="Parallel clones and instances in phase 2 and 4."
+)
+@click.option("--teacher-model", help="Phase 6 teacher; without it the auto-labels are the gold spans.")
+@click.option("--teacher-base-url", help="OpenAI-compatible endpoint of the teacher; without it, local vLLM.")
+@click.option(
+    "--teacher-api-key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    help="Environment variable holding the teacher's API key.",
+)
+@click.option("--concurrency", default=8, show_default=True, help="Teacher requests in flight.")
+@click.option("--limit", type=int, help="Phase 1: keep the first N instances.")
+@click.option("--seed", default=0, show_default=True, help="Seeds tool-call generation and teacher sampling.")
+@click.option(
+    "--allow-network", is_flag=True, help="Run curl calls (with network); otherwise they are skipped."
+)
+def squeez(
+    first_phase: int,
+    more_phases: tuple[int, ...],
+    output_dir: Path,
+    instances: str,
+    repo_url: str,
+    workers: int,
+    teacher_model: str | None,
+    teacher_base_url: str | None,
+    teacher_api_key_env: str,
+    concurrency: int,
+    limit: int | None,
+    seed: int,
+    allow_network: bool,
+) -> None:
+    """Build the squeez tool-output dataset from SWE-bench repositories (phases 1-8)."""
+    from lettuce_build.squeez.pipeline import PhaseError, Squeez
+    from lettuce_build.swebench import InstanceLoadError
+
+    phases = [first_phase, *more_phases]
+    pipeline = Squeez(
+        output_dir, url_template=repo_url, workers=workers, seed=seed, allow_network=allow_network
+    )
+    try:
+        for phase in phases:
+            if phase == 1:
+                click.echo(pipeline.phase1(instances, limit))
+            elif phase == 6:
+                click.echo(
+                    pipeline.phase6(
+                        _teacher(teacher_model, teacher_base_url, teacher_api_key_env, concurrency)
+                    )
+                )
+            elif phase == 8:
+                text, report = pipeline.phase8()
+                click.echo(text)
+                if not report.ok:
+                    raise click.ClickException("validation failed: repository overlap or non-verbatim lines")
+            else:
+                click.echo(getattr(pipeline, f"phase{phase}")())
+    except (PhaseError, InstanceLoadError) as err:
+        raise click.ClickException(str(err)) from err
+
+
+def _teacher(model: str | None, base_url: str | None, api_key_env: str, concurrency: int):  # noqa: ANN202
+    if model is None:
+        return None
+    if base_url is None:
+        from lettuce_build.llm.vllm_backend import VLLMBackend
+
+        return VLLMBackend(model)
+    from lettuce_build.llm.openai_backend import OpenAIBackend, OpenAIOptions
+
+    return OpenAIBackend(
+        model, OpenAIOptions(base_url=base_url, api_key_env=api_key_env, concurrency=concurrency)
+    )

@@ -1,0 +1,101 @@
+"""What a gold patch touches: files, hunks (both sides) and the names it mentions."""
+
+from __future__ import annotations
+
+import regex
+from pydantic import BaseModel, Field
+
+_DIFF = regex.compile(r"^diff --git a/(.+?) b/(.+)$")
+_HUNK = regex.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_DEF = regex.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
+_ASSIGN = regex.compile(r"^\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")
+_QUOTED = regex.compile(r"""(?:"([^"\n]{3,60})"|'([^'\n]{3,60})')""")
+
+
+class Hunk(BaseModel):
+    old_start: int
+    old_length: int
+    new_start: int
+    new_length: int
+    #: old-side line numbers the patch removes, or after which it inserts (base-commit lines)
+    old_changed: list[int] = Field(default_factory=list)
+
+
+class FilePatch(BaseModel):
+    path: str
+    hunks: list[Hunk] = Field(default_factory=list)
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+
+
+class PatchInfo(BaseModel):
+    files: list[FilePatch]
+
+    @property
+    def paths(self) -> list[str]:
+        return [f.path for f in self.files]
+
+    def file(self, path: str) -> FilePatch | None:
+        return next((f for f in self.files if f.path == path), None)
+
+    def identifiers(self) -> list[str]:
+        """def/class names and assignment targets of changed lines, in patch order, without duplicates."""
+        names: dict[str, None] = {}
+        for file in self.files:
+            for line in file.added + file.removed:
+                for pattern in (_DEF, _ASSIGN):
+                    if (match := pattern.match(line)) and len(match.group(1)) > 2:
+                        names.setdefault(match.group(1), None)
+        return list(names)
+
+    def quoted_strings(self) -> list[str]:
+        found: dict[str, None] = {}
+        for file in self.files:
+            for line in file.added:
+                for match in _QUOTED.finditer(line):
+                    text = match.group(1) or match.group(2)
+                    if text.strip() and not text.isspace():
+                        found.setdefault(text, None)
+        return list(found)
+
+
+def parse_patch(patch: str) -> PatchInfo:
+    files: list[FilePatch] = []
+    old_line = new_line = 0
+    for line in patch.split("\n"):
+        if match := _DIFF.match(line):
+            files.append(FilePatch(path=match.group(2)))
+            continue
+        if not files:
+            continue
+        current = files[-1]
+        if match := _HUNK.match(line):
+            old_start, new_start = int(match.group(1)), int(match.group(3))
+            current.hunks.append(
+                Hunk(
+                    old_start=old_start,
+                    old_length=int(match.group(2) or 1),
+                    new_start=new_start,
+                    new_length=int(match.group(4) or 1),
+                )
+            )
+            old_line, new_line = old_start, new_start
+            continue
+        if not current.hunks or line.startswith(("+++", "---")):
+            continue
+        hunk = current.hunks[-1]
+        if line.startswith("+"):
+            current.added.append(line[1:])
+            hunk.old_changed.append(max(old_line - 1, 1))  # inserted after the previous base line
+            new_line += 1
+        elif line.startswith("-"):
+            current.removed.append(line[1:])
+            hunk.old_changed.append(old_line)
+            old_line += 1
+        elif line.startswith(" "):
+            old_line += 1
+            new_line += 1
+    for file in files:
+        for hunk in file.hunks:
+            hunk.old_changed = sorted(set(hunk.old_changed))
+    return PatchInfo(files=files)

@@ -1,0 +1,264 @@
+"""The eight squeez phases over one output folder. Each reads the previous phase's files.
+
+DIR/phase1_instances.jsonl     normalised instances
+DIR/phase2_repos.json          clone status per repository (bare clones under DIR/bare/)
+DIR/phase3_tool_calls.jsonl    seeded tool calls
+DIR/phase4/<instance>.jsonl    tool results, one file per finished instance (the resume unit)
+DIR/phase4_isolation.json      the isolation mode that ran them
+DIR/phase5_labels.jsonl        auto-labels and the keep decision of every result
+DIR/cache.sqlite, failures/    the teacher's raw responses and failure rows (phase 6)
+DIR/phase6_distilled.jsonl     teacher spans per kept output
+DIR/dataset/, hub/, squeez_<split>.jsonl   the assembled dataset (phase 7)
+DIR/validation_report.json/.txt            phase 8
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+import git
+from datasets import Dataset, DatasetDict
+from pydantic import BaseModel
+from tqdm import tqdm
+
+from lettuce_build.builddir import BuildDir, Manifest, write_atomic
+from lettuce_build.llm.protocol import Backend
+from lettuce_build.output import write_output
+from lettuce_build.runner import Runner
+from lettuce_build.schema import SPLITS
+from lettuce_build.squeez.assemble import SQUEEZ_FEATURES, build_row, spans_from_indices
+from lettuce_build.squeez.distill import DistillStage
+from lettuce_build.squeez.execute import Executor, Isolation, ToolResult, detect_isolation
+from lettuce_build.squeez.instances import SqueezInstance, load_instances
+from lettuce_build.squeez.labels import label, output_lines
+from lettuce_build.squeez.patches import parse_patch
+from lettuce_build.squeez.report import ValidationReport, validate_rows
+from lettuce_build.squeez.repos import DEFAULT_URL_TEMPLATE, RepoManager, RepoStatus
+from lettuce_build.squeez.toolcalls import ToolCall, generate_tool_calls
+
+
+class PhaseError(RuntimeError):
+    """A phase that cannot run (its input is missing) or that failed its checks."""
+
+
+def _write_jsonl(path: Path, rows: Iterable[BaseModel | dict[str, Any]]) -> int:
+    lines = [
+        (r.model_dump_json() if isinstance(r, BaseModel) else json.dumps(r, ensure_ascii=False)) + "\n"
+        for r in rows
+    ]
+    write_atomic(path, "".join(lines))
+    return len(lines)
+
+
+def _read_jsonl(path: Path, phase: int) -> list[dict[str, Any]]:
+    if not path.exists():
+        raise PhaseError(f"{path} is missing: run phase {phase} first")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+class Squeez:
+    def __init__(
+        self,
+        out: Path,
+        *,
+        url_template: str = DEFAULT_URL_TEMPLATE,
+        workers: int = 1,
+        seed: int = 0,
+        allow_network: bool = False,
+    ) -> None:
+        self.out = out
+        self.repos = RepoManager(out, url_template)
+        self.workers = max(1, workers)
+        self.seed = seed
+        self.allow_network = allow_network
+        out.mkdir(parents=True, exist_ok=True)
+
+    def instances(self) -> list[SqueezInstance]:
+        return [SqueezInstance.model_validate(r) for r in _read_jsonl(self.out / "phase1_instances.jsonl", 1)]
+
+    def phase1(self, source: str, limit: int | None = None) -> str:
+        instances = load_instances(source, limit)
+        _write_jsonl(self.out / "phase1_instances.jsonl", instances)
+        return f"phase 1: {len(instances)} instances from {source}"
+
+    def phase2(self) -> str:
+        repos = sorted({i.repo for i in self.instances()})
+        with ThreadPoolExecutor(self.workers) as pool:
+            statuses = list(tqdm(pool.map(self.repos.clone, repos), total=len(repos), desc="phase 2 clone"))
+        write_atomic(self.out / "phase2_repos.json", json.dumps([s.model_dump() for s in statuses], indent=2))
+        failed = [f"{s.repo} ({s.reason})" for s in statuses if not s.ok]
+        return f"phase 2: {len(statuses) - len(failed)} of {len(statuses)} repositories cloned" + (
+            f"; unavailable, their instances skipped: {failed}" if failed else ""
+        )
+
+    def repo_status(self) -> dict[str, RepoStatus]:
+        path = self.out / "phase2_repos.json"
+        if not path.exists():
+            raise PhaseError(f"{path} is missing: run phase 2 first")
+        return {s["repo"]: RepoStatus.model_validate(s) for s in json.loads(path.read_text())}
+
+    def phase3(self) -> str:
+        status = self.repo_status()
+        calls: list[ToolCall] = []
+        skipped = Counter[str]()
+        for instance in tqdm(self.instances(), desc="phase 3 tool calls"):
+            repo = status.get(instance.repo)
+            if repo is None or not repo.ok:
+                skipped["repository unavailable"] += 1
+                continue
+            bare = git.Repo(self.repos.bare_path(instance.repo))
+            if not self.repos.has_commit(instance.repo, instance.base_commit):
+                skipped["base commit not in repository"] += 1
+                continue
+            calls.extend(generate_tool_calls(instance, self.seed, bare))
+        _write_jsonl(self.out / "phase3_tool_calls.jsonl", calls)
+        counts = Counter(c.tool_type for c in calls)
+        return f"phase 3: {len(calls)} tool calls {dict(counts)}" + (
+            f"; instances skipped: {dict(skipped)}" if skipped else ""
+        )
+
+    def phase4(self) -> str:
+        calls = [ToolCall.model_validate(r) for r in _read_jsonl(self.out / "phase3_tool_calls.jsonl", 3)]
+        by_instance: dict[str, list[ToolCall]] = {}
+        for call in calls:
+            by_instance.setdefault(call.instance_id, []).append(call)
+        folder = self.out / "phase4"
+        folder.mkdir(exist_ok=True)
+        todo = {i: c for i, c in by_instance.items() if not (folder / f"{i}.jsonl").exists()}
+        isolation = detect_isolation()
+        write_atomic(self.out / "phase4_isolation.json", isolation.model_dump_json())
+        test_patches = {i.instance_id: i.test_patch for i in self.instances()}
+        executor = Executor(
+            self.repos, isolation, allow_network=self.allow_network, test_patches=test_patches
+        )
+        worker_ids = itertools.count()
+        local = threading.local()
+
+        def run_instance(instance_id: str) -> int:
+            if not hasattr(local, "worker"):
+                local.worker = next(worker_ids)  # one worktree per worker and repository
+            results = [executor.run(call, local.worker) for call in todo[instance_id]]
+            _write_jsonl(folder / f"{instance_id}.jsonl", results)  # atomic: the instance is done
+            return len(results)
+
+        with ThreadPoolExecutor(self.workers) as pool:
+            futures = [pool.submit(run_instance, i) for i in todo]
+            for future in tqdm(as_completed(futures), total=len(futures), desc="phase 4 execute"):
+                future.result()
+        return (
+            f"phase 4: ran {len(todo)} instances ({len(by_instance) - len(todo)} already done) "
+            f"with {self.workers} worker(s); isolation: {isolation.note}"
+        )
+
+    def results(self) -> list[ToolResult]:
+        folder = self.out / "phase4"
+        if not folder.exists():
+            raise PhaseError(f"{folder} is missing: run phase 4 first")
+        return [
+            ToolResult.model_validate_json(line)
+            for file in sorted(folder.glob("*.jsonl"))
+            for line in file.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+
+    def phase5(self) -> str:
+        instances = {i.instance_id: i for i in self.instances()}
+        records = []
+        for result in self.results():
+            instance = instances[result.instance_id]
+            labelled = label(result, parse_patch(instance.patch))
+            records.append(
+                {
+                    **result.model_dump(),
+                    "task": instance.problem_statement,
+                    "lines": labelled.lines,
+                    "relevant": labelled.relevant,
+                    "kept": labelled.kept,
+                    "reason": labelled.reason,
+                }
+            )
+        _write_jsonl(self.out / "phase5_labels.jsonl", records)
+        kept = sum(r["kept"] for r in records)
+        reasons = Counter((r["reason"] or "").split(":")[0].split(" (")[0] for r in records if not r["kept"])
+        return f"phase 5: {kept} of {len(records)} outputs kept; not kept: {dict(reasons)}"
+
+    def phase6(self, teacher: Backend | None) -> str:
+        records = [r for r in _read_jsonl(self.out / "phase5_labels.jsonl", 5) if r["kept"]]
+        if teacher is None:
+            _write_jsonl(self.out / "phase6_distilled.jsonl", [])
+            return "phase 6: no teacher configured; the auto-labels are the gold spans"
+        items = [
+            {
+                "key": f"{r['instance_id']}::{r['command']}",
+                "task": r["task"],
+                "query": r["query"],
+                "lines": output_lines(r["output"]),
+            }
+            for r in records
+        ]
+        build = BuildDir(self.out)
+        manifest = Manifest(source="squeez", backend=teacher.info(), seed=self.seed)
+        cache = build.open_cache()
+        try:
+            result = Runner(teacher, cache, seed=self.seed).run(Dataset.from_list(items), DistillStage())
+        finally:
+            cache.close()
+        build.record_stage(manifest, result.stats, result.failures)
+        manifest.status = "finished"
+        build.write_manifest(manifest)
+        distilled = [
+            {"key": row["key"], "teacher_spans": row["teacher_spans"]}
+            for row in result.ok.select_columns(["key", "teacher_spans"]).to_list()
+        ]
+        _write_jsonl(self.out / "phase6_distilled.jsonl", distilled)
+        return (
+            f"phase 6: teacher {teacher.model_id} distilled {len(distilled)} of {len(items)} outputs; "
+            f"failures: {result.stats.failure_reasons or 'none'} (those fall back to auto-labels)"
+        )
+
+    def phase7(self) -> str:
+        records = [r for r in _read_jsonl(self.out / "phase5_labels.jsonl", 5) if r["kept"]]
+        distilled_path = self.out / "phase6_distilled.jsonl"  # absent when phase 6 never ran: auto-labels
+        distilled = _read_jsonl(distilled_path, 6) if distilled_path.exists() else []
+        teacher = {r["key"]: r["teacher_spans"] for r in distilled}
+        rows = []
+        for record in records:
+            lines = output_lines(record["output"])
+            auto = spans_from_indices(record["relevant"])
+            key = f"{record['instance_id']}::{record['command']}"
+            gold, source = (teacher[key], "teacher") if key in teacher else (auto, "auto")
+            rows.append(build_row(record, lines, gold, source, auto))
+        by_split = {s: [r for r in rows if r["split"] == s] for s in SPLITS}
+        for split, split_rows in by_split.items():
+            _write_jsonl(self.out / f"squeez_{split}.jsonl", split_rows)
+        present = {s: Dataset.from_list(r, features=SQUEEZ_FEATURES) for s, r in by_split.items() if r}
+        if present:
+            write_output(DatasetDict(present), self.out, config_name="squeez")
+        return f"phase 7: {len(rows)} rows { ({s: len(r) for s, r in by_split.items()}) }"
+
+    def phase8(self) -> tuple[str, ValidationReport]:
+        rows = [row for split in SPLITS for row in _read_jsonl(self.out / f"squeez_{split}.jsonl", 7)]
+        isolation_file = self.out / "phase4_isolation.json"
+        isolation = (
+            Isolation.model_validate_json(isolation_file.read_text()).note
+            if isolation_file.exists()
+            else None
+        )
+        labels = _read_jsonl(self.out / "phase5_labels.jsonl", 5)
+        skipped = Counter(r["skipped"] for r in labels if r["skipped"])
+        filtered = Counter(
+            (r["reason"] or "").split(" (")[0] for r in labels if not r["kept"] and not r["skipped"]
+        )
+        report = validate_rows(
+            rows, isolation=isolation, skipped_calls=dict(skipped), filtered_outputs=dict(filtered)
+        )
+        write_atomic(self.out / "validation_report.json", report.model_dump_json(indent=2))
+        write_atomic(self.out / "validation_report.txt", report.text() + "\n")
+        return report.text(), report

@@ -1,0 +1,127 @@
+"""Phase 8: the validation report of an assembled squeez dataset (JSON and text).
+
+The phase fails on repository overlap between splits and on any relevant line
+that is not verbatim in its tool output; everything else is reported.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+CORE_TOOL_TYPES = ("read_file", "grep", "git_log", "test_output", "python")
+PROMPT_OUTLIER_CHARS = 60_000
+
+
+class ValidationReport(BaseModel):
+    rows: int
+    unique_instances: int
+    by_tool_type: dict[str, int]
+    by_split: dict[str, int]
+    by_split_and_tool: dict[str, dict[str, int]]
+    compression: dict[str, float]
+    missing_core_tool_types: list[str]
+    prompt_size_outliers: list[str]
+    empty_responses: int
+    irrelevant_outputs: int
+    repo_overlap: dict[str, list[str]]
+    non_verbatim_lines: list[str]
+    teacher_auto_agreement: dict[str, float] = Field(default_factory=dict)
+    isolation: str | None = None
+    skipped_calls: dict[str, int] = Field(default_factory=dict)
+    filtered_outputs: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not any(self.repo_overlap.values()) and not self.non_verbatim_lines
+
+    def text(self) -> str:
+        lines = [
+            f"squeez validation: {'OK' if self.ok else 'FAILED'}",
+            f"  rows {self.rows}, unique instances {self.unique_instances}",
+            f"  per split: {self.by_split}",
+            f"  per tool type: {self.by_tool_type}",
+        ]
+        for split, tools in self.by_split_and_tool.items():
+            lines.append(f"    {split}: {tools}")
+        c = self.compression
+        lines.append(
+            f"  compression: mean {c.get('mean', 0):.3f}, median {c.get('median', 0):.3f}, "
+            f"share in 0.70-0.95: {c.get('share_0.70_0.95', 0):.2f}"
+        )
+        lines.append(
+            f"  irrelevant outputs {self.irrelevant_outputs}, empty responses {self.empty_responses}"
+        )
+        lines.append(f"  missing core tool types: {self.missing_core_tool_types or 'none'}")
+        lines.append(
+            f"  prompt size outliers (> {PROMPT_OUTLIER_CHARS} chars): {len(self.prompt_size_outliers)}"
+        )
+        overlap = {k: v for k, v in self.repo_overlap.items() if v}
+        lines.append(f"  repository overlap between splits: {overlap or 'none'}")
+        lines.append(f"  relevant lines not verbatim in their output: {len(self.non_verbatim_lines)}")
+        lines.extend(f"    {item}" for item in self.non_verbatim_lines[:20])
+        if self.teacher_auto_agreement:
+            lines.append(
+                f"  teacher vs auto-label agreement (Jaccard of lines): {self.teacher_auto_agreement}"
+            )
+        if self.skipped_calls:
+            lines.append(f"  skipped tool calls: {self.skipped_calls}")
+        if self.filtered_outputs:
+            lines.append(f"  outputs filtered in phase 5: {self.filtered_outputs}")
+        if self.isolation:
+            lines.append(f"  isolation: {self.isolation}")
+        return "\n".join(lines)
+
+
+def _lines_of(spans: list[dict[str, int]]) -> set[int]:
+    return {n for s in spans for n in range(s["start_line"], s["end_line"] + 1)}
+
+
+def validate_rows(rows: list[dict[str, Any]], **extra: Any) -> ValidationReport:
+    by_split_tool: dict[str, Counter[str]] = defaultdict(Counter)
+    repos_per_split: dict[str, set[str]] = defaultdict(set)
+    non_verbatim: list[str] = []
+    agreement: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        by_split_tool[row["split"]][row["tool_type"]] += 1
+        repos_per_split[row["split"]].add(row["repo"])
+        output_lines = set(row["tool_output"].split("\n"))
+        for line in row["relevant_lines"]:
+            if line not in output_lines:
+                non_verbatim.append(f"{row['instance_id']} {row['tool_type']}: {line[:80]!r}")
+        if row["gold_source"] == "teacher":
+            gold, auto = _lines_of(row["gold_spans"]), _lines_of(row["auto_spans"])
+            agreement[row["tool_type"]].append(len(gold & auto) / len(gold | auto) if gold | auto else 1.0)
+    splits = sorted(repos_per_split)
+    overlap = {
+        f"{a}/{b}": sorted(repos_per_split[a] & repos_per_split[b])
+        for i, a in enumerate(splits)
+        for b in splits[i + 1 :]
+    }
+    ratios = [row["compression_ratio"] for row in rows if not row["is_irrelevant"]]
+    tools = Counter(row["tool_type"] for row in rows)
+    return ValidationReport(
+        rows=len(rows),
+        unique_instances=len({row["instance_id"] for row in rows}),
+        by_tool_type=dict(tools),
+        by_split={s: sum(by_split_tool[s].values()) for s in splits},
+        by_split_and_tool={s: dict(by_split_tool[s]) for s in splits},
+        compression={
+            "mean": statistics.fmean(ratios) if ratios else 0.0,
+            "median": statistics.median(ratios) if ratios else 0.0,
+            "share_0.70_0.95": sum(0.70 <= r <= 0.95 for r in ratios) / len(ratios) if ratios else 0.0,
+        },
+        missing_core_tool_types=[t for t in CORE_TOOL_TYPES if t not in tools],
+        prompt_size_outliers=[
+            f"{r['instance_id']} {r['tool_type']}" for r in rows if len(r["prompt"]) > PROMPT_OUTLIER_CHARS
+        ],
+        empty_responses=sum(1 for r in rows if not r["response"].strip() and not r["is_irrelevant"]),
+        irrelevant_outputs=sum(1 for r in rows if r["is_irrelevant"]),
+        repo_overlap=overlap,
+        non_verbatim_lines=non_verbatim,
+        teacher_auto_agreement={t: round(statistics.fmean(v), 3) for t, v in sorted(agreement.items())},
+        **extra,
+    )
