@@ -42,22 +42,22 @@ def norm(values):
 '''
 
 CORE_FIXED = CORE_BASE.replace(
-    '''    if value < 0:
+    """    if value < 0:
         return value
-    return value * factor''',
-    '''    return value * factor''',
+    return value * factor""",
+    """    return value * factor""",
 ).replace(
-    '''    def mean(self):
-        return sum(self.readings) / len(self.readings)''',
-    '''    def mean(self):
+    """    def mean(self):
+        return sum(self.readings) / len(self.readings)""",
+    """    def mean(self):
         if not self.readings:
             return 0.0
-        return sum(self.readings) / len(self.readings)''',
+        return sum(self.readings) / len(self.readings)""",
 )
 
 UTIL = "\n".join([f"def helper_{i}(x):\n    return x + {i}\n" for i in range(14)])
 
-TESTS = '''from widgets.core import Meter, scale
+TESTS = """from widgets.core import Meter, scale
 
 
 def test_scale_positive():
@@ -70,7 +70,7 @@ def test_scale_negative():
 
 def test_meter_mean_empty():
     assert Meter().mean() == 0.0
-'''
+"""
 
 
 def _commit(repo: git.Repo, files: dict[str, str], message: str) -> str:
@@ -89,8 +89,15 @@ def make_widgets_repo(path: Path) -> dict[str, str]:
     _commit(repo, {"README.md": "# widgets\n", "widgets/__init__.py": ""}, "Start the widgets package")
     _commit(repo, {"widgets/util.py": UTIL}, "Add helpers")
     _commit(repo, {"widgets/core.py": CORE_BASE.replace("    def spread", "    def spread_")}, "Add core")
-    base = _commit(repo, {"widgets/core.py": CORE_BASE, "tests/test_core.py": TESTS,
-                          "assets/logo.bin": "\x00\x01\x02binary\x00" * 20}, "Add spread and tests")
+    base = _commit(
+        repo,
+        {
+            "widgets/core.py": CORE_BASE,
+            "tests/test_core.py": TESTS,
+            "assets/logo.bin": "\x00\x01\x02binary\x00" * 20,
+        },
+        "Add spread and tests",
+    )
     (path / "widgets/core.py").write_text(CORE_FIXED)
     patch = repo.git.diff() + "\n"
     repo.git.checkout("--", ".")
@@ -104,8 +111,10 @@ def make_flask_like_repo(path: Path) -> dict[str, str]:
     _commit(repo, {"app/routes.py": lines + "\n\ndef register(app):\n    return app\n"}, "Routes")
     _commit(repo, {"app/views.py": "def index():\n    return 'ok'\n"}, "Views")
     base = _commit(repo, {"app/extra.py": "VALUE = 1\n"}, "Extra")
-    (path / "app/routes.py").write_text(lines.replace("ROUTE_12 = '/r12'", "ROUTE_12 = '/twelve'")
-                                        + "\n\ndef register(app):\n    app.routes = True\n    return app\n")
+    (path / "app/routes.py").write_text(
+        lines.replace("ROUTE_12 = '/r12'", "ROUTE_12 = '/twelve'")
+        + "\n\ndef register(app):\n    app.routes = True\n    return app\n"
+    )
     patch = repo.git.diff() + "\n"
     repo.git.checkout("--", ".")
     return {"base_commit": base, "patch": patch}
@@ -116,16 +125,31 @@ def write_instances(root: Path) -> tuple[Path, str]:
     widgets = make_widgets_repo(root / "src" / "acme" / "widgets")
     flask = make_flask_like_repo(root / "src" / "pallets" / "flask")
     instances = [
-        {"instance_id": "acme__widgets-1", "repo": "acme/widgets", **widgets,
-         "problem_statement": "`scale` returns negative values unscaled, and `Meter.mean` crashes on an empty "
-                              "MeterReading list. See https://example.org/issues/1 for details.",
-         "FAIL_TO_PASS": json.dumps(["tests/test_core.py::test_scale_negative",
-                                     "tests/test_core.py::test_meter_mean_empty"]),
-         "PASS_TO_PASS": json.dumps(["tests/test_core.py::test_scale_positive"]), "version": "1.0"},
-        {"instance_id": "pallets__flask-1", "repo": "pallets/flask", **flask,
-         "problem_statement": "ROUTE_12 should be `/twelve`, and `register` must mark the app as routed."},
-        {"instance_id": "ghost__missing-1", "repo": "ghost/missing", "base_commit": "0" * 40, "patch": "",
-         "problem_statement": "This repository does not exist anywhere."},
+        {
+            "instance_id": "acme__widgets-1",
+            "repo": "acme/widgets",
+            **widgets,
+            "problem_statement": "`scale` returns negative values unscaled, and `Meter.mean` crashes on an empty "
+            "MeterReading list. See https://example.org/issues/1 for details.",
+            "FAIL_TO_PASS": json.dumps(
+                ["tests/test_core.py::test_scale_negative", "tests/test_core.py::test_meter_mean_empty"]
+            ),
+            "PASS_TO_PASS": json.dumps(["tests/test_core.py::test_scale_positive"]),
+            "version": "1.0",
+        },
+        {
+            "instance_id": "pallets__flask-1",
+            "repo": "pallets/flask",
+            **flask,
+            "problem_statement": "ROUTE_12 should be `/twelve`, and `register` must mark the app as routed.",
+        },
+        {
+            "instance_id": "ghost__missing-1",
+            "repo": "ghost/missing",
+            "base_commit": "0" * 40,
+            "patch": "",
+            "problem_statement": "This repository does not exist anywhere.",
+        },
     ]
     path = root / "instances.jsonl"
     path.write_text("".join(json.dumps(i) + "\n" for i in instances))

@@ -1,0 +1,189 @@
+"""The squeez phases over real repositories: the acceptance run, resume, distillation and the report."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from datasets import load_dataset
+
+from lettuce_build.cli import main
+from lettuce_build.squeez.labels import label
+from lettuce_build.squeez.patches import parse_patch
+from lettuce_build.squeez.pipeline import PhaseError, Squeez
+from lettuce_build.squeez.report import validate_rows
+
+from ..support.scripted import ScriptedBackend
+
+
+def run_cli(*args):
+    return CliRunner().invoke(main, ["squeez", *map(str, args)])
+
+
+def test_phases_1_to_5_7_8_over_local_repositories(tmp_path, fixture_repos):
+    instances, template = fixture_repos
+    out = tmp_path / "out"
+    result = run_cli(
+        "--phase",
+        1,
+        2,
+        3,
+        4,
+        5,
+        7,
+        8,
+        "--output-dir",
+        out,
+        "--instances",
+        instances,
+        "--repo-url",
+        template,
+        "--workers",
+        2,
+        "--seed",
+        3,
+    )
+    assert result.exit_code == 0, result.output
+    assert "ghost/missing (clone failed: fatal:" in result.output
+    assert "instances skipped: {'repository unavailable': 1}" in result.output
+    report = json.loads((out / "validation_report.json").read_text())
+    assert report["repo_overlap"] == {"test/train": []} or not any(report["repo_overlap"].values())
+    assert report["non_verbatim_lines"] == []
+    assert (out / "validation_report.txt").read_text().startswith("squeez validation: OK")
+    for split in ("train", "test"):
+        for line in (out / f"squeez_{split}.jsonl").read_text().splitlines():
+            row = json.loads(line)
+            assert row["gold_source"] == "auto"
+            output = row["tool_output"].split("\n")
+            assert all(relevant in output for relevant in row["relevant_lines"])
+            assert row["split"] == ("test" if row["repo"] == "pallets/flask" else "train")
+    loaded = load_dataset(str(out / "hub"), "squeez")
+    assert isinstance(loaded["train"][0]["gold_spans"], list)
+
+
+def test_every_generated_call_is_executed_or_skipped_with_a_reason(tmp_path, fixture_repos):
+    instances, template = fixture_repos
+    squeez = Squeez(tmp_path / "out", url_template=template, seed=1)
+    squeez.phase1(str(instances))
+    squeez.phase2()
+    squeez.phase3()
+    squeez.phase4()
+    calls = (tmp_path / "out" / "phase3_tool_calls.jsonl").read_text().splitlines()
+    results = squeez.results()
+    assert len(results) == len(calls)
+    assert all(r.output or r.skipped or r.exit_code is not None for r in results)
+
+
+def test_phase_4_resumes_per_instance(tmp_path, fixture_repos):
+    instances, template = fixture_repos
+    squeez = Squeez(tmp_path / "out", url_template=template, seed=1)
+    squeez.phase1(str(instances))
+    squeez.phase2()
+    squeez.phase3()
+    assert "ran 2 instances (0 already done)" in squeez.phase4()
+    finished = tmp_path / "out" / "phase4" / "acme__widgets-1.jsonl"
+    before = finished.read_text()
+    (tmp_path / "out" / "phase4" / "pallets__flask-1.jsonl").unlink()  # as if killed mid-way
+    assert "ran 1 instances (1 already done)" in squeez.phase4()
+    assert finished.read_text() == before
+
+
+def test_a_phase_without_its_input_says_which_phase_to_run(tmp_path):
+    with pytest.raises(PhaseError, match="run phase 1 first"):
+        Squeez(tmp_path / "empty").phase2()
+
+
+def teacher(request):
+    """Picks the first three numbered lines that mention 'scale' or 'ROUTE_1', else nothing."""
+    picked = [
+        int(line.split(":")[0])
+        for line in request.messages[-1].content.split("Output (", 1)[1].split("\n")[1:]
+        if ":" in line and line.split(":")[0].isdigit() and ("scale" in line or "ROUTE_1" in line)
+    ]
+    return json.dumps({"spans": [{"start": n, "end": n} for n in picked[:3]]})
+
+
+def test_phase_6_distils_with_a_teacher_and_slices_original_lines(tmp_path, fixture_repos):
+    instances, template = fixture_repos
+    squeez = Squeez(tmp_path / "out", url_template=template, seed=3)
+    squeez.phase1(str(instances))
+    for phase in (squeez.phase2, squeez.phase3, squeez.phase4, squeez.phase5):
+        phase()
+    backend = ScriptedBackend(teacher)
+    assert "distilled" in squeez.phase6(backend)
+    squeez.phase7()
+    text, report = squeez.phase8()
+    assert report.ok and report.teacher_auto_agreement
+    rows = [
+        json.loads(line)
+        for s in ("train", "test")
+        for line in (tmp_path / "out" / f"squeez_{s}.jsonl").read_text().splitlines()
+    ]
+    taught = [r for r in rows if r["gold_source"] == "teacher"]
+    assert taught
+    for row in taught:
+        lines = row["tool_output"].split("\n")
+        assert row["relevant_lines"] == [lines[s["start_line"] - 1] for s in row["gold_spans"]]
+    again = ScriptedBackend(teacher)
+    squeez.phase6(again)
+    assert again.calls == []  # resumed from the request cache
+
+
+def test_phase_6_smoke_on_the_real_engine(tmp_path, fixture_repos, embedded_backend):
+    instances, template = fixture_repos
+    squeez = Squeez(tmp_path / "out", url_template=template, seed=3)
+    squeez.phase1(str(instances))
+    for phase in (squeez.phase2, squeez.phase3, squeez.phase4, squeez.phase5):
+        phase()
+    message = squeez.phase6(embedded_backend)
+    assert message.startswith("phase 6: teacher smollm2-135m")
+    squeez.phase7()
+    _, report = squeez.phase8()
+    assert report.ok  # whatever the tiny teacher picked, every line is sliced from the real output
+
+
+def row(repo, split, output="a\nb\nc", relevant=("a",)):
+    return {
+        "instance_id": f"{repo}-1",
+        "repo": repo,
+        "split": split,
+        "tool_type": "grep",
+        "tool_output": output,
+        "relevant_lines": list(relevant),
+        "gold_source": "auto",
+        "gold_spans": [],
+        "auto_spans": [],
+        "compression_ratio": 0.8,
+        "is_irrelevant": False,
+        "prompt": "p",
+        "response": "a",
+    }
+
+
+def test_the_report_fails_on_repository_overlap_and_on_non_verbatim_lines():
+    assert validate_rows([row("x/a", "train"), row("x/b", "test")]).ok
+    overlap = validate_rows([row("x/a", "train"), row("x/a", "test")])
+    assert not overlap.ok and overlap.repo_overlap["test/train"] == ["x/a"]
+    invented = validate_rows([row("x/a", "train", relevant=("a line nobody printed",))])
+    assert not invented.ok and invented.non_verbatim_lines
+
+
+def test_decoy_files_are_kept_as_irrelevant_outputs(tmp_path):
+    from lettuce_build.squeez.execute import ToolResult
+
+    patch = parse_patch(
+        "diff --git a/pkg/core.py b/pkg/core.py\n--- a/pkg/core.py\n+++ b/pkg/core.py\n"
+        "@@ -1,1 +1,1 @@\n-x = 1\n+x = 2\n"
+    )
+    output = "\n".join(f"{i:>6}\tline {i}" for i in range(1, 30))
+    decoy = ToolResult(
+        instance_id="i",
+        repo="r",
+        tool_type="read_file",
+        command="c",
+        query="q",
+        target="pkg/util.py",
+        is_patch_file=False,
+        output=output,
+    )
+    labelled = label(decoy, patch)
+    assert labelled.kept and labelled.relevant == []
