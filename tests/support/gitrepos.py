@@ -129,8 +129,8 @@ def write_instances(root: Path) -> tuple[Path, str]:
             "instance_id": "acme__widgets-1",
             "repo": "acme/widgets",
             **widgets,
-            "problem_statement": "`scale` returns negative values unscaled, and `Meter.mean` crashes on an empty "
-            "MeterReading list. See https://example.org/issues/1 for details.",
+            "problem_statement": "`scale` returns negative values unscaled, and `Meter.mean` crashes on an "
+            "empty MeterReading list. See https://example.org/issues/1 for details.",
             "FAIL_TO_PASS": json.dumps(
                 ["tests/test_core.py::test_scale_negative", "tests/test_core.py::test_meter_mean_empty"]
             ),

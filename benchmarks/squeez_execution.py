@@ -1,0 +1,123 @@
+"""squeez execution: tool calls per second with 1 and with N workers, and worktree switching
+against a fresh checkout per call, on a generated repository (many commits, many files).
+
+    python benchmarks/squeez_execution.py [WORKERS] [INSTANCES]
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import git
+
+from lettuce_build.squeez.execute import Executor, detect_isolation
+from lettuce_build.squeez.repos import RepoManager
+from lettuce_build.squeez.toolcalls import ToolCall
+
+
+def generated_repo(path: Path, commits: int = 40, files: int = 60) -> list[str]:
+    repo = git.Repo.init(path, initial_branch="main")
+    rng = random.Random(0)
+    shas = []
+    author = git.Actor("Bench", "bench@example.org")
+    for c in range(commits):
+        changed = rng.sample(range(files), 6) if c else range(files)
+        for f in changed:
+            target = path / f"pkg/mod_{f}.py"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text("\n".join(f"def f_{f}_{i}(x):\n    return x * {c + i}\n" for i in range(40)))
+        repo.index.add([f"pkg/mod_{f}.py" for f in changed])
+        shas.append(repo.index.commit(f"commit {c}", author=author, committer=author).hexsha)
+    return shas
+
+
+def calls_for(commit: str, index: int) -> list[ToolCall]:
+    base = dict(instance_id=f"bench-{index}", repo="bench/repo", base_commit=commit, query="q")
+    return [
+        ToolCall(
+            **base,
+            tool_type="read_file",
+            argv=["git", "show", f"{commit}:pkg/mod_{index % 60}.py"],
+            runs_in="bare",
+        ),
+        ToolCall(
+            **base,
+            tool_type="grep",
+            argv=["git", "grep", "-n", "-e", f"f_{index % 60}_1", commit],
+            runs_in="bare",
+        ),
+        ToolCall(
+            **base, tool_type="git_log", argv=["git", "log", "--oneline", "-20", commit], runs_in="bare"
+        ),
+        ToolCall(**base, tool_type="ls", argv=["ls", "-la", "pkg"], runs_in="worktree"),
+        ToolCall(
+            **base,
+            tool_type="python",
+            argv=["python", "-c", f"import pkg.mod_{index % 60} as m; print(len(dir(m)))"],
+            runs_in="worktree",
+        ),
+    ]
+
+
+class WorkerCalls:
+    """Runs one instance's calls; each pool thread keeps one worker id, hence one worktree."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+        self.ids = itertools.count()
+        self.local = threading.local()
+
+    def __call__(self, item: tuple[str, int]) -> int:
+        if not hasattr(self.local, "worker"):
+            self.local.worker = next(self.ids)
+        return len([self.executor.run(call, self.local.worker) for call in calls_for(*item)])
+
+
+def main() -> None:
+    workers = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+    instances = int(sys.argv[2]) if len(sys.argv) > 2 else 16
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        shas = generated_repo(root / "src" / "bench" / "repo")
+        repos = RepoManager(root / "out", f"file://{root}/src/{{repo}}")
+        repos.clone("bench/repo")
+        isolation = detect_isolation()
+        executor = Executor(repos, isolation)
+        work = [(shas[-1 - (i % 10)], i) for i in range(instances)]
+        print(
+            f"{instances} instances x 5 calls on a {len(shas)}-commit repository; isolation: {isolation.mode}"
+        )
+        rates = {}
+        for n in (1, workers):
+            started = time.perf_counter()
+            with ThreadPoolExecutor(n) as pool:
+                done = sum(pool.map(WorkerCalls(executor), work))
+            seconds = time.perf_counter() - started
+            rates[n] = done / seconds
+            print(f"  {n} worker(s): {done} calls in {seconds:.2f} s = {rates[n]:.1f} calls/s")
+        print(f"  {workers} workers / 1 worker = {rates[workers] / rates[1]:.2f}x")
+
+        switches = [shas[-1 - (i % 10)] for i in range(10)]
+        started = time.perf_counter()
+        for sha in switches:
+            repos.worktree("bench/repo", sha, worker=99)
+        switch = (time.perf_counter() - started) / len(switches)
+        started = time.perf_counter()
+        for i, sha in enumerate(switches):
+            repos.fresh_checkout("bench/repo", sha, root / f"fresh-{i}")
+        fresh = (time.perf_counter() - started) / len(switches)
+        print(
+            f"  worktree switch {switch * 1000:.0f} ms vs fresh checkout {fresh * 1000:.0f} ms per call: "
+            f"{fresh / switch:.1f}x cheaper"
+        )
+
+
+if __name__ == "__main__":
+    main()
