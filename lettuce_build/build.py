@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.builddir import BuildDir, Manifest
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.output import write_output
-from lettuce_build.runner import FailureRow, Runner, StageStats
+from lettuce_build.runner import FailureRow, Runner, StageResult, StageStats
 from lettuce_build.schema import FEATURES, SPLITS, HallucinationSample, check_sample, sample_to_row
 from lettuce_build.sources.base import LoadOptions, SourceError
 from lettuce_build.sources.registry import get_source
@@ -36,6 +36,7 @@ class BuildOptions(BaseModel):
     seed: int = 0
     fallback: Literal["none", "clean"] = "none"
     language: str = "en"
+    repo_url: str = "https://github.com/{repo}.git"
 
 
 class BuildSummary(BaseModel):
@@ -63,7 +64,14 @@ def run_build(options: BuildOptions, backend: Backend) -> BuildSummary:
     source = get_source(options.source)
     loaded = source.load(
         options.input,
-        LoadOptions(limit=options.limit, ratio=options.ratio, seed=options.seed, language=options.language),
+        LoadOptions(
+            limit=options.limit,
+            ratio=options.ratio,
+            seed=options.seed,
+            language=options.language,
+            repo_url=options.repo_url,
+            work_dir=Path(options.out) / "repos",
+        ),
     )
     if not loaded.items:
         raise SourceError(
@@ -82,21 +90,15 @@ def run_build(options: BuildOptions, backend: Backend) -> BuildSummary:
     cache = build.open_cache()
     try:
         runner = Runner(backend, cache, seed=options.seed)
-        dataset = Dataset.from_list(loaded.items)
-        fallback_rows: list[dict[str, Any]] = []
         backend_seconds = 0.0
-        for stage in source.stages():
-            result = runner.run(dataset, stage)
+
+        def record(result: StageResult) -> None:
+            nonlocal backend_seconds
             build.record_stage(manifest, result.stats, result.failures)
             backend_seconds += result.stats.backend_seconds
-            if stage.name == "inject" and options.fallback == "clean" and result.failures:
-                failed = {f.key: f.reason for f in result.failures}
-                fallback_rows = [
-                    dict(row, inject=False, fallback_reason=failed[row["key"]])
-                    for row in dataset.to_list()
-                    if row["key"] in failed
-                ]
-            dataset = result.ok
+
+        dataset, injection_failed = source.run_stages(runner, Dataset.from_list(loaded.items), record)
+        fallback_rows = injection_failed if options.fallback == "clean" else []
         samples, invalid = _assemble(source, dataset.to_list() + fallback_rows)
         build.record_stage(
             manifest,
@@ -167,8 +169,7 @@ def run_build(options: BuildOptions, backend: Backend) -> BuildSummary:
 def _assemble(source: Any, rows: list[dict[str, Any]]) -> tuple[list[HallucinationSample], list[FailureRow]]:
     samples, invalid = [], []
     for row in rows:
-        hallucinated = bool(row.get("inject")) and row.get("hallucinated_answer") is not None
-        sample = source.sample(row, hallucinated)
+        sample = source.sample(row)
         if row.get("fallback_reason"):
             sample.metadata["fallback_clean"] = row["fallback_reason"]
         violations = check_sample(sample)

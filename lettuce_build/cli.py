@@ -342,6 +342,12 @@ def sources() -> None:
 @click.option(
     "--language", default="en", show_default=True, help="Language (config) for multilingual sources."
 )
+@click.option(
+    "--repo-url",
+    default="https://github.com/{repo}.git",
+    show_default=True,
+    help="code source: clone URL template ({repo} = owner/name); a local path or file:// works too.",
+)
 def build(
     source_name: str,
     input_path: str | None,
@@ -356,6 +362,7 @@ def build(
     seed: int,
     fallback: str,
     language: str,
+    repo_url: str,
 ) -> None:
     """Build a dataset from a source: questions, grounded answers, injected hallucinations."""
     from lettuce_build.build import BuildOptions, run_build
@@ -380,6 +387,7 @@ def build(
         seed=seed,
         fallback=fallback,
         language=language,
+        repo_url=repo_url,
     )
     try:
         summary = run_build(options, backend)

@@ -61,6 +61,10 @@ class Stage(ABC):
     #: A plain-text stage that needs only whole lines may keep the complete lines of a response
     #: cut at max_tokens; any other cut response (cut JSON above all) is a "truncated" failure.
     keeps_complete_lines_when_cut: ClassVar[bool] = False
+    #: False (default): a re-run replays every cached attempt and stops where the last run stopped.
+    #: True: cached failed attempts do not use up an item's budget of ``max_attempts`` model calls,
+    #: so an item that failed is tried afresh on the next run (PsiloQA's "retried next run").
+    retries_failures_on_rerun: ClassVar[bool] = False
 
     @property
     @abstractmethod
@@ -125,9 +129,13 @@ def request_seed(build_seed: int, key: str, attempt: int) -> int:
 
 
 _ROW = "_lettuce_row"
+#: however many cached attempts a re-run replays, a stage never makes more passes than this
+MAX_ATTEMPT_PASSES = 16
+
 _FAILURE_COLUMNS = {
     "_ok": Value("bool"),
     "_failure": Value("string"),  # a FailureRow as JSON, for failed rows
+    "_fresh": Value("bool"),  # whether this attempt's answer came from the model, not the cache
 }
 
 
@@ -180,8 +188,8 @@ class Runner:
 
     def _complete(
         self, stage: Stage, requests: Sequence[ChatRequest], stats: StageStats, schema_text: str
-    ) -> list[Completion]:
-        """Cache hits plus one backend call for the misses; misses are committed before returning."""
+    ) -> tuple[list[Completion], list[bool]]:
+        """Cache hits plus one backend call for the misses (committed before returning); which were fresh."""
         model = self.backend.model_id
         keys = [request_key(model, r, stage.prompt_version, schema_text) for r in requests]
         found = self.cache.get_many(keys)
@@ -201,7 +209,8 @@ class Runner:
         self.cache.count(hits, len(missing))
         stats.cache_hits += hits
         stats.cache_misses += len(missing)
-        return [found[k] for k in keys]
+        fresh_keys = set(missing)
+        return [found[k] for k in keys], [k in fresh_keys for k in keys]
 
     def run(self, dataset: Dataset, stage: Stage) -> StageResult:
         if "key" not in dataset.column_names:
@@ -221,6 +230,7 @@ class Runner:
             items = [dict(zip(columns, values, strict=True)) for values in zip(*batch.values(), strict=True)]
             results: list[dict[str, Any]] = [{} for _ in items]
             failures: list[FailureRow | None] = [None] * len(items)
+            fresh_flags = [False] * len(items)
             pending = [i for i, item in enumerate(items) if stage.applies(item)]
             stats.passed_through += len(items) - len(pending)
             if pending:
@@ -231,7 +241,9 @@ class Runner:
                         "max_tokens": requests[0].max_tokens,
                         "json_schema": requests[0].json_schema is not None,
                     }
-                completions = self._complete(stage, requests, stats, schema_text)
+                completions, fresh = self._complete(stage, requests, stats, schema_text)
+                for i, was_fresh in zip(pending, fresh, strict=True):
+                    fresh_flags[i] = was_fresh
                 for i, completion in zip(pending, completions, strict=True):
                     try:
                         results[i] = stage.parse(items[i], check_response(stage, completion))
@@ -249,6 +261,7 @@ class Runner:
             out: dict[str, list[Any]] = {name: [r.get(name) for r in results] for name in outputs}
             out["_ok"] = [f is None for f in failures]
             out["_failure"] = [f.model_dump_json() if f else None for f in failures]
+            out["_fresh"] = fresh_flags
             return out
 
         fingerprint = hashlib.sha256(
@@ -270,7 +283,9 @@ class Runner:
         pending = dataset.add_column(_ROW, list(range(len(dataset))), new_fingerprint=f"{fingerprint}-rows")
         done: list[Dataset] = []
         failure_rows: list[FailureRow] = []
-        for attempt in range(stage.max_attempts):
+        passes = MAX_ATTEMPT_PASSES if stage.retries_failures_on_rerun else stage.max_attempts
+        fresh_used: Counter[str] = Counter()
+        for attempt in range(passes):
             mapped = pending.map(
                 functools.partial(process, attempt=attempt),
                 batched=True,
@@ -289,9 +304,21 @@ class Runner:
                 [i for i, ok in enumerate(flags) if not ok], new_fingerprint=f"{fingerprint}-failed{attempt}"
             )
             failed_rows = [FailureRow.model_validate_json(raw) for raw in failed["_failure"][:]]
-            last = attempt == stage.max_attempts - 1
-            failure_rows.extend(f for f in failed_rows if last or not f.retryable)
-            retry = [i for i, f in enumerate(failed_rows) if f.retryable and not last]
+            for row, was_fresh in zip(failed_rows, failed["_fresh"][:], strict=True):
+                fresh_used[row.key] += was_fresh
+            last = attempt == passes - 1
+            exhausted = [
+                last or (stage.retries_failures_on_rerun and fresh_used[f.key] >= stage.max_attempts)
+                for f in failed_rows
+            ]
+            failure_rows.extend(
+                f for f, done in zip(failed_rows, exhausted, strict=True) if done or not f.retryable
+            )
+            retry = [
+                i
+                for i, (f, done) in enumerate(zip(failed_rows, exhausted, strict=True))
+                if f.retryable and not done
+            ]
             if not retry:
                 break
             pending = failed.select(retry, new_fingerprint=f"{fingerprint}-retry{attempt}")

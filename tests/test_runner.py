@@ -211,3 +211,24 @@ def test_a_cut_response_is_truncated_unless_the_stage_keeps_complete_lines():
         check_response(QuestionStage(), Completion(text="How do I inst", finish_reason="length"))
     with pytest.raises(ParseFailure, match="truncated"):
         check_response(DoubleStage(), Completion(text='{"value": 4}\n{"val', finish_reason="length"))
+
+
+class RetryOnRerunStage(DoubleStage):
+    retries_failures_on_rerun = True
+
+
+def test_a_stage_may_retry_its_failures_afresh_on_the_next_run(tmp_path):
+    calls = {"n": 0}
+
+    def wrong_twice_then_right(request):
+        calls["n"] += 1
+        return '{"value": -1}' if calls["n"] <= 2 else correct(request)
+
+    cache = RequestCache(tmp_path / "c.sqlite")
+    first = Runner(ScriptedBackend(wrong_twice_then_right), cache).run(items(1), RetryOnRerunStage())
+    assert [f.attempt for f in first.failures] == [1]  # two fresh attempts, both wrong
+    rerun_backend = ScriptedBackend(wrong_twice_then_right)
+    rerun_backend.respond = lambda r: correct(r)
+    second = Runner(rerun_backend, cache).run(items(1), RetryOnRerunStage())
+    assert second.ok["doubled"][:] == [0] and len(rerun_backend.requests) == 1  # attempt 2, fresh
+    cache.close()

@@ -21,8 +21,13 @@ class AnswerStage(Stage):
     prompt_version = load_prompt("answer").version
 
     def __init__(
-        self, evidence_chars: int = DEFAULT_EVIDENCE_CHARS, temperature: float = 0.7, max_tokens: int = 400
+        self,
+        evidence_chars: int = DEFAULT_EVIDENCE_CHARS,
+        temperature: float = 0.7,
+        max_tokens: int = 400,
+        evidence_field: str = "context",
     ):
+        self.evidence_field = evidence_field  # what the answer is grounded in (tool_output: the gold lines)
         self.evidence_chars = evidence_chars
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -33,7 +38,7 @@ class AnswerStage(Stage):
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         system, user = load_prompt("answer").render(
-            evidence=item["context"][: self.evidence_chars], question=item["question"]
+            evidence=item[self.evidence_field][: self.evidence_chars], question=item["question"]
         )
         return ChatRequest.of(system, user, temperature=self.temperature, max_tokens=self.max_tokens)
 

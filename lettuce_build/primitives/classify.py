@@ -38,6 +38,7 @@ class ClassifyStage(Stage):
     name = "classify"
     prompt_version = load_prompt("classify").version
     response_model = SpanClass
+    retries_failures_on_rerun = True  # an item with an unclassified span is tried afresh next run
 
     def __init__(
         self, taxonomy: Taxonomy = DEFAULT_TAXONOMY, context_chars: int = 6000, max_tokens: int = 128

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar
 
+from datasets import Dataset
 from pydantic import BaseModel, Field
 
-from lettuce_build.runner import Stage
+from lettuce_build.runner import Runner, Stage, StageResult
 from lettuce_build.schema import HallucinationSample, Span
 from lettuce_build.taxonomy import sample_category
 
@@ -23,6 +26,9 @@ class LoadOptions(BaseModel):
     ratio: float = 0.5
     seed: int = 0
     language: str = "en"
+    #: where sources that need repositories (code) clone them from, and where to keep clones
+    repo_url: str = "https://github.com/{repo}.git"
+    work_dir: Path | None = None
 
 
 class LoadResult(BaseModel):
@@ -47,6 +53,7 @@ class Source(ABC):
     name: ClassVar[str]
     dataset_name: ClassVar[str]
     modality: ClassVar[str]
+    task_type: ClassVar[str] = "qa"
     card: ClassVar[CardMetadata]
 
     @abstractmethod
@@ -55,8 +62,28 @@ class Source(ABC):
     @abstractmethod
     def stages(self) -> list[Stage]: ...
 
-    def sample(self, row: dict[str, Any], hallucinated: bool) -> HallucinationSample:
+    def run_stages(
+        self, runner: Runner, dataset: Dataset, record: Callable[[StageResult], None]
+    ) -> tuple[Dataset, list[dict[str, Any]]]:
+        """Run the stages in order, recording each. Returns the finished rows, and the rows whose
+        injection failed (each with its ``fallback_reason``), which a build may keep as clean samples."""
+        injection_failed: list[dict[str, Any]] = []
+        for stage in self.stages():
+            result = runner.run(dataset, stage)
+            record(result)
+            if stage.name == "inject" and result.failures:
+                failed = {f.key: f.reason for f in result.failures}
+                injection_failed = [
+                    dict(row, inject=False, fallback_reason=failed[row["key"]])
+                    for row in dataset.to_list()
+                    if row["key"] in failed
+                ]
+            dataset = result.ok
+        return dataset, injection_failed
+
+    def sample(self, row: dict[str, Any]) -> HallucinationSample:
         """A question/answer row as a sample; injected rows take the hallucinated answer and its spans."""
+        hallucinated = bool(row.get("inject")) and row.get("hallucinated_answer") is not None
         answer = row["hallucinated_answer"] if hallucinated else row["answer"]
         labels = [Span.model_validate(s) for s in row["labels"]] if hallucinated else []
         verdict = sample_category([(s.category, s.subcategory) for s in labels])
@@ -64,13 +91,13 @@ class Source(ABC):
         if hallucinated and row.get("injection"):
             metadata["injection"] = json.loads(row["injection"])
         return HallucinationSample(
-            prompt=f"Context:\n{row['context']}\n\nQuestion: {row['question']}",
+            prompt=row.get("prompt") or f"Context:\n{row['context']}\n\nQuestion: {row['question']}",
             context=row["context"],
             question=row["question"],
             answer=answer,
             labels=labels,
             split=row["split"],
-            task_type=row.get("task_type") or "qa",
+            task_type=row.get("task_type") or self.task_type,
             dataset=self.dataset_name,
             language=row.get("language") or "en",
             context_modality=self.modality,

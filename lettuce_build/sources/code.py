@@ -1,0 +1,246 @@
+"""SWE-bench code: the issue as the question, the touched files as context, the gold fix as the answer.
+
+Context: each touched file at ``base_commit`` as ``File: path`` and a fenced block,
+truncated to a window around the patch when long, capped overall. Answer: the gold
+fix in one of three seeded styles: the whole patched function, the hunk, or an
+"in file X replace ... with ..." edit. Trivial (< 40 chars of code) and huge
+(> 10,000 chars) answers are skipped with a count. One sample per instance, native
+splits (SWE-bench's ``dev`` becomes ``validation``), targeted code injection with
+in-fence enforcement and the fabricated-reference check.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+from collections import Counter
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import git
+
+from lettuce_build.primitives.injection import InjectTaxonomyStage
+from lettuce_build.runner import Stage
+from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
+from lettuce_build.sources.chunking import seeded_fraction
+from lettuce_build.squeez.patches import FilePatch, parse_patch
+from lettuce_build.squeez.repos import RepoManager
+from lettuce_build.swebench import InstanceLoadError, load_instance_rows
+
+MIN_CODE_CHARS = 40
+MAX_CODE_CHARS = 10_000
+FILE_CONTEXT_CHARS = 8_000
+CONTEXT_CHARS = 24_000
+WINDOW_LINES = 60
+STYLES = (("function", 0.4), ("hunk", 0.3), ("replace", 0.3))
+TARGETS = (
+    ("contradiction", "value"),
+    ("contradiction", "numerical"),
+    ("unsupported_addition", "behavior"),
+    ("fabricated_reference", "identifier"),
+    ("fabricated_reference", "attribute"),
+)
+SPLIT_NAMES = {"train": "train", "dev": "validation", "validation": "validation", "test": "test"}
+
+
+def fence_language(path: str) -> str:
+    return {".py": "python", ".js": "javascript", ".ts": "typescript", ".rst": "rst", ".md": "markdown"}.get(
+        PurePosixPath(path).suffix, ""
+    )
+
+
+def file_context(path: str, text: str, file: FilePatch) -> str:
+    """``File: path`` and a fenced block; long files keep a window around the patch's hunks."""
+    lines = text.split("\n")
+    if len(text) > FILE_CONTEXT_CHARS and file.hunks:
+        first = max(0, min(h.old_start for h in file.hunks) - WINDOW_LINES)
+        last = min(len(lines), max(h.old_start + h.old_length for h in file.hunks) + WINDOW_LINES)
+        body = "\n".join(lines[first:last])[:FILE_CONTEXT_CHARS]
+        note = f" (lines {first + 1}-{last} of {len(lines)})"
+    else:
+        body, note = text[:FILE_CONTEXT_CHARS], ""
+    return f"File: {path}{note}\n```{fence_language(path)}\n{body}\n```"
+
+
+def _patched_text(worktree: Path, patch: str, path: str) -> str | None:
+    applied = subprocess.run(
+        ["git", "apply", "--whitespace=nowarn", "-"], input=patch.encode(), cwd=worktree, capture_output=True
+    )
+    try:
+        return (worktree / path).read_text(encoding="utf-8") if applied.returncode == 0 else None
+    finally:
+        git.Repo(worktree).git.checkout("--", ".")
+
+
+def _enclosing_function(source: str, line: int) -> str | None:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno <= line <= (
+            node.end_lineno or 0
+        ):
+            if best is None or node.lineno > best.lineno:
+                best = node  # the innermost one
+    return ast.get_source_segment(source, best) if best else None
+
+
+def _hunk_texts(patch: str, path: str) -> list[str]:
+    """The raw hunks of one file in the patch, header included."""
+    hunks: list[list[str]] = []
+    in_file = False
+    for line in patch.split("\n"):
+        if line.startswith("diff --git"):
+            in_file = line.endswith(f" b/{path}")
+        elif in_file and line.startswith("@@"):
+            hunks.append([line])
+        elif in_file and hunks and line[:1] in (" ", "+", "-") and not line.startswith(("+++", "---")):
+            hunks[-1].append(line)
+    return ["\n".join(h) for h in hunks]
+
+
+def _first_added_line(hunk: str) -> int:
+    """The new-side line number of a hunk's first added line (or its first line)."""
+    header, *body = hunk.split("\n")
+    line = int(header.split("+", 1)[1].split(",")[0].split(" ")[0])
+    for text in body:
+        if text.startswith("+"):
+            return line
+        if not text.startswith("-"):
+            line += 1
+    return line
+
+
+def build_answer(style: str, path: str, patch: str, patched: str | None) -> tuple[str, str]:
+    """(answer, code) of the gold fix in a style; the code alone is what the size limits measure."""
+    hunks = _hunk_texts(patch, path)
+    if style == "function" and patched is not None and hunks:
+        function = _enclosing_function(patched, _first_added_line(hunks[0]))
+        if function:
+            code = function
+            return f"In `{path}`, the fixed function:\n```{fence_language(path)}\n{code}\n```", code
+    if style == "replace" and hunks:
+        body = hunks[0].split("\n")[1:]
+        old = "\n".join(line[1:] for line in body if line[:1] in (" ", "-"))
+        new = "\n".join(line[1:] for line in body if line[:1] in (" ", "+"))
+        lang = fence_language(path)
+        return (f"In file `{path}`, replace:\n```{lang}\n{old}\n```\nwith:\n```{lang}\n{new}\n```", old + new)
+    code = "\n".join(hunks)
+    return f"The fix to `{path}`:\n```diff\n{code}\n```", code
+
+
+def _choose(seed: int, key: str, salt: str, options: tuple[tuple[str, float], ...]) -> str:
+    point, total = seeded_fraction(seed, key, salt), 0.0
+    for name, weight in options:
+        total += weight
+        if point < total:
+            return name
+    return options[-1][0]
+
+
+class CodeSource(Source):
+    name = "code"
+    dataset_name = "lettucedetect-code"
+    modality = "code"
+    task_type = "code_fix"
+    hub_id = "princeton-nlp/SWE-bench"
+    card = CardMetadata(
+        pretty_name="LettuceDetect code hallucinations",
+        description="SWE-bench issues with the touched files as context, the gold fix as the answer, and "
+        "injected code hallucinations (wrong values, unrequested behaviour, fabricated identifiers).",
+        upstream="princeton-nlp/SWE-bench (or local SWE-bench files) and the repositories at base_commit",
+        languages=["en", "code"],
+        modality="code",
+        task_types=["code_fix"],
+    )
+
+    def _rows(self, input_path: str | None) -> list[dict[str, Any]]:
+        required = ("instance_id", "repo", "base_commit", "patch", "problem_statement")
+        try:
+            if input_path is not None and Path(input_path).exists():
+                return load_instance_rows(input_path, required)
+            rows = []
+            for split in ("dev", "test"):
+                rows += [
+                    dict(r, split=split)
+                    for r in load_instance_rows(input_path or self.hub_id, required, split)
+                ]
+            return rows
+        except InstanceLoadError as err:
+            raise SourceError(str(err)) from err
+
+    def load(self, input_path: str | None, options: LoadOptions) -> LoadResult:
+        repos = RepoManager(options.work_dir or Path("repos"), options.repo_url)
+        skipped: Counter[str] = Counter()
+        items = []
+        statuses: dict[str, bool] = {}
+        for row in self._rows(input_path):
+            repo = row["repo"]
+            if repo not in statuses:
+                statuses[repo] = repos.clone(repo).ok
+            if not statuses[repo]:
+                skipped[f"repository_unavailable:{repo}"] += 1
+                continue
+            item = self._item(row, repos, options, skipped)
+            if item is not None:
+                items.append(item)
+            if options.limit is not None and len(items) >= options.limit:
+                break
+        return LoadResult(items=items, documents=len(items) + sum(skipped.values()), skipped=skipped)
+
+    def _item(
+        self, row: dict[str, Any], repos: RepoManager, options: LoadOptions, skipped: Counter[str]
+    ) -> dict[str, Any] | None:
+        patch, commit, repo = row["patch"], row["base_commit"], row["repo"]
+        if not isinstance(patch, str) or not patch.strip() or not repos.has_commit(repo, commit):
+            skipped["no_patch_or_commit"] += 1
+            return None
+        info = parse_patch(patch)
+        bare = git.Repo(repos.bare_path(repo))
+        blocks = []
+        for file in info.files:
+            try:
+                text = bare.git.show(f"{commit}:{file.path}")
+            except git.GitCommandError:
+                text = ""  # a file the patch creates
+            blocks.append(file_context(file.path, text, file))
+        key = f"code::{row['instance_id']}"
+        style = _choose(options.seed, key, "style", STYLES)
+        main_file = next((f.path for f in info.files if f.path.endswith(".py")), info.files[0].path)
+        patched = None
+        if style == "function":
+            patched = _patched_text(repos.worktree(repo, commit), patch, main_file)
+        answer, code = build_answer(style, main_file, patch, patched)
+        if len(code.strip()) < MIN_CODE_CHARS:
+            skipped["trivial_answer"] += 1
+            return None
+        if len(code) > MAX_CODE_CHARS:
+            skipped["huge_answer"] += 1
+            return None
+        target = TARGETS[int(seeded_fraction(options.seed, key, "target") * len(TARGETS))]
+        return {
+            "key": key,
+            "split": SPLIT_NAMES.get(str(row.get("split", "test")), "test"),
+            "question": row["problem_statement"],
+            "context": "\n\n".join(blocks)[:CONTEXT_CHARS],
+            "answer": answer,
+            "target_category": target[0],
+            "target_subcategory": target[1],
+            "inject": seeded_fraction(options.seed, key, "inject") < options.ratio,
+            "language": "en",
+            "metadata": json.dumps(
+                {
+                    "instance_id": row["instance_id"],
+                    "repo": repo,
+                    "base_commit": commit,
+                    "answer_style": style,
+                    "files": info.paths,
+                }
+            ),
+        }
+
+    def stages(self) -> list[Stage]:
+        return [InjectTaxonomyStage("code", require_fences=True, enforce_in_fence=True)]

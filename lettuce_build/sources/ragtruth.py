@@ -1,0 +1,165 @@
+"""RAGTruth: natural hallucinations of real model responses, labels mapped mechanically.
+
+``response.jsonl`` holds responses with character-offset spans and a native split;
+``source_info.jsonl`` the prompt, task type (QA, Data2txt, Summary) and source. No
+model call: each span's ``label_type`` goes through `map_label(..., "ragtruth")`,
+then the entity refinement on its text. A span whose offsets do not match its text
+is re-located by its text, else dropped and counted; implicit-true spans (the
+annotators marked them as true) are counted and left out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from lettuce_build.runner import Stage
+from lettuce_build.schema import HallucinationSample, Span
+from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
+from lettuce_build.sources.documents import read_jsonl
+from lettuce_build.taxonomy import TaxonomyError, map_label, refine_ragtruth, sample_category
+
+RESPONSE_COLUMNS = ("source_id", "response", "labels", "split")
+SOURCE_COLUMNS = ("source_id", "task_type", "source_info", "prompt")
+
+
+def _context(source_info: Any) -> tuple[str, str]:
+    """(context, question) from a source_info value: QA carries a question and passages."""
+    if isinstance(source_info, dict):
+        question = str(source_info.get("question", ""))
+        passages = source_info.get("passages")
+        if passages is not None:
+            return str(passages), question
+        return json.dumps(source_info, ensure_ascii=False, indent=1), question
+    return str(source_info), ""
+
+
+class RagTruthSource(Source):
+    name = "ragtruth"
+    dataset_name = "ragtruth"
+    modality = "prose"
+    card = CardMetadata(
+        pretty_name="RAGTruth in the unified taxonomy",
+        description="RAGTruth's annotated responses (QA, Data2txt, Summary) with their spans mapped to the "
+        "unified taxonomy.",
+        upstream="RAGTruth response.jsonl + source_info.jsonl",
+        languages=["en"],
+        modality="prose",
+        task_types=["QA", "Data2txt", "Summary"],
+    )
+
+    def _files(self, input_path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        if input_path is None:
+            raise SourceError(
+                "ragtruth: --input is required (a folder with response.jsonl and source_info.jsonl)"
+            )
+        folder = Path(input_path)
+        if folder.is_dir():
+            paths = folder / "response.jsonl", folder / "source_info.jsonl"
+            for path in paths:
+                if not path.exists():
+                    raise SourceError(
+                        f"{path} is missing; ragtruth needs response.jsonl and source_info.jsonl"
+                    )
+            return (
+                [row for _, row in read_jsonl(paths[0], RESPONSE_COLUMNS)],
+                [row for _, row in read_jsonl(paths[1], SOURCE_COLUMNS)],
+            )
+        from datasets import load_dataset
+
+        files = {"response": "response.jsonl", "source_info": "source_info.jsonl"}
+        loaded = load_dataset(input_path, data_files=files)
+        return loaded["response"].to_list(), loaded["source_info"].to_list()
+
+    def load(self, input_path: str | None, options: LoadOptions) -> LoadResult:
+        responses, sources = self._files(input_path)
+        by_source = {str(s["source_id"]): s for s in sources}
+        skipped: Counter[str] = Counter()
+        items = []
+        for response in responses:
+            source = by_source.get(str(response["source_id"]))
+            if source is None:
+                skipped["no_source_info"] += 1
+                continue
+            answer = response["response"]
+            context, question = _context(source["source_info"])
+            labels = []
+            for span in response["labels"] or []:
+                if span.get("implicit_true"):
+                    skipped["implicit_true_span"] += 1
+                    continue
+                start, end, text = int(span["start"]), int(span["end"]), span.get("text") or ""
+                if answer[start:end] != text:
+                    found = answer.find(text) if text else -1
+                    if found < 0:
+                        skipped["span_text_mismatch"] += 1
+                        continue
+                    start, end = found, found + len(text)
+                try:
+                    mapped = refine_ragtruth(map_label(span["label_type"], "ragtruth"), text, context)
+                except TaxonomyError as err:
+                    raise SourceError(f"ragtruth response {response.get('id')}: {err}") from err
+                labels.append(
+                    {
+                        "start": start,
+                        "end": end,
+                        "text": text,
+                        "label": span["label_type"],
+                        "category": mapped.category,
+                        "subcategory": mapped.subcategory,
+                    }
+                )
+            labels.sort(key=lambda s: (s["start"], s["end"]))
+            kept = []
+            for span in labels:  # annotators' overlapping spans: the earlier one stays
+                if kept and span["start"] < kept[-1]["end"]:
+                    skipped["overlapping_span"] += 1
+                    continue
+                kept.append(span)
+            items.append(
+                {
+                    "key": f"ragtruth::{response.get('id', len(items))}",
+                    "split": "test" if response["split"] == "test" else "train",
+                    "prompt": source["prompt"],
+                    "context": context,
+                    "question": question,
+                    "answer": answer,
+                    "labels": kept,
+                    "task_type": source["task_type"],
+                    "language": "en",
+                    "metadata": json.dumps(
+                        {
+                            "source_id": str(response["source_id"]),
+                            "model": response.get("model"),
+                            "quality": response.get("quality"),
+                        }
+                    ),
+                }
+            )
+            if options.limit is not None and len(items) >= options.limit:
+                break
+        return LoadResult(items=items, documents=len(items), skipped=skipped)
+
+    def stages(self) -> list[Stage]:
+        return []  # mechanical mapping: no model call
+
+    def sample(self, row: dict[str, Any]) -> HallucinationSample:
+        labels = [Span.model_validate(s) for s in row["labels"]]
+        verdict = sample_category([(s.category, s.subcategory) for s in labels])
+        return HallucinationSample(
+            prompt=row["prompt"],
+            context=row["context"],
+            question=row["question"],
+            answer=row["answer"],
+            labels=labels,
+            split=row["split"],
+            task_type=row["task_type"],
+            dataset=self.dataset_name,
+            language="en",
+            context_modality="prose",
+            category=verdict.category,
+            subcategory=verdict.subcategory,
+            metadata=json.loads(row["metadata"]),
+        )
