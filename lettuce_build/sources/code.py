@@ -102,15 +102,14 @@ def _hunk_texts(patch: str, path: str) -> list[str]:
     return ["\n".join(h) for h in hunks]
 
 
-def _first_added_line(hunk: str) -> int:
-    """The new-side line number of a hunk's first added line (or its first line)."""
+def _first_changed_line(hunk: str) -> int:
+    """The new-side line number where a hunk first adds or removes something."""
     header, *body = hunk.split("\n")
     line = int(header.split("+", 1)[1].split(",")[0].split(" ")[0])
     for text in body:
-        if text.startswith("+"):
+        if text.startswith(("+", "-")):
             return line
-        if not text.startswith("-"):
-            line += 1
+        line += 1
     return line
 
 
@@ -118,7 +117,7 @@ def build_answer(style: str, path: str, patch: str, patched: str | None) -> tupl
     """(answer, code) of the gold fix in a style; the code alone is what the size limits measure."""
     hunks = _hunk_texts(patch, path)
     if style == "function" and patched is not None and hunks:
-        function = _enclosing_function(patched, _first_added_line(hunks[0]))
+        function = _enclosing_function(patched, _first_changed_line(hunks[0]))
         if function:
             code = function
             return f"In `{path}`, the fixed function:\n```{fence_language(path)}\n{code}\n```", code

@@ -95,3 +95,27 @@ def respond(request: ChatRequest) -> str:
             }
         )
     raise AssertionError(f"unexpected request: {system[:80]}")
+
+
+def code_respond(request: ChatRequest) -> str:
+    """Targeted code injection inside the fence: extend the first 'return' line with a new name."""
+    answer = answer_of(request)
+    code_lines = answer.split("```")[1].split("\n")[1:] if "```" in answer else answer.split("\n")
+    line = next(
+        (ln.strip() for ln in code_lines if ln.strip().startswith("return")), max(code_lines, key=len).strip()
+    )
+    return json.dumps(
+        {
+            "changes": [
+                {"original": line, "hallucinated": line + " + offset_bias", "explanation": "added a term"}
+            ]
+        }
+    )
+
+
+def classify_respond(request: ChatRequest) -> str:
+    """Types every span, except a span containing 'UNSURE', which gets malformed JSON."""
+    span = request.messages[-1].content.split("The span: ", 1)[1]
+    if "UNSURE" in span:
+        return '{"category": '
+    return json.dumps({"category": "contradiction", "subcategory": "entity"})

@@ -1,0 +1,125 @@
+"""The code source on a real repository: context around the patch, three answer styles, size limits."""
+
+import json
+
+import pytest
+
+from lettuce_build.build import BuildOptions, run_build
+from lettuce_build.schema import check_sample
+from lettuce_build.sources.base import LoadOptions
+from lettuce_build.sources.code import CodeSource, build_answer, file_context
+from lettuce_build.squeez.patches import parse_patch
+
+from ..support.documents import code_respond
+from ..support.gitrepos import CORE_BASE, CORE_FIXED, make_widgets_repo
+from ..support.scripted import ScriptedBackend
+
+
+@pytest.fixture
+def world(tmp_path):
+    info = make_widgets_repo(tmp_path / "src" / "acme" / "widgets")
+    row = {
+        "instance_id": "acme__widgets-1",
+        "repo": "acme/widgets",
+        "problem_statement": "scale ignores negatives",
+        **info,
+    }
+    path = tmp_path / "instances.jsonl"
+    path.write_text(
+        json.dumps(row) + "\n" + json.dumps({**row, "instance_id": "ghost-1", "repo": "ghost/x"}) + "\n"
+    )
+    return path, f"file://{tmp_path}/src/{{repo}}", info
+
+
+def load(path, template, tmp_path, seed=0):
+    return CodeSource().load(
+        str(path), LoadOptions(repo_url=template, work_dir=tmp_path / "repos", seed=seed)
+    )
+
+
+def test_context_is_the_touched_file_at_the_base_commit_in_a_fence(world, tmp_path):
+    path, template, _ = world
+    loaded = load(path, template, tmp_path)
+    [item] = loaded.items
+    assert item["context"].startswith('File: widgets/core.py\n```python\n"""Core widgets."""')
+    assert "if value < 0:" in item["context"]  # the base version, not the fix
+    assert item["question"] == "scale ignores negatives" and item["split"] == "test"
+    assert loaded.skipped == {"repository_unavailable:ghost/x": 1}
+
+
+def test_a_long_file_keeps_a_window_around_the_patch():
+    text = "\n".join(f"line {i}" for i in range(3000))
+    patch = parse_patch(
+        "diff --git a/big.py b/big.py\n--- a/big.py\n+++ b/big.py\n@@ -1500,1 +1500,1 @@\n"
+        "-line 1499\n+line X\n"
+    )
+    block = file_context("big.py", text, patch.files[0])
+    assert block.startswith("File: big.py (lines 1441-1561 of 3000)") and "line 1499" in block
+    assert "line 10\n" not in block
+
+
+def test_the_three_answer_styles(world):
+    _, _, info = world
+    function, code = build_answer("function", "widgets/core.py", info["patch"], CORE_FIXED)
+    assert "def scale(value, factor=DEFAULT_FACTOR):" in function and "if value < 0" not in function
+    assert function.startswith("In `widgets/core.py`, the fixed function:\n```python")
+    hunk, _ = build_answer("hunk", "widgets/core.py", info["patch"], None)
+    assert hunk.startswith("The fix to `widgets/core.py`:\n```diff\n@@ -") and "-    if value < 0:" in hunk
+    replace, _ = build_answer("replace", "widgets/core.py", info["patch"], None)
+    assert "replace:\n```python" in replace and "\nwith:\n```python" in replace
+    assert CORE_BASE != CORE_FIXED
+
+
+def test_styles_are_seeded_and_all_three_occur(world, tmp_path):
+    path, template, _ = world
+    styles = {
+        json.loads(load(path, template, tmp_path / str(s), seed=s).items[0]["metadata"])["answer_style"]
+        for s in range(12)
+    }
+    assert styles == {"function", "hunk", "replace"}
+
+
+def init_patch(lines):
+    body = "".join(f"+{line}\n" for line in lines)
+    return (
+        f"diff --git a/widgets/__init__.py b/widgets/__init__.py\n--- a/widgets/__init__.py\n"
+        f"+++ b/widgets/__init__.py\n@@ -0,0 +1,{len(lines)} @@\n{body}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("lines", "reason"),
+    [(["X = 1"], "trivial_answer"), ([f"VALUE_{i} = '{'x' * 40}'" for i in range(300)], "huge_answer")],
+)
+def test_trivial_and_huge_answers_are_skipped_with_a_count(tmp_path, lines, reason):
+    info = make_widgets_repo(tmp_path / "src" / "acme" / "widgets")
+    path = tmp_path / "instances.jsonl"
+    path.write_text(
+        json.dumps(
+            {
+                "instance_id": "t-1",
+                "repo": "acme/widgets",
+                "problem_statement": "x",
+                "base_commit": info["base_commit"],
+                "patch": init_patch(lines),
+            }
+        )
+        + "\n"
+    )
+    loaded = load(path, f"file://{tmp_path}/src/{{repo}}", tmp_path)
+    assert loaded.items == [] and loaded.skipped == {reason: 1}
+
+
+def test_a_scripted_code_build_injects_inside_the_fence(world, tmp_path):
+    path, template, _ = world
+    summary = run_build(
+        BuildOptions(source="code", input=str(path), out=tmp_path / "out", ratio=1.0, repo_url=template),
+        ScriptedBackend(code_respond),
+    )
+    assert summary.hallucinated == 1 and summary.failures == {}
+    sample = summary.example
+    assert check_sample(sample) == [] and sample.context_modality == "code"
+    [span] = sample.labels
+    assert span.text.endswith("+ offset_bias")
+    fences = [i for i in range(len(sample.answer)) if sample.answer.startswith("```", i)]
+    assert fences[0] < span.start < fences[-1]
