@@ -4,7 +4,7 @@ Code from third-party repositories runs with:
 - argv lists, never a shell;
 - a scrubbed environment: PATH, HOME, TMPDIR, LANG and nothing else (no tokens, no keys);
 - isolation, the best the machine offers: bubblewrap (read-only root, only the worktree
-  writable, a private /tmp, no network), else `unshare -n` (no network, writes not confined),
+  writable, no network), else `unshare -n` (no network, writes not confined),
   else none; the mode in force is recorded with every result and in the report;
 - resource limits on CPU time, address space, processes and file size;
 - per-type timeouts: a timeout kills the process group and is recorded as output;
@@ -51,7 +51,7 @@ def detect_isolation() -> Isolation:
     probe = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", "true"]
     if shutil.which("bwrap") and subprocess.run(probe, capture_output=True).returncode == 0:
         return Isolation(
-            mode="bwrap", note="bubblewrap: read-only root, writable worktree, private /tmp, no network"
+            mode="bwrap", note="bubblewrap: read-only root (/tmp included), writable worktree, no network"
         )
     if (
         shutil.which("unshare")
@@ -202,8 +202,9 @@ class Executor:
 
     def _sandboxed(self, argv: list[str], worktree: Path, network: bool) -> list[str]:
         if self.isolation.mode == "bwrap":
-            # order matters: the private /tmp first, then the worktree (which may live under /tmp)
-            wrap = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+            # The whole tree read-only, /tmp included (a private tmpfs would also hide a virtualenv
+            # that lives under /tmp); HOME and TMPDIR point into the writable worktree instead.
+            wrap = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
             wrap += ["--bind", str(worktree), str(worktree), "--die-with-parent", "--chdir", str(worktree)]
             return wrap + ([] if network else ["--unshare-net"]) + ["--", *argv]
         if self.isolation.mode == "unshare" and not network:
@@ -233,10 +234,10 @@ class Executor:
             worktree = self.repos.worktree(call.repo, call.base_commit, worker)
             if call.tool_type == "test_output":
                 self._apply_test_patch(call, worktree)
-            home = "/tmp" if self.isolation.mode == "bwrap" else str(worktree / ".squeez-home")
-            Path(home).mkdir(exist_ok=True)
+            home = worktree / ".squeez-home"  # removed by the clean before the next command
+            home.mkdir(exist_ok=True)
             argv = self._sandboxed(call.argv, worktree, network=call.needs_network and self.allow_network)
-            captured = run_bounded(argv, cwd=worktree, env=scrubbed_env(home), timeout=call.timeout)
+            captured = run_bounded(argv, cwd=worktree, env=scrubbed_env(str(home)), timeout=call.timeout)
         result.seconds = time.perf_counter() - started
         result.exit_code, result.timed_out = captured.exit_code, captured.timed_out
         if captured.binary:
