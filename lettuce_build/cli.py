@@ -23,6 +23,9 @@ from lettuce_build.taxonomy import (
     TaxonomyError,
 )
 
+#: the collections `push --collection` knows (kept here so `--help` needs no heavy import)
+COLLECTION_NAMES = ("lettucedetect-code-hallucination", "lettucedetect-prose-hallucination")
+
 _TAXONOMY_FILE = click.option(
     "--taxonomy-file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -521,3 +524,90 @@ def _teacher(model: str | None, base_url: str | None, api_key_env: str, concurre
     return OpenAIBackend(
         model, OpenAIOptions(base_url=base_url, api_key_env=api_key_env, concurrency=concurrency)
     )
+
+
+@main.command()
+@click.option("--source", "source_name", help="Publish one source's build as its own config.")
+@click.option(
+    "--build",
+    "build_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The build folder of --source (default: out/<source>).",
+)
+@click.option(
+    "--collection",
+    type=click.Choice(sorted(COLLECTION_NAMES)),
+    help="Publish every available source of a collection, one config each.",
+)
+@click.option(
+    "--builds",
+    "builds_root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("out"),
+    show_default=True,
+    help="With --collection: a folder holding one build folder per source name.",
+)
+@click.option("--repo-id", help="ORG/NAME on the Hub (default for --collection: the collection's name).")
+@click.option("--private", is_flag=True, help="Create the repository private.")
+@click.option("--revision", help="Push to this branch (created if needed).")
+@click.option(
+    "--dry-run",
+    "dry_run",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the exact Hub layout to this folder instead of pushing.",
+)
+@click.option(
+    "--max-failure-rate",
+    default=0.5,
+    show_default=True,
+    help="Refuse a build whose share of failed items is above this.",
+)
+def push(
+    source_name: str | None,
+    build_dir: Path | None,
+    collection: str | None,
+    builds_root: Path,
+    repo_id: str | None,
+    private: bool,
+    revision: str | None,
+    dry_run: Path | None,
+    max_failure_rate: float,
+) -> None:
+    """Publish builds as Hub datasets: one config per source, one commit per config, a merged card.
+
+    The token comes from HF_TOKEN or the saved Hugging Face login and is never printed or uploaded.
+    """
+    import os
+
+    from huggingface_hub import HfApi
+
+    from lettuce_build.hub import COLLECTIONS, FolderTarget, HubTarget, PublishError, publish
+
+    if (source_name is None) == (collection is None):
+        raise click.UsageError("give exactly one of --source or --collection")
+    if source_name is not None:
+        jobs = [(source_name, build_dir or Path("out") / source_name)]
+    else:
+        jobs = [
+            (s, builds_root / s)
+            for s in COLLECTIONS[collection]
+            if (builds_root / s / "manifest.json").exists()
+        ]
+        missing = [s for s in COLLECTIONS[collection] if s not in {j[0] for j in jobs}]
+        if missing:
+            click.echo(f"not in {builds_root}, left out: {', '.join(missing)}")
+        if not jobs:
+            raise click.ClickException(f"no build of any {collection} source under {builds_root}")
+    repo = repo_id or (collection if collection else None)
+    if dry_run is None and repo is None:
+        raise click.UsageError("--repo-id is required unless --dry-run is given")
+    if dry_run is not None:
+        target = FolderTarget(dry_run, repo or dry_run.name)
+    else:
+        target = HubTarget(HfApi(token=os.environ.get("HF_TOKEN")), repo, private=private, revision=revision)
+    for source, path in jobs:
+        try:
+            where = publish(path, source, target, max_failure_rate=max_failure_rate)
+        except PublishError as err:
+            raise click.ClickException(str(err)) from err
+        click.echo(f"published {source} from {path} -> {where}")

@@ -1,0 +1,1 @@
+"""Dataset card templates (Jinja), rendered through `huggingface_hub.DatasetCard`."""

@@ -1,0 +1,301 @@
+"""Publishing builds to the Hub: one config per source, one commit per config, a merged card.
+
+A push stages the exact Hub layout in a temporary folder: ``<config>/<split>-*.parquet``,
+the config's ``build_manifest.json``, ``failures_summary.json`` and ``card_stats.json``,
+and a README whose YAML keeps every ``configs`` and ``dataset_info`` entry already in the
+repository (merged with `datasets`' own helpers, never regex-edited) and whose body is
+rendered from ``cards/dataset_card.md.j2`` over the stats of every config. The staged
+files then land in one `HfApi.create_commit` (or, with ``--dry-run DIR``, in a local
+folder that `load_dataset(DIR, config)` reads like the Hub). The token comes from the
+environment (``HF_TOKEN``) or the saved Hugging Face login; it is never printed, staged
+or uploaded.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from abc import ABC, abstractmethod
+from collections import Counter
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from datasets import DatasetDict, load_from_disk
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, DatasetCard, HfApi
+from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+from pydantic import BaseModel
+
+from lettuce_build import __version__
+from lettuce_build.audit import audit
+from lettuce_build.builddir import BuildDir
+from lettuce_build.output import DATASET_DIR, write_hub_folder
+from lettuce_build.primitives.classify import SPAN_KEY_SEPARATOR
+from lettuce_build.schema import row_to_sample
+from lettuce_build.sources.registry import get_source
+
+COLLECTIONS: dict[str, tuple[str, ...]] = {
+    "lettucedetect-code-hallucination": ("code", "tool_output", "acl", "readme", "wikipedia"),
+    "lettucedetect-prose-hallucination": ("ragtruth", "psiloqa"),
+}
+STATS_FILE = "card_stats.json"
+DEFAULT_MAX_FAILURE_RATE = 0.5
+
+
+class PublishError(RuntimeError):
+    """A build that must not be published as it is, and why."""
+
+
+class ConfigStats(BaseModel):
+    """Everything the card says about one config; uploaded beside the data as card_stats.json."""
+
+    config: str
+    pretty_name: str
+    description: str
+    upstream: str
+    modality: str
+    languages: list[str]
+    task_types: list[str]
+    rows: int
+    hallucinated: int
+    achieved_ratio: float
+    requested_ratio: float | None
+    splits: dict[str, int]
+    taxonomy_counts: list[dict[str, Any]]
+    failures: dict[str, dict[str, int]]
+    failure_rate: float
+    stages: list[dict[str, Any]]
+    model: str | None
+    backend: str | None
+    engine_version: str | None
+    seed: int
+    lettuce_build_version: str
+    example: str | None = None
+
+
+def _example(dataset: DatasetDict) -> str | None:
+    for split in dataset.values():
+        for row in split:
+            sample = row_to_sample(row)
+            if sample.labels:
+                shown = sample.model_dump(include={"question", "answer", "labels", "category", "subcategory"})
+                shown["question"] = shown["question"][:300]
+                return json.dumps(shown, indent=2, ensure_ascii=False)
+    return None
+
+
+def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tuple[DatasetDict, ConfigStats]:
+    """Load a finished build and check it may be published; refuse with the reason otherwise."""
+    build = BuildDir(build_path)
+    try:
+        manifest = build.read_manifest()
+    except FileNotFoundError as err:
+        raise PublishError(str(err)) from err
+    if manifest.status != "finished":
+        raise PublishError(f"{build_path}: the build is {manifest.status}, not finished; re-run it first")
+    if manifest.source != source_name:
+        raise PublishError(f"{build_path} is a build of {manifest.source!r}, not {source_name!r}")
+    report = audit(build_path / DATASET_DIR)
+    if not report.ok:
+        raise PublishError(
+            f"{build_path}: {len(report.problems)} rows fail the invariants, e.g. {report.problems[0]}"
+        )
+    items = int(manifest.counts.get("items") or 0)
+    failed_items = {f.key.split(SPAN_KEY_SEPARATOR)[0] for f in build.failures()}
+    rate = len(failed_items) / items if items else 0.0
+    if rate > max_failure_rate:
+        raise PublishError(
+            f"{build_path}: {len(failed_items)} of {items} items failed ({rate:.0%}), above the "
+            f"limit of {max_failure_rate:.0%}; pass --max-failure-rate to publish anyway"
+        )
+    dataset = load_from_disk(str(build_path / DATASET_DIR))
+    source = get_source(source_name)
+    spans: Counter[tuple[str, str | None]] = Counter()
+    hallucinated = rows = 0
+    for split in dataset.values():
+        for labels in split["labels"][:]:
+            rows += 1
+            hallucinated += bool(labels)
+            spans.update((s["category"], s["subcategory"]) for s in labels)
+    backend = manifest.backend
+    stats = ConfigStats(
+        config=source_name,
+        pretty_name=source.card.pretty_name,
+        description=source.card.description,
+        upstream=source.card.upstream,
+        modality=source.card.modality,
+        languages=source.card.languages,
+        task_types=source.card.task_types,
+        rows=rows,
+        hallucinated=hallucinated,
+        achieved_ratio=hallucinated / rows if rows else 0.0,
+        requested_ratio=manifest.parameters.get("ratio"),
+        splits={s: len(d) for s, d in dataset.items()},
+        taxonomy_counts=[
+            {"category": c, "subcategory": s, "count": n}
+            for (c, s), n in sorted(spans.items(), key=lambda kv: (kv[0][0], kv[0][1] or ""))
+        ],
+        failures=build.failure_summary(),
+        failure_rate=rate,
+        stages=[
+            s.model_dump(include={"name", "prompt_version", "sampling", "ok", "failed"})
+            for s in manifest.stages
+            if s.name != "assemble"
+        ],
+        model=backend.model if backend else None,
+        backend=backend.backend if backend else None,
+        engine_version=backend.version if backend else None,
+        seed=manifest.seed,
+        lettuce_build_version=__version__,
+        example=_example(dataset),
+    )
+    return dataset, stats
+
+
+def _size_category(rows: int) -> str:
+    for limit, name in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+    ):
+        if rows < limit:
+            return name
+    return "1M<n<10M"
+
+
+def render_card(readme: Path, stats: list[ConfigStats], repo_id: str) -> None:
+    """Rewrite README.md: keep its YAML (configs, dataset_info), set our metadata, render the body."""
+    card = DatasetCard.load(readme)
+    data = card.data
+    data.license = "cc-by-4.0"
+    data.language = sorted(
+        {lang for s in stats for lang in s.languages if lang not in ("code", "multilingual")}
+    )
+    if any("multilingual" in s.languages for s in stats):
+        data.multilinguality = "multilingual"
+    data.task_categories = ["token-classification", "text-classification"]
+    data.size_categories = [_size_category(sum(s.rows for s in stats))]
+    data.pretty_name = stats[0].pretty_name if len(stats) == 1 else repo_id.split("/")[-1]
+    data.tags = ["hallucination-detection", "span-labelling", "lettuce-build"]
+    template = files("lettuce_build.cards") / "dataset_card.md.j2"
+    rendered = DatasetCard.from_template(
+        data,
+        template_str=template.read_text(encoding="utf-8"),
+        configs=stats,
+        repo_id=repo_id,
+        pretty_name=data.pretty_name,
+        description="Span-labelled hallucination data built with lettuce-build."
+        if len(stats) > 1
+        else stats[0].description,
+    )
+    rendered.save(readme)
+
+
+class Target(ABC):
+    """Where a staged config goes: a local folder (dry run) or a Hub repository."""
+
+    repo_id: str
+
+    @abstractmethod
+    def read(self, path: str) -> bytes | None: ...
+
+    @abstractmethod
+    def commit(self, staging: Path, config: str, message: str) -> str: ...
+
+
+class FolderTarget(Target):
+    def __init__(self, folder: Path, repo_id: str) -> None:
+        self.folder = folder
+        self.repo_id = repo_id
+
+    def read(self, path: str) -> bytes | None:
+        file = self.folder / path
+        return file.read_bytes() if file.exists() else None
+
+    def commit(self, staging: Path, config: str, message: str) -> str:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(self.folder / config, ignore_errors=True)
+        shutil.copytree(staging, self.folder, dirs_exist_ok=True)
+        return str(self.folder)
+
+
+class HubTarget(Target):
+    def __init__(
+        self, api: HfApi, repo_id: str, *, private: bool = False, revision: str | None = None
+    ) -> None:
+        self.api = api
+        self.repo_id = repo_id
+        self.private = private
+        self.revision = revision
+        self._created = False
+
+    def _ensure_repo(self) -> None:
+        if not self._created:
+            self.api.create_repo(self.repo_id, repo_type="dataset", private=self.private, exist_ok=True)
+            if self.revision:
+                self.api.create_branch(self.repo_id, branch=self.revision, repo_type="dataset", exist_ok=True)
+            self._created = True
+
+    def read(self, path: str) -> bytes | None:
+        self._ensure_repo()
+        try:
+            local = self.api.hf_hub_download(self.repo_id, path, repo_type="dataset", revision=self.revision)
+        except (EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError):
+            return None
+        return Path(local).read_bytes()
+
+    def commit(self, staging: Path, config: str, message: str) -> str:
+        self._ensure_repo()
+        staged = {str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file()}
+        existing = set(self.api.list_repo_files(self.repo_id, repo_type="dataset", revision=self.revision))
+        stale = [p for p in existing if p.startswith(f"{config}/") and p not in staged]
+        operations: list[CommitOperationAdd | CommitOperationDelete] = [
+            CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(staging / path))
+            for path in sorted(staged)
+        ]
+        operations += [CommitOperationDelete(path_in_repo=path) for path in stale]
+        info = self.api.create_commit(
+            self.repo_id,
+            operations=operations,
+            commit_message=message,
+            repo_type="dataset",
+            revision=self.revision,
+        )
+        return str(getattr(info, "commit_url", info))
+
+
+def publish(
+    build_path: Path, source_name: str, target: Target, *, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE
+) -> str:
+    """Stage one source's build as its config and commit it to the target in one commit."""
+    dataset, stats = collect(build_path, source_name, max_failure_rate)
+    with tempfile.TemporaryDirectory() as tmp:
+        staging = Path(tmp)
+        readme = target.read("README.md")
+        if readme is not None:
+            (staging / "README.md").write_bytes(readme)
+        write_hub_folder(dataset, staging, stats.config)  # parquet shards + merged configs/dataset_info YAML
+        configs = [c["config_name"] for c in DatasetCard.load(staging / "README.md").data.get("configs", [])]
+        others = []
+        for config in configs:
+            if config != stats.config and (raw := target.read(f"{config}/{STATS_FILE}")) is not None:
+                others.append(ConfigStats.model_validate_json(raw))
+        render_card(staging / "README.md", sorted([*others, stats], key=lambda s: s.config), target.repo_id)
+        folder = staging / stats.config
+        manifest = (build_path / "manifest.json").read_text(encoding="utf-8")
+        (folder / "build_manifest.json").write_text(manifest, encoding="utf-8")
+        failures = [f.model_dump() for f in BuildDir(build_path).failures()]
+        (folder / "failures_summary.json").write_text(
+            json.dumps(
+                {"by_stage": stats.failures, "failure_rate": stats.failure_rate, "rows": failures[:1000]},
+                indent=2,
+                ensure_ascii=False,
+            ),
+            encoding="utf-8",
+        )
+        (folder / STATS_FILE).write_text(stats.model_dump_json(indent=2), encoding="utf-8")
+        return target.commit(
+            staging, stats.config, f"lettuce-build: publish config {stats.config} ({stats.rows} rows)"
+        )

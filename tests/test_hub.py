@@ -1,0 +1,222 @@
+"""Publishing: cards that parse, dry runs that load, one commit per config, merged READMEs, no token leaks."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from datasets import load_dataset
+from datasets.info import DatasetInfosDict
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, DatasetCard
+from huggingface_hub.errors import EntryNotFoundError
+
+from lettuce_build.build import BuildOptions, run_build
+from lettuce_build.cli import main
+from lettuce_build.hub import FolderTarget, PublishError, publish
+from lettuce_build.schema import FEATURES
+
+from .sources.test_tool_output import write_build as write_squeez_build
+from .support.documents import respond, write_readmes
+from .support.scripted import ScriptedBackend
+
+SECRET = "hf_secretTOKENvalue1234567890"
+
+
+@pytest.fixture
+def builds(tmp_path):
+    """Two finished builds of the code collection, scripted: readme and tool_output."""
+    root = tmp_path / "builds"
+    run_build(
+        BuildOptions(
+            source="readme", input=str(write_readmes(tmp_path / "docs")), out=root / "readme", ratio=1.0
+        ),
+        ScriptedBackend(respond),
+    )
+    run_build(
+        BuildOptions(
+            source="tool_output",
+            input=str(write_squeez_build(tmp_path / "sq")),
+            out=root / "tool_output",
+            ratio=1.0,
+        ),
+        ScriptedBackend(respond),
+    )
+    return root
+
+
+class RecordingHfApi:
+    """The network boundary, replaced: keeps files in memory and records every operation."""
+
+    def __init__(self, token=None, **_):
+        self.token = token
+        RecordingHfApi.last = self
+        self.files: dict[str, bytes] = getattr(RecordingHfApi, "files", {})
+        RecordingHfApi.files = self.files
+        self.commits: list = getattr(RecordingHfApi, "commits", [])
+        RecordingHfApi.commits = self.commits
+        self.repos: list = []
+
+    def create_repo(self, repo_id, repo_type, private=False, exist_ok=False):
+        self.repos.append((repo_id, repo_type, private))
+
+    def create_branch(self, repo_id, branch, repo_type, exist_ok=False):
+        self.repos.append((repo_id, "branch", branch))
+
+    def hf_hub_download(self, repo_id, filename, repo_type, revision=None):
+        if filename not in self.files:
+            raise EntryNotFoundError(f"{filename} not found")
+        path = Path(self.download_dir) / filename
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(self.files[filename])
+        return str(path)
+
+    def list_repo_files(self, repo_id, repo_type, revision=None):
+        return list(self.files)
+
+    def create_commit(self, repo_id, operations, commit_message, repo_type, revision=None):
+        self.commits.append((commit_message, [op.path_in_repo for op in operations]))
+        for op in operations:
+            if isinstance(op, CommitOperationAdd):
+                self.files[op.path_in_repo] = Path(op.path_or_fileobj).read_bytes()
+            elif isinstance(op, CommitOperationDelete):
+                self.files.pop(op.path_in_repo, None)
+        return "https://hub.example/commit/1"
+
+
+@pytest.fixture
+def fake_hub(monkeypatch, tmp_path):
+    RecordingHfApi.files, RecordingHfApi.commits = {}, []
+    RecordingHfApi.download_dir = tmp_path / "downloads"
+    monkeypatch.setattr("huggingface_hub.HfApi", RecordingHfApi)
+    monkeypatch.setenv("HF_TOKEN", SECRET)
+    return RecordingHfApi
+
+
+def test_a_rendered_card_parses_and_its_yaml_is_what_datasets_reads(builds, tmp_path):
+    publish(builds / "readme", "readme", FolderTarget(tmp_path / "hub", "org/readme"), max_failure_rate=1.0)
+    card = DatasetCard.load(tmp_path / "hub" / "README.md")
+    data = card.data
+    assert data.license == "cc-by-4.0" and data.task_categories == [
+        "token-classification",
+        "text-classification",
+    ]
+    assert data.size_categories == ["n<1K"] and data.pretty_name == "LettuceDetect README hallucinations"
+    assert list(MetadataConfigs.from_dataset_card_data(data)) == ["readme"]
+    assert DatasetInfosDict.from_dataset_card_data(data)["readme"].features == FEATURES
+    for heading in (
+        "## Configurations",
+        "### How it was built",
+        "### Taxonomy counts",
+        "### Splits",
+        "### Failures",
+        "### Example",
+        "## Loading",
+        "## Citation",
+    ):
+        assert heading in card.text
+    assert "`question-v1`" in card.text and "achieved 1.000" in card.text
+
+
+def test_a_dry_run_of_a_two_source_collection_loads_both_configs(builds, tmp_path):
+    out = tmp_path / "dry"
+    result = CliRunner().invoke(
+        main,
+        [
+            "push",
+            "--collection",
+            "lettucedetect-code-hallucination",
+            "--builds",
+            str(builds),
+            "--dry-run",
+            str(out),
+            "--max-failure-rate",
+            "1",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "left out: code, acl, wikipedia" in result.output
+    for config in ("readme", "tool_output"):
+        loaded = load_dataset(str(out), config)
+        assert all(split.features == FEATURES for split in loaded.values())
+    card = DatasetCard.load(out / "README.md")
+    assert [c["config_name"] for c in card.data.configs] == ["readme", "tool_output"]
+    assert "## `readme`" in card.text and "## `tool_output`" in card.text
+
+
+def test_the_push_makes_one_commit_per_config_merges_the_readme_and_never_uploads_the_token(builds, fake_hub):
+    foreign = (
+        "---\nconfigs:\n- config_name: other\n  data_files:\n  - split: train\n    path: other/*.parquet\n"
+        "dataset_info:\n  config_name: other\n  features:\n  - name: x\n    dtype: string\n---\n# Hand-written\n"
+    )
+    fake_hub.files["README.md"] = foreign.encode()
+    result = CliRunner().invoke(
+        main,
+        [
+            "push",
+            "--collection",
+            "lettucedetect-code-hallucination",
+            "--builds",
+            str(builds),
+            "--repo-id",
+            "org/code-hallucination",
+            "--max-failure-rate",
+            "1",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert [message for message, _ in fake_hub.commits] == [  # the collection's order
+        "lettuce-build: publish config tool_output (3 rows)",
+        "lettuce-build: publish config readme (3 rows)",
+    ]
+    first_paths = fake_hub.commits[1][1]
+    assert "README.md" in first_paths and "readme/build_manifest.json" in first_paths
+    assert (
+        "readme/failures_summary.json" in first_paths and "readme/train-00000-of-00001.parquet" in first_paths
+    )
+    card = DatasetCard(fake_hub.files["README.md"].decode())
+    assert [c["config_name"] for c in card.data.configs] == ["other", "readme", "tool_output"]
+    assert {i["config_name"] for i in card.data.dataset_info} == {"other", "readme", "tool_output"}
+    assert fake_hub.last.token == SECRET  # it reached the client, and nothing else:
+    assert SECRET not in result.output
+    for content in fake_hub.files.values():
+        assert SECRET.encode() not in content
+
+
+def test_a_build_failing_the_invariants_is_refused(builds, tmp_path):
+    from datasets import load_from_disk
+
+    dataset = load_from_disk(str(builds / "readme" / "dataset"), keep_in_memory=True)
+    broken = dataset.map(lambda row: {"answer": row["answer"][:3]})  # spans now point past the end
+    import shutil
+
+    shutil.rmtree(builds / "readme" / "dataset")
+    broken.save_to_disk(str(builds / "readme" / "dataset"))
+    with pytest.raises(PublishError, match="fail the invariants"):
+        publish(builds / "readme", "readme", FolderTarget(tmp_path / "hub", "org/x"), max_failure_rate=1.0)
+
+
+def test_a_failure_rate_above_the_limit_is_refused_unless_allowed(tmp_path):
+    def no_edits(request):
+        system = request.messages[0].content
+        return '{"changes": []}' if "training data for hallucination" in system else respond(request)
+
+    run_build(
+        BuildOptions(
+            source="readme",
+            input=str(write_readmes(tmp_path / "docs")),
+            out=tmp_path / "b",
+            ratio=1.0,
+            fallback="clean",
+        ),
+        ScriptedBackend(no_edits),
+    )
+    with pytest.raises(PublishError, match=r"3 of 3 items failed \(100%\), above the limit of 50%"):
+        publish(tmp_path / "b", "readme", FolderTarget(tmp_path / "hub", "org/x"))
+    assert publish(tmp_path / "b", "readme", FolderTarget(tmp_path / "hub", "org/x"), max_failure_rate=1.0)
+
+
+def test_a_manifest_of_another_source_is_refused(builds, tmp_path):
+    with pytest.raises(PublishError, match="is a build of 'readme', not 'acl'"):
+        publish(builds / "readme", "acl", FolderTarget(tmp_path / "hub", "org/x"))
+    assert json.loads((builds / "readme" / "manifest.json").read_text())["status"] == "finished"
