@@ -147,7 +147,8 @@ def test_a_dry_run_of_a_two_source_collection_loads_both_configs(builds, tmp_pat
 def test_the_push_makes_one_commit_per_config_merges_the_readme_and_never_uploads_the_token(builds, fake_hub):
     foreign = (
         "---\nconfigs:\n- config_name: other\n  data_files:\n  - split: train\n    path: other/*.parquet\n"
-        "dataset_info:\n  config_name: other\n  features:\n  - name: x\n    dtype: string\n---\n# Hand-written\n"
+        "dataset_info:\n  config_name: other\n  features:\n  - name: x\n    dtype: string\n"
+        "---\n# Hand-written\n"
     )
     fake_hub.files["README.md"] = foreign.encode()
     result = CliRunner().invoke(
