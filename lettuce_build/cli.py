@@ -12,6 +12,7 @@ import click
 from lettuce_build import __version__
 from lettuce_build.audit import audit
 from lettuce_build.builddir import BuildDir
+from lettuce_build.tables import TableError
 from lettuce_build.taxonomy import (
     BUILTIN_SUBCATEGORIES,
     CATEGORY_DEFINITIONS,
@@ -173,12 +174,12 @@ def sift(
     from lettuce_build.sift.report import comparison_table, explain, summary_table
     from lettuce_build.sift.stage1 import REQUIRED_COLUMNS, compare, write_sift_outputs
     from lettuce_build.sift.stage1 import sift as run_sift
-    from lettuce_build.swebench import InstanceLoadError, load_instance_rows
+    from lettuce_build.swebench import load_instance_rows
 
     pattern_set = load_preset(preset)
     try:
         rows = load_instance_rows(instances, REQUIRED_COLUMNS)
-    except InstanceLoadError as err:
+    except TableError as err:
         raise click.ClickException(str(err)) from err
     if explain_id:
         row = next((r for r in rows if r["instance_id"] == explain_id), None)
@@ -193,7 +194,7 @@ def sift(
     if not no_verified:
         try:
             verified_ids = {r["instance_id"] for r in load_instance_rows(verified, ["instance_id"])}
-        except InstanceLoadError as err:
+        except TableError as err:
             raise click.ClickException(str(err)) from err
     result = run_sift(rows, verified_ids, pattern_set)
     write_sift_outputs(result, out_dir)
@@ -372,7 +373,6 @@ def build(
     from lettuce_build.display import render_sample
     from lettuce_build.llm.openai_backend import OpenAIBackend, OpenAIOptions
     from lettuce_build.llm.vllm_backend import VLLMBackend
-    from lettuce_build.sources.base import SourceError
 
     backend = (
         VLLMBackend(model)
@@ -394,7 +394,7 @@ def build(
     )
     try:
         summary = run_build(options, backend)
-    except (SourceError, KeyError) as err:
+    except (TableError, KeyError) as err:
         raise click.ClickException(str(err)) from err
     click.echo("")
     click.echo(
@@ -485,7 +485,6 @@ def squeez(
 ) -> None:
     """Build the squeez tool-output dataset from SWE-bench repositories (phases 1-8)."""
     from lettuce_build.squeez.pipeline import PhaseError, Squeez
-    from lettuce_build.swebench import InstanceLoadError
 
     phases = [first_phase, *more_phases]
     pipeline = Squeez(
@@ -508,7 +507,7 @@ def squeez(
                     raise click.ClickException("validation failed: repository overlap or non-verbatim lines")
             else:
                 click.echo(getattr(pipeline, f"phase{phase}")())
-    except (PhaseError, InstanceLoadError) as err:
+    except (PhaseError, TableError) as err:
         raise click.ClickException(str(err)) from err
 
 

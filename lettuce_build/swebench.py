@@ -7,36 +7,15 @@ it needs and gets a clear error listing the ones that are missing.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
+from lettuce_build.tables import TableError, read_table
 
 
-class InstanceLoadError(ValueError):
+class InstanceLoadError(TableError):
     """An instances file or dataset that cannot be used, with where and why."""
-
-
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as err:
-                raise InstanceLoadError(f"{path}:{number}: not valid UTF-8 ({err.reason})") from err
-            except json.JSONDecodeError as err:
-                raise InstanceLoadError(
-                    f"{path}:{number}: not one JSON object (truncated?): {err.msg} at column {err.colno}"
-                ) from err
-            if not isinstance(row, dict):
-                raise InstanceLoadError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
-            rows.append(row)
-    return rows
 
 
 def _read_hub(dataset_id: str, split: str) -> list[dict[str, Any]]:
@@ -56,12 +35,7 @@ def load_instance_rows(
     """
     path = Path(source)
     if path.exists():
-        if path.suffix in {".jsonl", ".json"}:
-            rows = _read_jsonl(path)
-        elif path.suffix == ".parquet":
-            rows = pq.read_table(path).to_pylist()
-        else:
-            raise InstanceLoadError(f"{path}: expected a .jsonl or .parquet file")
+        rows = [row for _, row in read_table(path)]
     elif "/" in str(source) and not str(source).startswith((".", "/")):
         rows = _read_hub(str(source), split)
     else:

@@ -21,7 +21,7 @@ from lettuce_build.primitives.injection import InjectMenuStage
 from lettuce_build.runner import Stage
 from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source
 from lettuce_build.sources.chunking import hash_split, seeded_fraction
-from lettuce_build.sources.documents import read_table
+from lettuce_build.tables import read_table
 
 REQUIRED = ("question", "paper_id", "chunk", "retrieval_rank", "answerable")
 TOP_K = 5

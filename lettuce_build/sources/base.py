@@ -14,10 +14,11 @@ from pydantic import BaseModel, Field
 
 from lettuce_build.runner import Runner, Stage, StageResult
 from lettuce_build.schema import HallucinationSample, Span
+from lettuce_build.tables import TableError
 from lettuce_build.taxonomy import sample_category
 
 
-class SourceError(ValueError):
+class SourceError(TableError):
     """Input a source cannot load, with the file, line or column and what was expected."""
 
 

@@ -26,7 +26,8 @@ from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, So
 from lettuce_build.sources.chunking import seeded_fraction
 from lettuce_build.squeez.patches import FilePatch, parse_patch
 from lettuce_build.squeez.repos import RepoManager
-from lettuce_build.swebench import InstanceLoadError, load_instance_rows
+from lettuce_build.swebench import load_instance_rows
+from lettuce_build.tables import TableError
 
 MIN_CODE_CHARS = 40
 MAX_CODE_CHARS = 10_000
@@ -168,7 +169,7 @@ class CodeSource(Source):
                     for r in load_instance_rows(input_path or self.hub_id, required, split)
                 ]
             return rows
-        except InstanceLoadError as err:
+        except TableError as err:
             raise SourceError(str(err)) from err
 
     def load(self, input_path: str | None, options: LoadOptions) -> LoadResult:

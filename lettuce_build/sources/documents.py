@@ -13,14 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from lettuce_build.primitives.answers import AnswerStage
 from lettuce_build.primitives.injection import InjectMenuStage
 from lettuce_build.primitives.questions import QuestionStage
 from lettuce_build.runner import Stage
 from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split, seeded_fraction
+from lettuce_build.tables import read_table
 
 MAX_DOCUMENT_BYTES = 2_000_000
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx", ".rst", ".txt"}
@@ -39,38 +38,6 @@ def decode_document(raw: bytes, max_bytes: int = MAX_DOCUMENT_BYTES) -> tuple[st
     if not text.strip():
         return None, "empty"
     return text, None
-
-
-def read_jsonl(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, row) per line; a malformed line or a missing column stops the load with its place."""
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as err:
-                raise SourceError(f"{path}:{number}: not one JSON object per line ({err})") from err
-            if not isinstance(row, dict):
-                raise SourceError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
-            missing = [c for c in required if c not in row]
-            if missing:
-                raise SourceError(f"{path}:{number}: missing column(s) {missing}; required: {list(required)}")
-            yield number, row
-
-
-def read_table(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Rows of a .jsonl or .parquet file, checked for the required columns."""
-    if path.suffix == ".parquet":
-        table = pq.read_table(path)
-        missing = [c for c in required if c not in table.column_names]
-        if missing:
-            raise SourceError(f"{path}: missing column(s) {missing}; it has {table.column_names}")
-        yield from enumerate(table.to_pylist())
-    elif path.suffix in {".jsonl", ".json"}:
-        yield from read_jsonl(path, required)
-    else:
-        raise SourceError(f"{path}: expected a folder, a .jsonl or a .parquet file")
 
 
 class DocumentSource(Source):

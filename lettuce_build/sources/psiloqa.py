@@ -20,7 +20,7 @@ from lettuce_build.primitives.classify import ClassifyStage, explode_spans, gath
 from lettuce_build.runner import Runner, Stage, StageResult
 from lettuce_build.schema import SPLITS, HallucinationSample, Span
 from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
-from lettuce_build.sources.documents import read_table
+from lettuce_build.tables import read_table
 from lettuce_build.taxonomy import sample_category
 
 REQUIRED = ("wiki_passage", "question", "llm_answer", "labels")

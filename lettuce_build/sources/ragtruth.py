@@ -18,7 +18,7 @@ from typing import Any
 from lettuce_build.runner import Stage
 from lettuce_build.schema import HallucinationSample, Span
 from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
-from lettuce_build.sources.documents import read_jsonl
+from lettuce_build.tables import read_jsonl
 from lettuce_build.taxonomy import TaxonomyError, map_label, refine_ragtruth, sample_category
 
 RESPONSE_COLUMNS = ("source_id", "response", "labels", "split")

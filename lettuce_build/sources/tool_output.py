@@ -14,7 +14,7 @@ from lettuce_build.runner import Stage
 from lettuce_build.schema import SPLITS
 from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
 from lettuce_build.sources.chunking import seeded_fraction
-from lettuce_build.sources.documents import read_table
+from lettuce_build.tables import read_table
 
 REQUIRED = ("instance_id", "tool_type", "query", "background_task", "tool_output", "relevant_lines")
 TARGETS = (

@@ -5,8 +5,9 @@ import json
 import pytest
 
 from lettuce_build.sources.acl import AclSource
-from lettuce_build.sources.base import LoadOptions, SourceError
+from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.chunking import hash_split
+from lettuce_build.tables import TableError
 
 
 def row(question, paper, rank, answerable, chunk=None):
@@ -54,5 +55,5 @@ def test_acl_uses_the_paper_menu_without_a_question_stage():
 def test_missing_acl_columns_are_named(tmp_path):
     path = tmp_path / "acl.jsonl"
     path.write_text(json.dumps({"question": "q", "paper_id": "p", "chunk": "c"}) + "\n")
-    with pytest.raises(SourceError, match=r"missing column\(s\) \['retrieval_rank', 'answerable'\]"):
+    with pytest.raises(TableError, match=r"missing column\(s\) \['retrieval_rank', 'answerable'\]"):
         AclSource().load(str(path), LoadOptions())

@@ -6,9 +6,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lettuce_build.sources.base import LoadOptions, SourceError
+from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.documents import ReadmeSource, WikipediaSource
 from lettuce_build.sources.registry import SOURCES, get_source
+from lettuce_build.tables import TableError
 
 from ..support.documents import README_A, README_B, write_readmes
 
@@ -75,19 +76,19 @@ def test_a_jsonl_of_repo_and_readme(tmp_path):
 def test_a_malformed_jsonl_line_stops_the_load_naming_file_and_line(tmp_path):
     path = tmp_path / "readmes.jsonl"
     path.write_text(json.dumps({"repo": "a", "readme": README_A}) + '\n{"repo": "b", "readme\n')
-    with pytest.raises(SourceError, match=r"readmes\.jsonl:2: not one JSON object per line"):
+    with pytest.raises(TableError, match=r"readmes\.jsonl:2: not one JSON object per line"):
         ReadmeSource().load(str(path), LoadOptions())
 
 
 def test_a_missing_column_is_named(tmp_path):
     path = tmp_path / "readmes.jsonl"
     path.write_text(json.dumps({"name": "a", "readme": README_A}) + "\n")
-    with pytest.raises(SourceError, match=r"readmes\.jsonl:1: missing column\(s\) \['repo'\]"):
+    with pytest.raises(TableError, match=r"readmes\.jsonl:1: missing column\(s\) \['repo'\]"):
         ReadmeSource().load(str(path), LoadOptions())
 
 
 def test_a_missing_input_is_a_clear_error(tmp_path):
-    with pytest.raises(SourceError, match="no such file or folder"):
+    with pytest.raises(TableError, match="no such file or folder"):
         ReadmeSource().load(str(tmp_path / "absent"), LoadOptions())
 
 
@@ -112,5 +113,5 @@ def test_wikipedia_keeps_articles_of_1500_characters_or_more(tmp_path):
 def test_wikipedia_parquet_without_the_markdown_column_is_named(tmp_path):
     path = tmp_path / "wiki.parquet"
     pq.write_table(pa.table({"id": ["1"], "text": ["x"]}), path)
-    with pytest.raises(SourceError, match=r"missing column\(s\) \['markdown'\]"):
+    with pytest.raises(TableError, match=r"missing column\(s\) \['markdown'\]"):
         WikipediaSource().load(str(path), LoadOptions())

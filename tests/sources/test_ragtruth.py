@@ -6,8 +6,9 @@ import pytest
 
 from lettuce_build.build import BuildOptions, run_build
 from lettuce_build.schema import check_sample
-from lettuce_build.sources.base import LoadOptions, SourceError
+from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.ragtruth import RagTruthSource
+from lettuce_build.tables import TableError
 
 from ..support.scripted import ScriptedBackend
 
@@ -87,7 +88,7 @@ def test_spans_map_mechanically_with_the_entity_refinement(tmp_path):
 
 
 def test_an_unknown_label_stops_with_a_clear_error(tmp_path):
-    with pytest.raises(SourceError, match="unknown native label 'Mild Conflict'"):
+    with pytest.raises(TableError, match="unknown native label 'Mild Conflict'"):
         RagTruthSource().load(write(tmp_path / "rt", [span("1901", "Mild Conflict")]), LoadOptions())
 
 

@@ -92,6 +92,14 @@ def test_a_phase_without_its_input_says_which_phase_to_run(tmp_path):
         Squeez(tmp_path / "empty").phase2()
 
 
+def through_phase_5(tmp_path, instances, template) -> Squeez:
+    squeez = Squeez(tmp_path / "out", url_template=template, seed=3)
+    squeez.phase1(str(instances))
+    for phase in (squeez.phase2, squeez.phase3, squeez.phase4, squeez.phase5):
+        phase()
+    return squeez
+
+
 def teacher(request):
     """Picks the first three numbered lines that mention 'scale' or 'ROUTE_1', else nothing."""
     picked = [
@@ -104,10 +112,7 @@ def teacher(request):
 
 def test_phase_6_distils_with_a_teacher_and_slices_original_lines(tmp_path, fixture_repos):
     instances, template = fixture_repos
-    squeez = Squeez(tmp_path / "out", url_template=template, seed=3)
-    squeez.phase1(str(instances))
-    for phase in (squeez.phase2, squeez.phase3, squeez.phase4, squeez.phase5):
-        phase()
+    squeez = through_phase_5(tmp_path, instances, template)
     backend = ScriptedBackend(teacher)
     assert "distilled" in squeez.phase6(backend)
     squeez.phase7()
@@ -130,10 +135,7 @@ def test_phase_6_distils_with_a_teacher_and_slices_original_lines(tmp_path, fixt
 
 def test_phase_6_smoke_on_the_real_engine(tmp_path, fixture_repos, embedded_backend):
     instances, template = fixture_repos
-    squeez = Squeez(tmp_path / "out", url_template=template, seed=3)
-    squeez.phase1(str(instances))
-    for phase in (squeez.phase2, squeez.phase3, squeez.phase4, squeez.phase5):
-        phase()
+    squeez = through_phase_5(tmp_path, instances, template)
     message = squeez.phase6(embedded_backend)
     assert message.startswith("phase 6: teacher smollm2-135m")
     squeez.phase7()
