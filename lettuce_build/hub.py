@@ -124,7 +124,7 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         pretty_name=source.card.pretty_name,
         description=source.card.description,
         upstream=source.card.upstream,
-        modality=source.card.modality,
+        modality=source.modality,
         languages=source.card.languages,
         task_types=source.card.task_types,
         rows=rows,

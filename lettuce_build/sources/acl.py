@@ -38,7 +38,6 @@ class AclSource(Source):
         "hallucinations from the paper menu.",
         upstream="KRLabsOrg/acl-verbatim-spans (config canonical)",
         languages=["en"],
-        modality="markdown",
         task_types=["qa"],
     )
 

@@ -43,7 +43,6 @@ class CardMetadata(BaseModel):
     description: str
     upstream: str
     languages: list[str]
-    modality: str
     task_types: list[str]
 
 
@@ -83,10 +82,11 @@ class Source(ABC):
         return dataset, injection_failed
 
     def sample(self, row: dict[str, Any]) -> HallucinationSample:
-        """A question/answer row as a sample; injected rows take the hallucinated answer and its spans."""
+        """A finished row as a sample. Injected rows take the hallucinated answer and its spans; other
+        rows keep the spans they arrived with (RAGTruth, PsiloQA), or none."""
         hallucinated = bool(row.get("inject")) and row.get("hallucinated_answer") is not None
         answer = row["hallucinated_answer"] if hallucinated else row["answer"]
-        labels = [Span.model_validate(s) for s in row["labels"]] if hallucinated else []
+        labels = [Span.model_validate(s) for s in row.get("labels") or []]
         verdict = sample_category([(s.category, s.subcategory) for s in labels])
         metadata = json.loads(row["metadata"]) if row.get("metadata") else {}
         if hallucinated and row.get("injection"):

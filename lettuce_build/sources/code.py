@@ -153,7 +153,6 @@ class CodeSource(Source):
         "injected code hallucinations (wrong values, unrequested behaviour, fabricated identifiers).",
         upstream="princeton-nlp/SWE-bench (or local SWE-bench files) and the repositories at base_commit",
         languages=["en", "code"],
-        modality="code",
         task_types=["code_fix"],
     )
 

@@ -111,7 +111,6 @@ class ReadmeSource(DocumentSource):
         description="Questions about GitHub READMEs, grounded answers, and injected typed hallucinations.",
         upstream="GitHub READMEs (a local folder of markdown files or a JSONL of {repo, readme})",
         languages=["en"],
-        modality="markdown",
         task_types=["qa"],
     )
 
@@ -174,7 +173,6 @@ class WikipediaSource(DocumentSource):
         description="Questions about Wikipedia articles, grounded answers, injected typed hallucinations.",
         upstream="open-index/open-wikipedia-markdown (parquet: id, markdown, length)",
         languages=["en"],
-        modality="markdown",
         task_types=["qa"],
     )
 

@@ -18,10 +18,9 @@ from datasets import Dataset
 
 from lettuce_build.primitives.classify import ClassifyStage, explode_spans, gather_labels
 from lettuce_build.runner import Runner, Stage, StageResult
-from lettuce_build.schema import SPLITS, HallucinationSample, Span
+from lettuce_build.schema import SPLITS
 from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
 from lettuce_build.tables import read_table
-from lettuce_build.taxonomy import sample_category
 
 REQUIRED = ("wiki_passage", "question", "llm_answer", "labels")
 
@@ -43,7 +42,6 @@ class PsiloQASource(Source):
         "classified into the unified taxonomy.",
         upstream="s-nlp/PsiloQA (14 languages; train/validation/test)",
         languages=["multilingual"],
-        modality="prose",
         task_types=["qa"],
     )
 
@@ -132,22 +130,3 @@ class PsiloQASource(Source):
                 ]
                 finished.append(dict(item, labels=labels))
         return Dataset.from_list(finished) if finished else dataset.select([]), []
-
-    def sample(self, row: dict[str, Any]) -> HallucinationSample:
-        labels = [Span.model_validate(s) for s in row["labels"]]
-        verdict = sample_category([(s.category, s.subcategory) for s in labels])
-        return HallucinationSample(
-            prompt=f"Context:\n{row['context']}\n\nQuestion: {row['question']}",
-            context=row["context"],
-            question=row["question"],
-            answer=row["answer"],
-            labels=labels,
-            split=row["split"],
-            task_type="qa",
-            dataset=self.dataset_name,
-            language=row["language"],
-            context_modality="prose",
-            category=verdict.category,
-            subcategory=verdict.subcategory,
-            metadata=json.loads(row["metadata"]),
-        )

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from lettuce_build.runner import Stage
-from lettuce_build.schema import HallucinationSample, Span
 from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
 from lettuce_build.tables import read_jsonl
-from lettuce_build.taxonomy import TaxonomyError, map_label, refine_ragtruth, sample_category
+from lettuce_build.taxonomy import TaxonomyError, map_label, refine_ragtruth
 
 RESPONSE_COLUMNS = ("source_id", "response", "labels", "split")
 SOURCE_COLUMNS = ("source_id", "task_type", "source_info", "prompt")
@@ -46,7 +45,6 @@ class RagTruthSource(Source):
         "unified taxonomy.",
         upstream="RAGTruth response.jsonl + source_info.jsonl",
         languages=["en"],
-        modality="prose",
         task_types=["QA", "Data2txt", "Summary"],
     )
 
@@ -144,22 +142,3 @@ class RagTruthSource(Source):
 
     def stages(self) -> list[Stage]:
         return []  # mechanical mapping: no model call
-
-    def sample(self, row: dict[str, Any]) -> HallucinationSample:
-        labels = [Span.model_validate(s) for s in row["labels"]]
-        verdict = sample_category([(s.category, s.subcategory) for s in labels])
-        return HallucinationSample(
-            prompt=row["prompt"],
-            context=row["context"],
-            question=row["question"],
-            answer=row["answer"],
-            labels=labels,
-            split=row["split"],
-            task_type=row["task_type"],
-            dataset=self.dataset_name,
-            language="en",
-            context_modality="prose",
-            category=verdict.category,
-            subcategory=verdict.subcategory,
-            metadata=json.loads(row["metadata"]),
-        )

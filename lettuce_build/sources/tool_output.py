@@ -40,7 +40,6 @@ class ToolOutputSource(Source):
         "lines, and injected hallucinations of values, behaviour, identifiers and locations.",
         upstream="a local squeez build, or KRLabsOrg/tool-output-extraction-swebench",
         languages=["en", "code"],
-        modality="tool_output",
         task_types=["tool_output_qa"],
     )
 
