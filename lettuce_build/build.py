@@ -21,7 +21,7 @@ from lettuce_build.llm.protocol import Backend
 from lettuce_build.output import write_output
 from lettuce_build.runner import FailureRow, Runner, StageResult, StageStats
 from lettuce_build.schema import FEATURES, SPLITS, HallucinationSample, check_sample, sample_to_row
-from lettuce_build.sources.base import LoadOptions, SourceError
+from lettuce_build.sources.base import LoadOptions, Source, SourceError
 from lettuce_build.sources.registry import get_source
 
 ASSEMBLE_STAGE = "assemble"
@@ -166,7 +166,9 @@ def run_build(options: BuildOptions, backend: Backend) -> BuildSummary:
     return summary
 
 
-def _assemble(source: Any, rows: list[dict[str, Any]]) -> tuple[list[HallucinationSample], list[FailureRow]]:
+def _assemble(
+    source: Source, rows: list[dict[str, Any]]
+) -> tuple[list[HallucinationSample], list[FailureRow]]:
     samples, invalid = [], []
     for row in rows:
         sample = source.sample(row)

@@ -177,14 +177,7 @@ class Runner:
     def _requests(
         self, stage: Stage, items: Sequence[dict[str, Any]], attempt: int, schema: dict[str, Any] | None
     ) -> list[ChatRequest]:
-        requests = []
-        for item in items:
-            request = stage.render(item)
-            update: dict[str, Any] = {"seed": request_seed(self.seed, item["key"], attempt)}
-            if schema is not None:
-                update["json_schema"] = schema
-            requests.append(request.with_params(**update))
-        return requests
+        return [seeded_request(stage, item, self.seed, attempt, schema) for item in items]
 
     def _complete(
         self, stage: Stage, requests: Sequence[ChatRequest], stats: StageStats, schema_text: str
@@ -335,6 +328,14 @@ class Runner:
         return StageResult(ok=ok, failures=failure_rows, stats=stats)
 
 
+def seeded_request(
+    stage: Stage, item: dict[str, Any], build_seed: int, attempt: int, schema: dict[str, Any] | None
+) -> ChatRequest:
+    """The stage's request for an item, with the attempt's own seed and the stage's JSON schema."""
+    request = stage.render(item).with_params(seed=request_seed(build_seed, item["key"], attempt))
+    return request if schema is None else request.with_params(json_schema=schema)
+
+
 def call_stage(
     stage: Stage, item: dict[str, Any], backend: Backend, *, seed: int = 0, attempt: int = 0
 ) -> dict[str, Any]:
@@ -342,9 +343,6 @@ def call_stage(
 
     Returns the stage's output columns; raises `ParseFailure` as the batched run would record it.
     """
-    request = stage.render(item).with_params(
-        seed=request_seed(seed, item.get("key", ""), attempt),
-        **({"json_schema": stage.response_model.model_json_schema()} if stage.response_model else {}),
-    )
-    [completion] = backend.generate([request])
+    schema = stage.response_model.model_json_schema() if stage.response_model else None
+    [completion] = backend.generate([seeded_request(stage, item, seed, attempt, schema)])
     return stage.parse(item, check_response(stage, completion))
