@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import json
 import subprocess
+import tempfile
 from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -26,6 +27,7 @@ from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, So
 from lettuce_build.sources.chunking import seeded_fraction
 from lettuce_build.squeez.patches import FilePatch, parse_patch
 from lettuce_build.squeez.repos import RepoManager
+from lettuce_build.squeez.sandbox import host_git_env
 from lettuce_build.swebench import load_instance_rows
 from lettuce_build.tables import TableError
 
@@ -64,14 +66,22 @@ def file_context(path: str, text: str, file: FilePatch) -> str:
     return f"File: {path}{note}\n```{fence_language(path)}\n{body}\n```"
 
 
-def _patched_text(worktree: Path, patch: str, path: str) -> str | None:
-    applied = subprocess.run(
-        ["git", "apply", "--whitespace=nowarn", "-"], input=patch.encode(), cwd=worktree, capture_output=True
-    )
-    try:
-        return (worktree / path).read_text(encoding="utf-8") if applied.returncode == 0 else None
-    finally:
-        git.Repo(worktree).git.checkout("--", ".")
+def _patched_text(base_text: str, patch: str, path: str) -> str | None:
+    """``path`` after the patch, or None when it does not apply: `git apply` on a lone copy of the
+    file in a temporary folder (outside any repository, so git finds none to work in)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "tree"
+        target = folder / path
+        target.parent.mkdir(parents=True)
+        target.write_text(base_text, encoding="utf-8")
+        applied = subprocess.run(
+            ["git", "apply", "--whitespace=nowarn", f"--include={path}", "-"],
+            input=patch.encode(),
+            cwd=folder,
+            capture_output=True,
+            env={**host_git_env(), "GIT_CEILING_DIRECTORIES": tmp},
+        )
+        return target.read_text(encoding="utf-8") if applied.returncode == 0 else None
 
 
 def _enclosing_function(source: str, line: int) -> str | None:
@@ -199,19 +209,19 @@ class CodeSource(Source):
             return None
         info = parse_patch(patch)
         bare = git.Repo(repos.bare_path(repo))
-        blocks = []
+        blocks, texts = [], {}
         for file in info.files:
             try:
-                text = bare.git.show(f"{commit}:{file.path}")
+                texts[file.path] = bare.git.show(f"{commit}:{file.path}")
             except git.GitCommandError:
-                text = ""  # a file the patch creates
-            blocks.append(file_context(file.path, text, file))
+                texts[file.path] = ""  # a file the patch creates
+            blocks.append(file_context(file.path, texts[file.path], file))
         key = f"code::{row['instance_id']}"
         style = _choose(options.seed, key, "style", STYLES)
         main_file = next((f.path for f in info.files if f.path.endswith(".py")), info.files[0].path)
         patched = None
         if style == "function":
-            patched = _patched_text(repos.worktree(repo, commit), patch, main_file)
+            patched = _patched_text(texts.get(main_file, ""), patch, main_file)
         answer, code = build_answer(style, main_file, patch, patched)
         if len(code.strip()) < MIN_CODE_CHARS:
             skipped["trivial_answer"] += 1

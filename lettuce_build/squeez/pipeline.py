@@ -3,7 +3,8 @@
 DIR/phase1_instances.jsonl     normalised instances
 DIR/phase2_repos.json          clone status per repository (bare clones under DIR/bare/)
 DIR/phase3_tool_calls.jsonl    seeded tool calls
-DIR/phase4/<instance>.jsonl    tool results, one file per finished instance (the resume unit)
+DIR/phase4/<instance>.jsonl    tool results, one file per finished instance (the resume unit;
+                               the file name is the instance id made safe, see paths.safe_name)
 DIR/phase4_isolation.json      the isolation mode that ran them
 DIR/phase5_labels.jsonl        auto-labels and the keep decision of every result
 DIR/cache.sqlite, failures/    the teacher's raw responses and failure rows (phase 6)
@@ -35,7 +36,9 @@ from lettuce_build.runner import Runner
 from lettuce_build.schema import SPLITS
 from lettuce_build.squeez.assemble import SQUEEZ_FEATURES, build_row, spans_from_indices
 from lettuce_build.squeez.distill import DistillStage
-from lettuce_build.squeez.execute import Executor, Isolation, ToolResult, detect_isolation
+from lettuce_build.paths import safe_name
+from lettuce_build.squeez.execute import Executor, ToolResult
+from lettuce_build.squeez.sandbox import Isolation, detect_isolation
 from lettuce_build.squeez.instances import SqueezInstance, load_instances
 from lettuce_build.squeez.labels import label, output_lines
 from lettuce_build.squeez.patches import parse_patch
@@ -131,7 +134,7 @@ class Squeez:
             by_instance.setdefault(call.instance_id, []).append(call)
         folder = self.out / "phase4"
         folder.mkdir(exist_ok=True)
-        todo = {i: c for i, c in by_instance.items() if not (folder / f"{i}.jsonl").exists()}
+        todo = {i: c for i, c in by_instance.items() if not (folder / f"{safe_name(i)}.jsonl").exists()}
         isolation = detect_isolation()
         write_atomic(self.out / "phase4_isolation.json", isolation.model_dump_json())
         test_patches = {i.instance_id: i.test_patch for i in self.instances()}
@@ -144,8 +147,8 @@ class Squeez:
         def run_instance(instance_id: str) -> int:
             if not hasattr(local, "worker"):
                 local.worker = next(worker_ids)  # one worktree per worker and repository
-            results = [executor.run(call, local.worker) for call in todo[instance_id]]
-            _write_jsonl(folder / f"{instance_id}.jsonl", results)  # atomic: the instance is done
+            results = executor.run_instance(todo[instance_id], local.worker)
+            _write_jsonl(folder / f"{safe_name(instance_id)}.jsonl", results)  # atomic: the instance is done
             return len(results)
 
         with ThreadPoolExecutor(self.workers) as pool:
@@ -257,7 +260,10 @@ class Squeez:
             (r["reason"] or "").split(" (")[0] for r in labels if not r["kept"] and not r["skipped"]
         )
         report = validate_rows(
-            rows, isolation=isolation, skipped_calls=dict(skipped), filtered_outputs=dict(filtered)
+            rows,
+            isolation=isolation,
+            skipped_calls=dict(skipped),
+            filtered_outputs=dict(filtered),
         )
         write_atomic(self.out / "validation_report.json", report.model_dump_json(indent=2))
         write_atomic(self.out / "validation_report.txt", report.text() + "\n")

@@ -1,7 +1,8 @@
 """Phase 8: the validation report of an assembled squeez dataset (JSON and text).
 
-The phase fails on repository overlap between splits and on any relevant line
-that is not verbatim in its tool output; everything else is reported.
+The phase fails on repository overlap between splits, on any relevant line that is
+not verbatim in its tool output, and on any row holding a secret (a token-shaped string
+or a value of this process's secret variables); everything else is reported.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from lettuce_build.leaks import SecretScanner
 
 CORE_TOOL_TYPES = ("read_file", "grep", "git_log", "test_output", "python")
 PROMPT_OUTLIER_CHARS = 60_000
@@ -29,6 +32,8 @@ class ValidationReport(BaseModel):
     irrelevant_outputs: int
     repo_overlap: dict[str, list[str]]
     non_verbatim_lines: list[str]
+    #: rows holding a secret (instance, tool type and the kind of secret, never the secret)
+    secret_rows: list[str] = Field(default_factory=list)
     teacher_auto_agreement: dict[str, float] = Field(default_factory=dict)
     isolation: str | None = None
     skipped_calls: dict[str, int] = Field(default_factory=dict)
@@ -36,7 +41,7 @@ class ValidationReport(BaseModel):
 
     @property
     def ok(self) -> bool:
-        return not any(self.repo_overlap.values()) and not self.non_verbatim_lines
+        return not any(self.repo_overlap.values()) and not self.non_verbatim_lines and not self.secret_rows
 
     def text(self) -> str:
         lines = [
@@ -63,6 +68,8 @@ class ValidationReport(BaseModel):
         lines.append(f"  repository overlap between splits: {overlap or 'none'}")
         lines.append(f"  relevant lines not verbatim in their output: {len(self.non_verbatim_lines)}")
         lines.extend(f"    {item}" for item in self.non_verbatim_lines[:20])
+        lines.append(f"  rows holding a secret: {len(self.secret_rows)}")
+        lines.extend(f"    {item}" for item in self.secret_rows[:20])
         if self.teacher_auto_agreement:
             lines.append(
                 f"  teacher vs auto-label agreement (Jaccard of lines): {self.teacher_auto_agreement}"
@@ -80,12 +87,19 @@ def _lines_of(spans: list[dict[str, int]]) -> set[int]:
     return {n for s in spans for n in range(s["start_line"], s["end_line"] + 1)}
 
 
-def validate_rows(rows: list[dict[str, Any]], **extra: Any) -> ValidationReport:
+def validate_rows(
+    rows: list[dict[str, Any]], scanner: SecretScanner | None = None, **extra: Any
+) -> ValidationReport:
+    """The report over assembled rows; ``scanner`` defaults to this process's secrets."""
+    scanner = scanner or SecretScanner.from_environment()
     by_split_tool: dict[str, Counter[str]] = defaultdict(Counter)
     repos_per_split: dict[str, set[str]] = defaultdict(set)
     non_verbatim: list[str] = []
     agreement: dict[str, list[float]] = defaultdict(list)
+    secrets: list[str] = []
     for row in rows:
+        if found := scanner.find("\n".join(str(v) for v in row.values())):
+            secrets.append(f"{row['instance_id']} {row['tool_type']}: {', '.join(found)}")
         by_split_tool[row["split"]][row["tool_type"]] += 1
         repos_per_split[row["split"]].add(row["repo"])
         output_lines = set(row["tool_output"].split("\n"))
@@ -122,6 +136,7 @@ def validate_rows(rows: list[dict[str, Any]], **extra: Any) -> ValidationReport:
         irrelevant_outputs=sum(1 for r in rows if r["is_irrelevant"]),
         repo_overlap=overlap,
         non_verbatim_lines=non_verbatim,
+        secret_rows=secrets,
         teacher_auto_agreement={t: round(statistics.fmean(v), 3) for t, v in sorted(agreement.items())},
         **extra,
     )

@@ -1,4 +1,4 @@
-"""Phase 2 and the checkouts phase 4 needs: one bare clone per repository, worktrees at a commit.
+"""Phase 2 and the trees phase 4 needs: one bare clone per repository, exports of a commit.
 
 The URL template takes ``{repo}`` (``owner/name``), ``{owner}`` and ``{name}``; a local
 path or a ``file://`` mirror works offline. A repository that cannot be cloned is
@@ -8,13 +8,21 @@ recorded with its reason, and its instances are skipped, not the run.
 from __future__ import annotations
 
 import shutil
+import subprocess
 import threading
 from pathlib import Path
 
 import git
 from pydantic import BaseModel
 
+from lettuce_build.paths import safe_name
+from lettuce_build.squeez.sandbox import host_git_env
+
 DEFAULT_URL_TEMPLATE = "https://github.com/{repo}.git"
+
+
+class RepoError(RuntimeError):
+    """A commit that cannot be exported."""
 
 
 class RepoStatus(BaseModel):
@@ -26,7 +34,7 @@ class RepoStatus(BaseModel):
 
 
 def repo_slug(repo: str) -> str:
-    return repo.replace("/", "__")
+    return safe_name(repo.replace("/", "__"))
 
 
 class RepoManager:
@@ -69,28 +77,43 @@ class RepoManager:
         with self._guard:
             return self._locks.setdefault(key, threading.Lock())
 
-    def worktree(self, repo: str, commit: str, worker: int = 0) -> Path:
-        """A worktree of ``repo`` at ``commit`` for one worker, created once and switched after."""
-        path = self.root / "worktrees" / f"{repo_slug(repo)}-w{worker}"
-        bare = git.Repo(self.bare_path(repo))
+    def export(self, repo: str, commit: str) -> Path:
+        """The files of ``repo`` at ``commit``, without ``.git``: a pristine tree, made once.
+
+        Written by host git from the bare clone alone (a throwaway index, hooks off), and never
+        handed to sandboxed code itself: commands get copies of it (`sandbox.copy_tree`).
+        """
+        path = self._export_path(repo, commit)
         with self._lock(str(path)):
-            if not (path / ".git").exists():
-                shutil.rmtree(path, ignore_errors=True)
-                with self._lock(f"bare::{repo}"):  # worktree add writes into the shared bare repo
-                    bare.git.worktree("prune")
-                    bare.git.worktree("add", "--detach", "--force", str(path), commit)
-            else:
-                checkout = git.Repo(path)
-                checkout.git.checkout("--detach", "--force", commit)
-            git.Repo(path).git.clean("-fdxq")  # leftovers of the previous command go
+            if path.exists():  # only a finished export is ever renamed into place
+                return path
+            staging = path.with_name(path.name + ".partial")
+            index = path.with_name(path.name + ".index")
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(parents=True)
+            env = {
+                **host_git_env(),
+                "GIT_DIR": str(self.bare_path(repo)),
+                "GIT_WORK_TREE": str(staging),
+                "GIT_INDEX_FILE": str(index),
+            }
+            try:
+                for argv in (["git", "read-tree", commit], ["git", "checkout-index", "-a", "-f"]):
+                    done = subprocess.run(argv, env=env, capture_output=True, cwd=staging)
+                    if done.returncode:
+                        shutil.rmtree(staging, ignore_errors=True)
+                        why = done.stderr.decode(errors="replace").strip()
+                        raise RepoError(f"{repo}@{commit[:12]}: {why}")
+            finally:
+                index.unlink(missing_ok=True)
+            staging.rename(path)
         return path
 
-    def fresh_checkout(self, repo: str, commit: str, target: Path) -> Path:
-        """A throwaway full checkout (the baseline the worktree benchmark compares against)."""
-        shutil.rmtree(target, ignore_errors=True)
-        checkout = git.Repo.clone_from(str(self.bare_path(repo)), target, no_checkout=True)
-        checkout.git.checkout("--detach", commit)
-        return target
+    def _export_path(self, repo: str, commit: str) -> Path:
+        return self.root / "trees" / repo_slug(repo) / safe_name(commit)
+
+    def drop_export(self, repo: str, commit: str) -> None:
+        shutil.rmtree(self._export_path(repo, commit), ignore_errors=True)
 
 
 def _git_error(err: git.GitCommandError) -> str:

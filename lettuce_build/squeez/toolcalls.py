@@ -48,7 +48,7 @@ class ToolCall(BaseModel):
     base_commit: str
     tool_type: str
     argv: list[str]
-    runs_in: Literal["bare", "worktree"]
+    runs_in: Literal["bare", "tree"]
     target: str | None = None
     is_patch_file: bool | None = None
     query: str
@@ -191,7 +191,7 @@ def _make(ctx: _Context, tool: str, rng: random.Random) -> ToolCall | None:
         return ToolCall(
             **base,
             argv=["ls", "-la", folder],
-            runs_in="worktree",
+            runs_in="tree",
             target=folder,
             query=f"Which files in {folder} are involved in the fix?",
         )
@@ -203,7 +203,7 @@ def _make(ctx: _Context, tool: str, rng: random.Random) -> ToolCall | None:
         return ToolCall(
             **base,
             argv=["python", "-c", _INTROSPECT.format(module=module)],
-            runs_in="worktree",
+            runs_in="tree",
             target=module,
             query=f"Which functions or classes of {module} does the fix touch?",
         )
@@ -213,7 +213,7 @@ def _make(ctx: _Context, tool: str, rng: random.Random) -> ToolCall | None:
         return ToolCall(
             **base,
             argv=["python", "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *ctx.tests[:5]],
-            runs_in="worktree",
+            runs_in="tree",
             target=" ".join(ctx.tests[:5]),
             query="Which test failures and error lines explain the bug?",
         )
@@ -222,7 +222,7 @@ def _make(ctx: _Context, tool: str, rng: random.Random) -> ToolCall | None:
         return ToolCall(
             **base,
             argv=["ruff", "check", "--no-cache", path],
-            runs_in="worktree",
+            runs_in="tree",
             target=path,
             query=f"Which lint findings in {path} concern the code the fix changes?",
         )
@@ -231,7 +231,7 @@ def _make(ctx: _Context, tool: str, rng: random.Random) -> ToolCall | None:
         return ToolCall(
             **base,
             argv=["python", "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", folders[0]],
-            runs_in="worktree",
+            runs_in="tree",
             target=folders[0],
             query="Which collected tests or collection errors relate to the fix?",
         )
@@ -242,7 +242,7 @@ def _make(ctx: _Context, tool: str, rng: random.Random) -> ToolCall | None:
         return ToolCall(
             **base,
             argv=["curl", "-sS", "-L", "-m", "10", url],
-            runs_in="worktree",
+            runs_in="tree",
             target=url,
             needs_network=True,
             query="What in this response matters for the issue?",

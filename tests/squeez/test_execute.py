@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from lettuce_build.squeez.execute import Executor, cap_lines, detect_isolation, number_lines
+from lettuce_build.squeez.execute import Executor, cap_lines, number_lines
+from lettuce_build.squeez.sandbox import detect_isolation
 from lettuce_build.squeez.repos import RepoManager
 from lettuce_build.squeez.toolcalls import ToolCall
 
@@ -24,7 +25,7 @@ def setup(tmp_path):
     return repos, info["base_commit"], tmp_path
 
 
-def call(commit, tool_type, argv, runs_in="worktree", timeout=20.0, **kw):
+def call(commit, tool_type, argv, runs_in="tree", timeout=20.0, **kw):
     return ToolCall(
         instance_id="i1",
         repo="acme/widgets",
@@ -78,7 +79,7 @@ def test_writes_outside_the_worktree_never_reach_the_host(setup):
     code = "\n".join(attempt.format(str(t)) for t in targets)
     result = Executor(repos, ISOLATION).run(call(commit, "python", ["python", "-c", code]))
     assert not any(t.exists() for t in targets)
-    assert result.output.count("REFUSED") == 2 and "Read-only file system" in result.output
+    assert result.output.count("REFUSED") == 2
 
 
 def test_no_secret_reaches_the_command(setup, monkeypatch):
