@@ -29,7 +29,7 @@ COLLECTION_NAMES = ("lettucedetect-code-hallucination", "lettucedetect-prose-hal
 
 _TAXONOMY_FILE = click.option(
     "--taxonomy-file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=click.Path(exists=True, dir_okay=False, path_type=Path, resolve_path=True),
     help="YAML/JSON file adding subcategories: {subcategories: {category: {name: definition}}}.",
 )
 
@@ -93,7 +93,7 @@ def _print_counts(title: str, counts: Counter[str]) -> None:
 
 
 @main.command()
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("path", type=click.Path(exists=True, path_type=Path, resolve_path=True))
 @_TAXONOMY_FILE
 @click.option("--max-shown", default=200, show_default=True, help="Print at most this many violations.")
 def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:
@@ -145,7 +145,7 @@ def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
     help="Folder for stage1_candidates.json, stage1_funnel.json and the HF dataset.",
 )
 @click.option(
@@ -208,7 +208,7 @@ def sift(
 
 
 @main.command()
-@click.argument("build_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("build_dir", type=click.Path(exists=True, file_okay=False, path_type=Path, resolve_path=True))
 def status(build_dir: Path) -> None:
     """Show a build's state: stages, counts, cache hits, failures, timings."""
     from datetime import UTC, datetime
@@ -240,7 +240,7 @@ def status(build_dir: Path) -> None:
 
 
 @main.command()
-@click.argument("build_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("build_dir", type=click.Path(exists=True, file_okay=False, path_type=Path, resolve_path=True))
 @click.option("--stage", help="Only failures of this stage.")
 @click.option("--reason", help="Only failures with this reason.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
@@ -269,7 +269,7 @@ def cache() -> None:
 
 
 @cache.command("stats")
-@click.argument("build_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("build_dir", type=click.Path(exists=True, file_okay=False, path_type=Path, resolve_path=True))
 def cache_stats(build_dir: Path) -> None:
     """Rows, hits, misses, tokens and size of BUILD_DIR/cache.sqlite."""
     build = BuildDir(build_dir)
@@ -309,7 +309,7 @@ def sources() -> None:
     "--out",
     "out_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
     help="Build folder: cache, manifest, failures, dataset/ and hub/. Re-running resumes.",
 )
 @click.option(
@@ -438,7 +438,7 @@ def build(
     help="Phases to run, in order: --phase 1 2 3 4 5 6 7 8 (each reads the previous one's files).",
 )
 @click.argument("more_phases", nargs=-1, type=click.IntRange(1, 8))
-@click.option("--output-dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--output-dir", required=True, type=click.Path(file_okay=False, path_type=Path, resolve_path=True))
 @click.option(
     "--instances",
     default="princeton-nlp/SWE-bench",
@@ -530,7 +530,7 @@ def _teacher(model: str | None, base_url: str | None, api_key_env: str, concurre
 @click.option(
     "--build",
     "build_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
     help="The build folder of --source (default: out/<source>).",
 )
 @click.option(
@@ -541,7 +541,7 @@ def _teacher(model: str | None, base_url: str | None, api_key_env: str, concurre
 @click.option(
     "--builds",
     "builds_root",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
     default=Path("out"),
     show_default=True,
     help="With --collection: a folder holding one build folder per source name.",
@@ -552,7 +552,7 @@ def _teacher(model: str | None, base_url: str | None, api_key_env: str, concurre
 @click.option(
     "--dry-run",
     "dry_run",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
     help="Write the exact Hub layout to this folder instead of pushing.",
 )
 @click.option(

@@ -116,17 +116,13 @@ class Executor:
         """Every call of one instance, sharing one export of its tree (removed afterwards)."""
         if not calls:
             return []
-        needs_tree = any(c.runs_in == "tree" and self._skip(c) is None for c in calls)
-        first = calls[0]
+        if not any(c.runs_in == "tree" and self._skip(c) is None for c in calls):
+            return [self.run(call, worker) for call in calls]
         try:
-            tree = self.repos.export(first.repo, first.base_commit) if needs_tree else None
+            with self.repos.exported(calls[0].repo, calls[0].base_commit) as tree:
+                return [self.run(call, worker, tree) for call in calls]
         except RepoError as err:
             return [self._result(c, skipped=f"cannot export the tree: {err}") for c in calls]
-        try:
-            return [self.run(call, worker, tree) for call in calls]
-        finally:
-            if tree is not None:
-                self.repos.drop_export(first.repo, first.base_commit)
 
     def _result(self, call: ToolCall, **values: object) -> ToolResult:
         return ToolResult(
@@ -175,19 +171,21 @@ class Executor:
     @contextmanager
     def _scratch_tree(self, call: ToolCall, worker: int, tree: Path | None) -> Iterator[Path]:
         """A fresh copy of the exported tree for one command, deleted afterwards whatever it did."""
-        pristine = tree or self.repos.export(call.repo, call.base_commit)
+        if tree is None:
+            with self.repos.exported(call.repo, call.base_commit) as exported:
+                with self._scratch_tree(call, worker, exported) as scratch:
+                    yield scratch
+            return
         scratch = self.repos.root / "scratch" / f"w{worker}-{next(self._scratch)}"
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.parent.mkdir(parents=True, exist_ok=True)
-        copy_tree(pristine, scratch, sandbox_uid(worker))
+        copy_tree(tree, scratch, sandbox_uid(worker))
         try:
             if call.tool_type == "test_output":
                 self._apply_test_patch(call, scratch)
             yield scratch
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-            if tree is None:
-                self.repos.drop_export(call.repo, call.base_commit)
 
     def _run_sandboxed(self, call: ToolCall, worker: int, scratch: Path):  # noqa: ANN202
         network = call.needs_network and self.allow_network

@@ -10,6 +10,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import git
@@ -39,9 +41,10 @@ def repo_slug(repo: str) -> str:
 
 class RepoManager:
     def __init__(self, root: Path, url_template: str = DEFAULT_URL_TEMPLATE) -> None:
-        self.root = root
+        self.root = root.resolve()  # git runs in other folders: a relative root would move with it
         self.url_template = url_template
         self._locks: dict[str, threading.Lock] = {}
+        self._holders: dict[Path, int] = {}
         self._guard = threading.Lock()
 
     def url(self, repo: str) -> str:
@@ -112,8 +115,22 @@ class RepoManager:
     def _export_path(self, repo: str, commit: str) -> Path:
         return self.root / "trees" / repo_slug(repo) / safe_name(commit)
 
-    def drop_export(self, repo: str, commit: str) -> None:
-        shutil.rmtree(self._export_path(repo, commit), ignore_errors=True)
+    @contextmanager
+    def exported(self, repo: str, commit: str) -> Iterator[Path]:
+        """An export held for the block; the last holder of a commit's export removes it."""
+        path = self._export_path(repo, commit)
+        with self._guard:
+            self._holders[path] = self._holders.get(path, 0) + 1
+        try:
+            yield self.export(repo, commit)
+        finally:
+            with self._guard:
+                self._holders[path] -= 1
+                last = self._holders[path] == 0
+            if last:
+                with self._lock(str(path)):
+                    if not self._holders[path]:
+                        shutil.rmtree(path, ignore_errors=True)
 
 
 def _git_error(err: git.GitCommandError) -> str:

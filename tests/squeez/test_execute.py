@@ -131,3 +131,146 @@ def test_cap_and_numbering_helpers():
     text, omitted = cap_lines("\n".join(str(i) for i in range(10)), max_lines=4)
     assert text.split("\n") == ["0", "1", "2", "3", "... [6 more lines omitted]"] and omitted == 6
     assert number_lines("a\nb") == "     1\ta\n     2\tb"
+
+
+# Attacks from the security review (issue 11): each reproduces what hostile repository code did.
+
+
+def run_python(repos, commit, code, **kw):
+    return Executor(repos, ISOLATION).run(call(commit, "python", ["python", "-c", code], **kw))
+
+
+def processes_matching(needle: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if needle in cmdline:
+            found.append(cmdline)
+    return found
+
+
+@needs_bwrap
+def test_a_forged_git_file_in_the_tree_never_reaches_host_git(setup):
+    repos, commit, tmp_path = setup
+    marker = tmp_path / "hook-ran"
+    forge = (
+        "import os\n"
+        "os.makedirs('evil/hooks', exist_ok=True)\n"
+        f"open('evil/hooks/post-checkout', 'w').write('#!/bin/sh\\nenv > {marker}\\n')\n"
+        "os.chmod('evil/hooks/post-checkout', 0o755)\n"
+        "open('.git', 'w').write('gitdir: ' + os.path.abspath('evil') + '\\n')\n"
+        "print('FORGED')"
+    )
+    assert "FORGED" in run_python(repos, commit, forge).output
+    # the next call of the same instance starts from a clean copy and host git keeps working
+    listing = Executor(repos, ISOLATION).run(call(commit, "ls", ["ls", "-a"]))
+    assert ".git" not in listing.output.split() and "evil" not in listing.output
+    assert not marker.exists()
+    assert repos.has_commit("acme/widgets", commit)
+
+
+@needs_bwrap
+def test_a_command_cannot_change_the_files_later_commands_see(setup):
+    repos, commit, _ = setup
+    executor = Executor(repos, ISOLATION)
+    tree = repos.export("acme/widgets", commit)
+    vandal = (
+        "import os\n"
+        "try:\n    open('widgets/core.py', 'a').write('vandalised in place')\n"
+        "except OSError as err:\n    print('IN PLACE REFUSED', err)\n"
+        "open('new.py', 'w').write('vandalised')\nos.replace('new.py', 'widgets/core.py')\n"
+        "print(open('widgets/core.py').read())"
+    )
+    assert "vandalised" in executor.run(call(commit, "python", ["python", "-c", vandal]), tree=tree).output
+    after = executor.run(call(commit, "python", ["python", "-c", "print(open('widgets/core.py').read())"]), tree=tree)
+    assert "Core widgets" in after.output and "vandalised" not in (tree / "widgets" / "core.py").read_text()
+
+
+@needs_bwrap
+def test_the_host_environment_cannot_be_read_through_proc(setup, monkeypatch):
+    repos, commit, _ = setup
+    monkeypatch.setenv("HF_TOKEN", "hf_" + "A" * 34)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-" + "b" * 30)
+    import os
+
+    snoop = (
+        "import os, glob\n"
+        f"paths = glob.glob('/proc/*/environ') + ['/proc/{os.getpid()}/environ', '/proc/{os.getppid()}/environ']\n"
+        "for p in paths:\n"
+        "    try:\n"
+        "        print(p, open(p, 'rb').read().replace(b'\\0', b' ').decode())\n"
+        "    except OSError as err:\n"
+        "        print(p, 'DENIED', err)\n"
+        "print('PIDS', sorted(int(d) for d in os.listdir('/proc') if d.isdigit()))"
+    )
+    result = run_python(repos, commit, snoop)
+    assert result.skipped is None, result.skipped
+    assert "hf_AAAA" not in result.output and "sk-fake" not in result.output
+    pids = result.output.split("PIDS ")[1]
+    assert str(os.getpid()) not in pids.replace("[", " ").replace("]", " ").replace(",", " ").split()
+
+
+@needs_bwrap
+def test_host_secrets_in_etc_are_out_of_reach(setup):
+    repos, commit, _ = setup
+    probe = (
+        "import os\nprint('ETC', sorted(os.listdir('/etc')))\n"
+        "try:\n    print(open('/etc/shadow').read())\nexcept OSError as err:\n    print('NO SHADOW', err)"
+    )
+    result = run_python(repos, commit, probe)
+    assert "NO SHADOW" in result.output and "root:" not in result.output.split("NO SHADOW")[0].split("ETC")[0]
+    assert "'shadow'" not in result.output
+
+
+@needs_bwrap
+def test_processes_that_detach_die_with_the_call_on_timeout_and_on_exit(setup):
+    repos, commit, _ = setup
+    daemon = (
+        "import subprocess\n"
+        "for _ in range(3):\n"
+        "    subprocess.Popen(['setsid', 'sleep', '{seconds}'], start_new_session=True)\n"
+        "{tail}"
+    )
+    hung = run_python(repos, commit, daemon.format(seconds=913, tail="import time; time.sleep(60)"), timeout=2)
+    assert hung.timed_out
+    exited = run_python(repos, commit, daemon.format(seconds=914, tail="print('LEFT')"))
+    assert "LEFT" in exited.output
+    import time
+
+    time.sleep(0.5)
+    assert processes_matching("sleep 913") == [] and processes_matching("sleep 914") == []
+
+
+@needs_bwrap
+def test_the_process_limit_holds_even_when_lettuce_build_runs_as_root(setup):
+    repos, commit, _ = setup
+    bomb = (
+        "import subprocess\nstarted = 0\n"
+        "try:\n"
+        "    for _ in range(300):\n"
+        "        subprocess.Popen(['sleep', '915'])\n"
+        "        started += 1\n"
+        "except OSError as err:\n"
+        "    print('REFUSED', err)\n"
+        "print('STARTED', started)"
+    )
+    result = run_python(repos, commit, bomb)
+    assert "REFUSED" in result.output
+    assert int(result.output.split("STARTED ")[1].split()[0]) < 256
+    assert processes_matching("sleep 915") == []
+
+
+def test_an_output_holding_a_secret_is_withheld(setup, monkeypatch):
+    repos, commit, _ = setup
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "plainly-secret-value-123")
+    leak = Executor(repos, ISOLATION).run(
+        call(commit, "git_log", ["echo", "ghp_" + "x" * 36], runs_in="bare")
+    )
+    assert leak.output == "" and leak.skipped.startswith("output withheld: it holds a secret (github token)")
+    own = Executor(repos, ISOLATION).run(
+        call(commit, "git_log", ["echo", "token=plainly-secret-value-123"], runs_in="bare")
+    )
+    assert own.output == "" and "a secret environment value" in own.skipped

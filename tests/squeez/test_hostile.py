@@ -1,0 +1,94 @@
+"""A hostile repository through squeez, as the security review ran it (issue 11): secrets in the
+environment, a relative output folder, an instance id that climbs out of its folder, and code
+that attacks on import. Nothing may leak, nothing may escape, nothing may outlive the run."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lettuce_build.squeez.sandbox import detect_isolation
+
+from ..support.gitrepos import make_hostile_repo
+
+SECRETS = {
+    "HF_TOKEN": "hf_" + "Q" * 34,
+    "OPENAI_API_KEY": "sk-proj-" + "z" * 40,
+    "GITHUB_TOKEN": "plain-looking-secret-value",
+}
+CODE_TYPES = {"python", "test_output", "build_output"}
+
+
+def processes_matching(needle: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if needle in cmdline:
+            found.append(cmdline)
+    return found
+
+
+@pytest.mark.skipif(detect_isolation().mode != "bwrap", reason="the sandbox needs bubblewrap")
+def test_a_hostile_repository_leaks_nothing_and_leaves_nothing_behind(tmp_path):
+    out = tmp_path / "out"
+    stolen = Path("/tmp/stolen-env")
+    stolen.unlink(missing_ok=True)
+    targets = [
+        str(tmp_path / "outside.txt"),
+        str(Path.home() / ".lettuce-build-hostile-marker"),
+        str(out / "bare" / "acme__evil.git" / "hooks" / "post-checkout"),
+        str(tmp_path / "src" / "acme" / "evil" / ".git" / "hooks" / "post-checkout"),
+        str(out / "phase4" / "poisoned.jsonl"),
+    ]
+    info = make_hostile_repo(tmp_path / "src" / "acme" / "evil", targets)
+    ids = [f"acme__evil-{n}" for n in range(1, 5)] + ["../../escape-1"]
+    instances = tmp_path / "instances.jsonl"
+    instances.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "instance_id": instance_id,
+                    "repo": "acme/evil",
+                    **info,
+                    "problem_statement": "`compute` is off by one.",
+                    "FAIL_TO_PASS": json.dumps(["tests/test_core.py::test_compute"]),
+                }
+            )
+            + "\n"
+            for instance_id in ids
+        )
+    )
+    command = [str(Path(sys.executable).parent / "lettuce-build"), "squeez", "--phase", "1", "2", "3", "4"]
+    command += ["5", "7", "8", "--output-dir", "out", "--instances", "instances.jsonl"]
+    command += ["--repo-url", f"file://{tmp_path}/src/{{repo}}", "--seed", "2", "--workers", "2"]
+    run = subprocess.run(
+        command, cwd=tmp_path, env={**os.environ, **SECRETS}, capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    time.sleep(0.5)
+
+    assert processes_matching("sleep 917") == [] and processes_matching("sleep 918") == []
+    assert not stolen.exists()
+    assert [t for t in targets if Path(t).exists()] == []
+    assert not (tmp_path.parent / "escape-1.jsonl").exists() and not (tmp_path / "escape-1.jsonl").exists()
+    assert {p.parent for p in (out / "phase4").iterdir()} == {out / "phase4"}
+    for file in tmp_path.rglob("*"):
+        if file.is_file():
+            data = file.read_bytes()
+            assert not [name for name, value in SECRETS.items() if value.encode() in data], file
+            assert b"root:*:" not in data and b"root:$" not in data, file  # no /etc/shadow line
+
+    results = [
+        json.loads(line) for file in (out / "phase4").glob("*.jsonl") for line in file.read_text().splitlines()
+    ]
+    ran_code = [r for r in results if r["tool_type"] in CODE_TYPES and not r["skipped"]]
+    assert ran_code, "the seed must draw calls that run the repository's code"
+    assert any("ENVIRON" in r["output"] and "FORKS REFUSED" in r["output"] for r in ran_code)  # it did attack
+    assert "squeez validation: OK" in run.stdout
