@@ -60,6 +60,39 @@ class BuildSummary(BaseModel):
 
 
 def run_build(options: BuildOptions, backend: Backend) -> BuildSummary:
+    build = BuildDir(options.out)
+    with build.lock():
+        manifest = Manifest(
+            source=options.source,
+            backend=backend.info(),
+            seed=options.seed,
+            limit=options.limit,
+            parameters=options.model_dump(mode="json", exclude={"out"}),
+        )
+        try:
+            return _run(options, backend, build, manifest)
+        except BaseException as err:
+            # whatever stopped the build (an error, Ctrl-C), the manifest never claims it is running
+            manifest.status = "failed"
+            manifest.counts = {"error": f"{type(err).__name__}: {err}"[:500]}
+            build.write_manifest(manifest)
+            raise
+
+
+def _unique(items: list[dict[str, Any]], skipped: Counter[str]) -> list[dict[str, Any]]:
+    """The first item of each key; later ones (a document given twice) are counted and skipped."""
+    seen: set[str] = set()
+    unique = []
+    for item in items:
+        if item["key"] in seen:
+            skipped["duplicate_key"] += 1
+            continue
+        seen.add(item["key"])
+        unique.append(item)
+    return unique
+
+
+def _run(options: BuildOptions, backend: Backend, build: BuildDir, manifest: Manifest) -> BuildSummary:
     started = time.perf_counter()
     source = get_source(options.source)
     loaded = source.load(
@@ -73,19 +106,12 @@ def run_build(options: BuildOptions, backend: Backend) -> BuildSummary:
             work_dir=Path(options.out) / "repos",
         ),
     )
-    if not loaded.items:
+    items = _unique(loaded.items, loaded.skipped)
+    if not items:
         raise SourceError(
             f"{options.source}: no work items from {options.input} "
             f"(skipped: {dict(loaded.skipped) or 'nothing'})"
         )
-    build = BuildDir(options.out)
-    manifest = Manifest(
-        source=options.source,
-        backend=backend.info(),
-        seed=options.seed,
-        limit=options.limit,
-        parameters=options.model_dump(mode="json", exclude={"out"}),
-    )
     build.write_manifest(manifest)
     cache = build.open_cache()
     try:
@@ -97,7 +123,7 @@ def run_build(options: BuildOptions, backend: Backend) -> BuildSummary:
             build.record_stage(manifest, result.stats, result.failures)
             backend_seconds += result.stats.backend_seconds
 
-        dataset, injection_failed = source.run_stages(runner, Dataset.from_list(loaded.items), record)
+        dataset, injection_failed = source.run_stages(runner, Dataset.from_list(items), record)
         fallback_rows = injection_failed if options.fallback == "clean" else []
         samples, invalid = _assemble(source, dataset.to_list() + fallback_rows)
         build.record_stage(
@@ -118,21 +144,19 @@ def run_build(options: BuildOptions, backend: Backend) -> BuildSummary:
     by_split: dict[str, list[dict[str, Any]]] = {}
     for sample in samples:
         by_split.setdefault(sample.split, []).append(sample_to_row(sample))
-    if samples:
-        write_output(
-            DatasetDict(
-                {s: Dataset.from_list(by_split[s], features=FEATURES) for s in SPLITS if s in by_split}
-            ),
-            options.out,
-            source.dataset_name,
-        )
+    # always written: a build with no samples removes the outputs of the build before it
+    write_output(
+        DatasetDict({s: Dataset.from_list(by_split[s], features=FEATURES) for s in SPLITS if s in by_split}),
+        options.out,
+        source.dataset_name,
+    )
     hallucinated = sum(1 for s in samples if s.labels)
     summary = BuildSummary(
         source=options.source,
         dataset=source.dataset_name,
         out=options.out,
         documents=loaded.documents,
-        items=len(loaded.items),
+        items=len(items),
         skipped=dict(loaded.skipped),
         by_split={s: len(by_split[s]) for s in SPLITS if s in by_split},
         by_category=dict(Counter(s.category or "(clean)" for s in samples)),

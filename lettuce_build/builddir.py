@@ -4,25 +4,39 @@ OUT/
   cache.sqlite          raw responses (the resume mechanism)
   manifest.json         stages, counts, model, sampling, prompt versions, cache hits, timings
   failures/<stage>.jsonl  one FailureRow per line, rewritten each time the stage runs
+  .lock                 held (flock) by the build writing into the folder
   dataset/  hub/        the outputs (see output.py)
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lettuce_build.errors import LettuceError
 from lettuce_build.llm.cache import CACHE_FILE, RequestCache
 from lettuce_build.llm.protocol import BackendInfo
 from lettuce_build.runner import FailureRow, StageStats
 
 MANIFEST_FILE = "manifest.json"
 FAILURES_DIR = "failures"
+LOCK_FILE = ".lock"
+
+
+class ManifestError(LettuceError):
+    """A build folder without a readable manifest."""
+
+
+class BuildLocked(LettuceError):
+    """Another process is building into the same folder."""
 
 
 class Manifest(BaseModel):
@@ -64,10 +78,40 @@ class BuildDir:
     def read_manifest(self) -> Manifest:
         file = self.path / MANIFEST_FILE
         if not file.exists():
-            raise FileNotFoundError(
-                f"{self.path}: no {MANIFEST_FILE}; is this a lettuce-build output folder?"
-            )
-        return Manifest.model_validate_json(file.read_text(encoding="utf-8"))
+            raise ManifestError(f"{self.path}: no {MANIFEST_FILE}; is this a lettuce-build output folder?")
+        try:
+            return Manifest.model_validate_json(file.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as err:
+            first = str(err).splitlines()[0]
+            raise ManifestError(
+                f"{file} is not a build manifest ({first}); re-run the build to rewrite it"
+            ) from err
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the folder for one build: a second build into it fails at once, naming the first.
+
+        An advisory `flock` on ``OUT/.lock``: released by the kernel when the process dies, so a
+        killed build never leaves a stale lock behind.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path / LOCK_FILE, "a+", encoding="utf-8")  # noqa: SIM115 - held for the block
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                raise BuildLocked(
+                    f"{self.path} is in use by {holder}; wait for it to finish or choose another folder"
+                ) from None
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"process {os.getpid()} (lettuce-build, started {time.strftime('%H:%M:%S')})")
+            handle.flush()
+            yield
+        finally:
+            handle.close()
 
     def write_manifest(self, manifest: Manifest) -> None:
         manifest.updated = time.time()

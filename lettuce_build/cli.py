@@ -12,7 +12,7 @@ import click
 from lettuce_build import __version__
 from lettuce_build.audit import audit
 from lettuce_build.builddir import BuildDir
-from lettuce_build.tables import TableError
+from lettuce_build.errors import LettuceError
 from lettuce_build.taxonomy import (
     BUILTIN_SUBCATEGORIES,
     CATEGORY_DEFINITIONS,
@@ -21,8 +21,25 @@ from lettuce_build.taxonomy import (
     INJECTABLE_CATEGORIES,
     SUPPORTED,
     Taxonomy,
-    TaxonomyError,
 )
+
+
+class _Share(click.ParamType):
+    """A number in [0, 1] (click's FloatRange lets NaN through: NaN fails every comparison)."""
+
+    name = "share"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not 0.0 <= number <= 1.0:
+            self.fail(f"{value!r} is not in the range 0 to 1", param, ctx)
+        return number
+
+
+SHARE = _Share()
 
 #: the collections `push --collection` knows (kept here so `--help` needs no heavy import)
 COLLECTION_NAMES = ("lettucedetect-code-hallucination", "lettucedetect-prose-hallucination")
@@ -37,16 +54,31 @@ _TAXONOMY_FILE = click.option(
 def _load_taxonomy(path: Path | None) -> Taxonomy:
     if path is None:
         return DEFAULT_TAXONOMY
-    try:
-        return Taxonomy.from_file(path)
-    except TaxonomyError as err:
-        raise click.ClickException(str(err)) from err
+    return Taxonomy.from_file(path)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """Errors a user can act on print as one line; their traceback only with --verbose."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except LettuceError as err:
+            if ctx.meta.get(VERBOSE):
+                raise
+            raise click.ClickException(str(err)) from err
+
+
+VERBOSE = "lettuce_build.verbose"
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="lettuce-build")
-def main() -> None:
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of errors.")
+@click.pass_context
+def main(ctx: click.Context, verbose: bool) -> None:
     """Build span-labelled hallucination and tool-output datasets for Hugging Face `datasets`."""
+    ctx.meta[VERBOSE] = verbose
 
 
 @main.command()
@@ -95,7 +127,13 @@ def _print_counts(title: str, counts: Counter[str]) -> None:
 @main.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path, resolve_path=True))
 @_TAXONOMY_FILE
-@click.option("--max-shown", default=200, show_default=True, help="Print at most this many violations.")
+@click.option(
+    "--max-shown",
+    default=200,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Print at most this many violations.",
+)
 def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:
     """Check every row of an output folder, parquet file or JSONL file.
 
@@ -177,10 +215,7 @@ def sift(
     from lettuce_build.swebench import load_instance_rows
 
     pattern_set = load_preset(preset)
-    try:
-        rows = load_instance_rows(instances, REQUIRED_COLUMNS)
-    except TableError as err:
-        raise click.ClickException(str(err)) from err
+    rows = load_instance_rows(instances, REQUIRED_COLUMNS)
     if explain_id:
         row = next((r for r in rows if r["instance_id"] == explain_id), None)
         if row is None:
@@ -192,10 +227,7 @@ def sift(
         raise click.UsageError("--out is required unless --explain is given")
     verified_ids = None
     if not no_verified:
-        try:
-            verified_ids = {r["instance_id"] for r in load_instance_rows(verified, ["instance_id"])}
-        except TableError as err:
-            raise click.ClickException(str(err)) from err
+        verified_ids = {r["instance_id"] for r in load_instance_rows(verified, ["instance_id"])}
     result = run_sift(rows, verified_ids, pattern_set)
     write_sift_outputs(result, out_dir)
     click.echo(summary_table(result))
@@ -214,10 +246,7 @@ def status(build_dir: Path) -> None:
     from datetime import UTC, datetime
 
     build = BuildDir(build_dir)
-    try:
-        manifest = build.read_manifest()
-    except FileNotFoundError as err:
-        raise click.ClickException(str(err)) from err
+    manifest = build.read_manifest()
     updated = datetime.fromtimestamp(manifest.updated, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     click.echo(f"{build_dir}: {manifest.status} (source {manifest.source}, updated {updated})")
     if manifest.backend:
@@ -330,10 +359,20 @@ def sources() -> None:
     show_default=True,
     help="Environment variable holding the API key (the key itself never goes on the command line).",
 )
-@click.option("--concurrency", default=8, show_default=True, help="Requests in flight, for --backend openai.")
-@click.option("--limit", type=int, help="Build at most N work items (a trial run).")
 @click.option(
-    "--ratio", default=0.5, show_default=True, help="Share of items that get injected hallucinations."
+    "--concurrency",
+    default=8,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Requests in flight, for --backend openai.",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Build at most N work items (a trial run).")
+@click.option(
+    "--ratio",
+    default=0.5,
+    show_default=True,
+    type=SHARE,
+    help="Share of items that get injected hallucinations.",
 )
 @click.option("--seed", default=0, show_default=True, help="Seeds item choices and per-request sampling.")
 @click.option(
@@ -392,10 +431,7 @@ def build(
         language=language,
         repo_url=repo_url,
     )
-    try:
-        summary = run_build(options, backend)
-    except (TableError, KeyError) as err:
-        raise click.ClickException(str(err)) from err
+    summary = run_build(options, backend)
     click.echo("")
     click.echo(
         click.style(
@@ -438,7 +474,9 @@ def build(
     help="Phases to run, in order: --phase 1 2 3 4 5 6 7 8 (each reads the previous one's files).",
 )
 @click.argument("more_phases", nargs=-1, type=click.IntRange(1, 8))
-@click.option("--output-dir", required=True, type=click.Path(file_okay=False, path_type=Path, resolve_path=True))
+@click.option(
+    "--output-dir", required=True, type=click.Path(file_okay=False, path_type=Path, resolve_path=True)
+)
 @click.option(
     "--instances",
     default="princeton-nlp/SWE-bench",
@@ -452,7 +490,11 @@ def build(
     help="Clone URL template with {repo} (owner/name), {owner}, {name}; a local path or file:// works too.",
 )
 @click.option(
-    "--workers", default=2, show_default=True, help="Parallel clones and instances in phase 2 and 4."
+    "--workers",
+    default=2,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Parallel clones and instances in phase 2 and 4.",
 )
 @click.option("--teacher-model", help="Phase 6 teacher; without it the auto-labels are the gold spans.")
 @click.option("--teacher-base-url", help="OpenAI-compatible endpoint of the teacher; without it, local vLLM.")
@@ -462,8 +504,14 @@ def build(
     show_default=True,
     help="Environment variable holding the teacher's API key.",
 )
-@click.option("--concurrency", default=8, show_default=True, help="Teacher requests in flight.")
-@click.option("--limit", type=int, help="Phase 1: keep the first N instances.")
+@click.option(
+    "--concurrency",
+    default=8,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Teacher requests in flight.",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Phase 1: keep the first N instances.")
 @click.option("--seed", default=0, show_default=True, help="Seeds tool-call generation and teacher sampling.")
 @click.option(
     "--allow-network", is_flag=True, help="Run curl calls (with network); otherwise they are skipped."
@@ -484,13 +532,13 @@ def squeez(
     allow_network: bool,
 ) -> None:
     """Build the squeez tool-output dataset from SWE-bench repositories (phases 1-8)."""
-    from lettuce_build.squeez.pipeline import PhaseError, Squeez
+    from lettuce_build.squeez.pipeline import Squeez
 
     phases = [first_phase, *more_phases]
     pipeline = Squeez(
         output_dir, url_template=repo_url, workers=workers, seed=seed, allow_network=allow_network
     )
-    try:
+    with BuildDir(output_dir).lock():
         for phase in phases:
             if phase == 1:
                 click.echo(pipeline.phase1(instances, limit))
@@ -504,11 +552,11 @@ def squeez(
                 text, report = pipeline.phase8()
                 click.echo(text)
                 if not report.ok:
-                    raise click.ClickException("validation failed: repository overlap or non-verbatim lines")
+                    raise click.ClickException(
+                        "validation failed: repository overlap, non-verbatim lines or secrets in rows"
+                    )
             else:
                 click.echo(getattr(pipeline, f"phase{phase}")())
-    except (PhaseError, TableError) as err:
-        raise click.ClickException(str(err)) from err
 
 
 def _teacher(model: str | None, base_url: str | None, api_key_env: str, concurrency: int):  # noqa: ANN202
@@ -559,6 +607,7 @@ def _teacher(model: str | None, base_url: str | None, api_key_env: str, concurre
     "--max-failure-rate",
     default=0.5,
     show_default=True,
+    type=SHARE,
     help="Refuse a build whose share of failed items is above this.",
 )
 def push(
@@ -580,7 +629,7 @@ def push(
 
     from huggingface_hub import HfApi
 
-    from lettuce_build.hub import COLLECTIONS, FolderTarget, HubTarget, PublishError, publish
+    from lettuce_build.hub import COLLECTIONS, FolderTarget, HubTarget, publish
 
     if (source_name is None) == (collection is None):
         raise click.UsageError("give exactly one of --source or --collection")
@@ -605,8 +654,5 @@ def push(
     else:
         target = HubTarget(HfApi(token=os.environ.get("HF_TOKEN")), repo, private=private, revision=revision)
     for source, path in jobs:
-        try:
-            where = publish(path, source, target, max_failure_rate=max_failure_rate)
-        except PublishError as err:
-            raise click.ClickException(str(err)) from err
+        where = publish(path, source, target, max_failure_rate=max_failure_rate)
         click.echo(f"published {source} from {path} -> {where}")

@@ -30,6 +30,7 @@ from pydantic import BaseModel
 from lettuce_build import __version__
 from lettuce_build.audit import audit
 from lettuce_build.builddir import BuildDir
+from lettuce_build.errors import LettuceError
 from lettuce_build.output import DATASET_DIR, write_hub_folder
 from lettuce_build.primitives.classify import SPAN_KEY_SEPARATOR
 from lettuce_build.schema import row_to_sample
@@ -43,7 +44,7 @@ STATS_FILE = "card_stats.json"
 DEFAULT_MAX_FAILURE_RATE = 0.5
 
 
-class PublishError(RuntimeError):
+class PublishError(LettuceError):
     """A build that must not be published as it is, and why."""
 
 
@@ -88,10 +89,7 @@ def _example(dataset: DatasetDict) -> str | None:
 def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tuple[DatasetDict, ConfigStats]:
     """Load a finished build and check it may be published; refuse with the reason otherwise."""
     build = BuildDir(build_path)
-    try:
-        manifest = build.read_manifest()
-    except FileNotFoundError as err:
-        raise PublishError(str(err)) from err
+    manifest = build.read_manifest()
     if manifest.status != "finished":
         raise PublishError(f"{build_path}: the build is {manifest.status}, not finished; re-run it first")
     if manifest.source != source_name:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import regex
 
@@ -20,6 +21,7 @@ TOKEN_PATTERNS: dict[str, regex.Pattern[str]] = {
     "aws access key": regex.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     "slack token": regex.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
     "private key": regex.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
+    "bearer credential": regex.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{8,}"),
 }
 SECRET_NAME = regex.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH", regex.I)
 #: shorter values (``DEBUG_TOKEN=1``) would match everywhere and protect nothing
@@ -57,3 +59,18 @@ class SecretScanner:
         for pattern in TOKEN_PATTERNS.values():
             text = pattern.sub("[redacted]", text)
         return text
+
+
+def public_url(url: str) -> str:
+    """A URL as it may be recorded: no ``user:password@``, no secret-looking query parameters."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    query = urlencode(
+        [
+            (k, "[redacted]" if SECRET_NAME.search(k) or k.lower() in {"key", "sig", "signature"} else v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        ]
+    )
+    return urlunsplit((parts.scheme, host, parts.path, query, parts.fragment))

@@ -9,6 +9,7 @@ YAML with the configs already there instead of replacing them.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from datasets import DatasetDict, DatasetInfo, SplitDict, SplitInfo
@@ -58,9 +59,31 @@ def write_hub_folder(dataset_dict: DatasetDict, folder: Path, config_name: str) 
 
 
 def write_output(dataset_dict: DatasetDict, out_dir: str | Path, config_name: str) -> OutputPaths:
-    """Write a build both with `save_to_disk` (``out/dataset``) and as a Hub folder (``out/hub``)."""
+    """Replace a build's outputs: `save_to_disk` (``out/dataset``) and a Hub folder (``out/hub``).
+
+    Both are written to a staging folder first and then renamed into place, so a reader never
+    sees half an output, and nothing of an earlier build survives a new one. An empty
+    `DatasetDict` (a build with no samples) removes the earlier outputs.
+    """
     out = Path(out_dir)
-    dataset_path = out / DATASET_DIR
-    dataset_dict.save_to_disk(str(dataset_path))
-    hub_path = write_hub_folder(dataset_dict, out / HUB_DIR, config_name)
-    return OutputPaths(dataset=dataset_path, hub=hub_path)
+    staging = out / ".output-staging"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    if len(dataset_dict):
+        dataset_dict.save_to_disk(str(staging / DATASET_DIR))
+        write_hub_folder(dataset_dict, staging / HUB_DIR, config_name)
+    for name in (DATASET_DIR, HUB_DIR):
+        _replace(staging / name, out / name)
+    shutil.rmtree(staging, ignore_errors=True)
+    return OutputPaths(dataset=out / DATASET_DIR, hub=out / HUB_DIR)
+
+
+def _replace(new: Path, old: Path) -> None:
+    """Move ``new`` to ``old`` by renames (the earlier ``old``, if any, goes first)."""
+    trash = old.with_name(f".{old.name}-replaced")
+    shutil.rmtree(trash, ignore_errors=True)
+    if old.exists():
+        old.rename(trash)
+    if new.exists():
+        new.rename(old)
+    shutil.rmtree(trash, ignore_errors=True)

@@ -215,6 +215,14 @@ class Runner:
         stats = StageStats(name=stage.name, prompt_version=stage.prompt_version, items_in=len(dataset))
         started = time.perf_counter()
         outputs = dict(stage.output_features)
+        if len(dataset) == 0:
+            # nothing reached this stage (every item failed before it): a normal, empty result
+            # with the stage's columns, which `map` would not add over zero rows
+            empty = Dataset.from_dict(
+                {name: [] for name in [*dataset.column_names, *outputs]},
+                features=Features({**dataset.features, **outputs}),
+            )
+            return StageResult(ok=empty, failures=[], stats=stats)
         schema = stage.response_model.model_json_schema() if stage.response_model else None
         schema_text = schema_json(schema)  # serialised once for every cache key of this run
 

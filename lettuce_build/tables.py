@@ -9,8 +9,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from lettuce_build.errors import LettuceError
 
-class TableError(ValueError):
+
+class TableError(LettuceError, ValueError):
     """An input file that cannot be read as the table it should be, with where and why."""
 
 

@@ -21,6 +21,8 @@ import regex
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from lettuce_build.errors import LettuceError
+
 SUPPORTED = "supported"
 CONTRADICTION = "contradiction"
 UNSUPPORTED_ADDITION = "unsupported_addition"
@@ -68,7 +70,7 @@ BUILTIN_SUBCATEGORIES: dict[str, dict[str, str]] = {
 }
 
 
-class TaxonomyError(ValueError):
+class TaxonomyError(LettuceError, ValueError):
     """A label, source or taxonomy file that the taxonomy does not accept."""
 
 

@@ -8,17 +8,21 @@ Never store secrets here: requests carry prompts, never API keys.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from lettuce_build.errors import LettuceError
 from lettuce_build.llm.protocol import ChatRequest, Completion
+
+T = TypeVar("T")
 
 CACHE_FILE = "cache.sqlite"
 
@@ -74,22 +78,52 @@ class CacheStats(BaseModel):
     size_bytes: int
 
 
+class CacheError(LettuceError):
+    """A cache file SQLite cannot read: what is wrong and how to recover."""
+
+
+def _guarded(method: Callable[..., T]) -> Callable[..., T]:
+    """SQLite's errors on a damaged file, as a `CacheError` that says how to recover."""
+
+    @functools.wraps(method)
+    def wrapper(self: RequestCache, *args: Any, **kwargs: Any) -> T:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as err:
+            raise self._damaged(err) from err
+
+    return wrapper
+
+
 class RequestCache:
     """One writer per process; `put_many` commits, so a crash loses at most the batch in flight."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
-        self._db.commit()
+        try:
+            self._db = sqlite3.connect(self.path)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            self._db.commit()
+            # a half-written file opens fine and fails on first read: read its structure now
+            self._db.execute("PRAGMA quick_check(1)").fetchone()
+            self._db.execute("SELECT COUNT(*) FROM responses").fetchone()
+        except sqlite3.DatabaseError as err:
+            raise self._damaged(err) from err
+
+    def _damaged(self, err: sqlite3.DatabaseError) -> CacheError:
+        return CacheError(
+            f"{self.path} is damaged ({err}); move it aside (mv {self.path} {self.path}.broken) and "
+            "re-run: the build then asks the model again for what the cache held"
+        )
 
     @classmethod
     def in_build(cls, build_dir: str | Path) -> RequestCache:
         return cls(Path(build_dir) / CACHE_FILE)
 
+    @_guarded
     def get_many(self, keys: Sequence[str]) -> dict[str, Completion]:
         found: dict[str, Completion] = {}
         unique = list(dict.fromkeys(keys))
@@ -111,6 +145,7 @@ class RequestCache:
                 )
         return found
 
+    @_guarded
     def put_many(self, model: str, prompt_version: str, entries: Sequence[tuple[str, Completion]]) -> None:
         now = time.time()
         self._db.executemany(
@@ -132,6 +167,7 @@ class RequestCache:
         )
         self._db.commit()
 
+    @_guarded
     def count(self, hits: int, misses: int) -> None:
         self._db.executemany(
             "INSERT INTO counters VALUES (?, ?) "
@@ -140,6 +176,7 @@ class RequestCache:
         )
         self._db.commit()
 
+    @_guarded
     def stats(self) -> CacheStats:
         rows, p_tok, c_tok = self._db.execute(
             "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) "

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from lettuce_build.llm.protocol import BackendError
+
 DEFAULT_MODEL = "smollm2-135m"
 _READY_MARKER = ".lettuce-build-ready"
 
@@ -35,7 +37,7 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
 }
 
 
-class EmbeddedModelError(RuntimeError):
+class EmbeddedModelError(BackendError):
     pass
 
 

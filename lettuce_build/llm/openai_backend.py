@@ -20,7 +20,8 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel
 
-from lettuce_build.llm.protocol import BackendInfo, ChatRequest, Completion
+from lettuce_build.leaks import SecretScanner, public_url
+from lettuce_build.llm.protocol import BackendError, BackendInfo, ChatRequest, Completion
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
@@ -37,10 +38,6 @@ class OpenAIOptions(BaseModel):
     extra_body: dict[str, Any] = {}
 
 
-class BackendError(RuntimeError):
-    """A request the endpoint refused for good (or after every retry)."""
-
-
 class OpenAIBackend:
     def __init__(self, model: str, options: OpenAIOptions | None = None) -> None:
         self.model = model
@@ -51,8 +48,15 @@ class OpenAIBackend:
         return self.model
 
     def info(self) -> BackendInfo:
-        # the variable's name is recorded, never its value
-        return BackendInfo(backend="openai", model=self.model, options=self.options.model_dump())
+        # the variable's name is recorded, never its value; credentials in the URL are dropped
+        options = self.options.model_dump()
+        options["base_url"] = public_url(self.options.base_url)
+        return BackendInfo(backend="openai", model=self.model, options=options)
+
+    def _redacted(self, text: str) -> str:
+        """Error text as it may be shown: a server may echo the key (or the whole header) back."""
+        key = os.environ.get(self.options.api_key_env)
+        return SecretScanner([key] if key else []).redact(text)
 
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self.options.api_key_env)
@@ -90,6 +94,7 @@ class OpenAIBackend:
         self, client: httpx.AsyncClient, gate: asyncio.Semaphore, request: ChatRequest
     ) -> Completion:
         url = f"{self.options.base_url.rstrip('/')}/chat/completions"
+        shown = public_url(url)
         problem = ""
         for attempt in range(self.options.max_retries + 1):
             response: httpx.Response | None = None
@@ -97,11 +102,12 @@ class OpenAIBackend:
                 try:
                     response = await client.post(url, json=self._body(request), headers=self._headers())
                 except (httpx.TimeoutException, httpx.TransportError) as err:
-                    problem = f"{type(err).__name__} talking to {url}"
+                    problem = f"{type(err).__name__} talking to {shown}"
                 else:
                     if response.status_code == 200:
                         return _completion(response.json())
-                    problem = f"HTTP {response.status_code} from {url}: {response.text[:300]}"
+                    body = self._redacted(response.text[:300])
+                    problem = f"HTTP {response.status_code} from {shown}: {body}"
                     if response.status_code not in RETRYABLE_STATUS:
                         raise BackendError(problem)
             if attempt < self.options.max_retries:

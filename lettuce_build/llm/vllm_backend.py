@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from lettuce_build.llm.embedded import EMBEDDED_MODELS, resolve_model
-from lettuce_build.llm.protocol import BackendInfo, ChatRequest, Completion
+from lettuce_build.llm.protocol import BackendError, BackendInfo, ChatRequest, Completion
 
 _ENGINES: dict[str, Any] = {}
 
@@ -98,9 +99,21 @@ class VLLMBackend:
                 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
                 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
             os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+            path = Path(self.model).expanduser()
+            if self.model.startswith(("/", ".", "~")) and not path.exists():
+                raise BackendError(f"--model {self.model}: no such folder")
             from vllm import LLM
 
-            _ENGINES[key] = LLM(model=resolve_model(self.model), **self.options.engine_kwargs())
+            try:
+                _ENGINES[key] = LLM(model=resolve_model(self.model), **self.options.engine_kwargs())
+            except BackendError:
+                raise
+            except Exception as err:  # vLLM raises many kinds; the user needs the one line that says why
+                first = (str(err).strip().splitlines() or [""])[0][:300]
+                raise BackendError(
+                    f"vLLM could not load {self.model}: {type(err).__name__}: {first} "
+                    "(is it a model id on the Hub, or a folder with config.json?)"
+                ) from err
         return _ENGINES[key]
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+
+from lettuce_build.errors import LettuceError
 from lettuce_build.sources.acl import AclSource
 from lettuce_build.sources.base import Source
 from lettuce_build.sources.code import CodeSource
@@ -24,7 +27,13 @@ SOURCES: dict[str, type[Source]] = {
 }
 
 
+class UnknownSource(LettuceError):
+    """A source name the registry does not know."""
+
+
 def get_source(name: str) -> Source:
     if name not in SOURCES:
-        raise KeyError(f"unknown source {name!r}; known: {sorted(SOURCES)}")
+        close = difflib.get_close_matches(name, SOURCES, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UnknownSource(f"unknown source {name!r}{hint} known: {', '.join(sorted(SOURCES))}")
     return SOURCES[name]()

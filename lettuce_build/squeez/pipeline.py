@@ -30,24 +30,25 @@ from pydantic import BaseModel
 from tqdm import tqdm
 
 from lettuce_build.builddir import BuildDir, Manifest, write_atomic
+from lettuce_build.errors import LettuceError
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.output import write_output
+from lettuce_build.paths import safe_name
 from lettuce_build.runner import Runner
 from lettuce_build.schema import SPLITS
 from lettuce_build.squeez.assemble import SQUEEZ_FEATURES, build_row, spans_from_indices
 from lettuce_build.squeez.distill import DistillStage
-from lettuce_build.paths import safe_name
 from lettuce_build.squeez.execute import Executor, ToolResult
-from lettuce_build.squeez.sandbox import Isolation, detect_isolation
 from lettuce_build.squeez.instances import SqueezInstance, load_instances
 from lettuce_build.squeez.labels import label, output_lines
 from lettuce_build.squeez.patches import parse_patch
 from lettuce_build.squeez.report import ValidationReport, validate_rows
 from lettuce_build.squeez.repos import DEFAULT_URL_TEMPLATE, RepoManager, RepoStatus
+from lettuce_build.squeez.sandbox import Isolation, detect_isolation
 from lettuce_build.squeez.toolcalls import ToolCall, generate_tool_calls
 
 
-class PhaseError(RuntimeError):
+class PhaseError(LettuceError):
     """A phase that cannot run (its input is missing) or that failed its checks."""
 
 
@@ -242,8 +243,7 @@ class Squeez:
         for split, split_rows in by_split.items():
             _write_jsonl(self.out / f"squeez_{split}.jsonl", split_rows)
         present = {s: Dataset.from_list(r, features=SQUEEZ_FEATURES) for s, r in by_split.items() if r}
-        if present:
-            write_output(DatasetDict(present), self.out, config_name="squeez")
+        write_output(DatasetDict(present), self.out, config_name="squeez")  # none: earlier outputs go
         return f"phase 7: {len(rows)} rows { ({s: len(r) for s, r in by_split.items()}) }"
 
     def phase8(self) -> tuple[str, ValidationReport]:

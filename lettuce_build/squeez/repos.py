@@ -17,13 +17,14 @@ from pathlib import Path
 import git
 from pydantic import BaseModel
 
+from lettuce_build.errors import LettuceError
 from lettuce_build.paths import safe_name
 from lettuce_build.squeez.sandbox import host_git_env
 
 DEFAULT_URL_TEMPLATE = "https://github.com/{repo}.git"
 
 
-class RepoError(RuntimeError):
+class RepoError(LettuceError):
     """A commit that cannot be exported."""
 
 

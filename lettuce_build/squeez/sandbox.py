@@ -130,7 +130,9 @@ def host_git_env() -> dict[str, str]:
 def interpreter_paths(python: Path | None = None) -> list[Path]:
     """What a Python interpreter needs mounted: its environment and the installation it came from."""
     if python is None:
-        return sorted({Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent})
+        return sorted(
+            {Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent}
+        )
     env = python.parent.parent
     paths = {env, Path(os.path.realpath(python)).parent.parent}
     config = env / "pyvenv.cfg"
@@ -183,7 +185,14 @@ class Sandbox:
         wrap += ["--perms", "1777", "--tmpfs", "/tmp", "--perms", "0777", "--dir", SANDBOX_HOME]
         wrap += ["--perms", "0755", "--dir", "/etc"]
         etc = self._passwd(uid)
-        wrap += ["--ro-bind", str(etc / "passwd"), "/etc/passwd", "--ro-bind", str(etc / "group"), "/etc/group"]
+        wrap += [
+            "--ro-bind",
+            str(etc / "passwd"),
+            "/etc/passwd",
+            "--ro-bind",
+            str(etc / "group"),
+            "/etc/group",
+        ]
         for name in ETC_FILES + (ETC_NETWORK_FILES if network else ()):
             if Path("/etc", name).exists():
                 wrap += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]

@@ -1,12 +1,14 @@
 """Execution: hostile commands time out, stay offline and inside the worktree, outputs are capped."""
 
+import os
+import time
 from pathlib import Path
 
 import pytest
 
 from lettuce_build.squeez.execute import Executor, cap_lines, number_lines
-from lettuce_build.squeez.sandbox import detect_isolation
 from lettuce_build.squeez.repos import RepoManager
+from lettuce_build.squeez.sandbox import detect_isolation
 from lettuce_build.squeez.toolcalls import ToolCall
 
 from ..support.gitrepos import make_widgets_repo
@@ -185,7 +187,9 @@ def test_a_command_cannot_change_the_files_later_commands_see(setup):
         "print(open('widgets/core.py').read())"
     )
     assert "vandalised" in executor.run(call(commit, "python", ["python", "-c", vandal]), tree=tree).output
-    after = executor.run(call(commit, "python", ["python", "-c", "print(open('widgets/core.py').read())"]), tree=tree)
+    after = executor.run(
+        call(commit, "python", ["python", "-c", "print(open('widgets/core.py').read())"]), tree=tree
+    )
     assert "Core widgets" in after.output and "vandalised" not in (tree / "widgets" / "core.py").read_text()
 
 
@@ -194,11 +198,10 @@ def test_the_host_environment_cannot_be_read_through_proc(setup, monkeypatch):
     repos, commit, _ = setup
     monkeypatch.setenv("HF_TOKEN", "hf_" + "A" * 34)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-" + "b" * 30)
-    import os
-
+    host = [f"/proc/{os.getpid()}/environ", f"/proc/{os.getppid()}/environ"]
     snoop = (
         "import os, glob\n"
-        f"paths = glob.glob('/proc/*/environ') + ['/proc/{os.getpid()}/environ', '/proc/{os.getppid()}/environ']\n"
+        f"paths = glob.glob('/proc/*/environ') + {host!r}\n"
         "for p in paths:\n"
         "    try:\n"
         "        print(p, open(p, 'rb').read().replace(b'\\0', b' ').decode())\n"
@@ -234,12 +237,12 @@ def test_processes_that_detach_die_with_the_call_on_timeout_and_on_exit(setup):
         "    subprocess.Popen(['setsid', 'sleep', '{seconds}'], start_new_session=True)\n"
         "{tail}"
     )
-    hung = run_python(repos, commit, daemon.format(seconds=913, tail="import time; time.sleep(60)"), timeout=2)
+    hung = run_python(
+        repos, commit, daemon.format(seconds=913, tail="import time; time.sleep(60)"), timeout=2
+    )
     assert hung.timed_out
     exited = run_python(repos, commit, daemon.format(seconds=914, tail="print('LEFT')"))
     assert "LEFT" in exited.output
-    import time
-
     time.sleep(0.5)
     assert processes_matching("sleep 913") == [] and processes_matching("sleep 914") == []
 

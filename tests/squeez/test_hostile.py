@@ -86,7 +86,9 @@ def test_a_hostile_repository_leaks_nothing_and_leaves_nothing_behind(tmp_path):
             assert b"root:*:" not in data and b"root:$" not in data, file  # no /etc/shadow line
 
     results = [
-        json.loads(line) for file in (out / "phase4").glob("*.jsonl") for line in file.read_text().splitlines()
+        json.loads(line)
+        for file in (out / "phase4").glob("*.jsonl")
+        for line in file.read_text().splitlines()
     ]
     ran_code = [r for r in results if r["tool_type"] in CODE_TYPES and not r["skipped"]]
     assert ran_code, "the seed must draw calls that run the repository's code"
