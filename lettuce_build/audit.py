@@ -145,8 +145,11 @@ def read_rows(path: str | Path) -> Iterator[_RawRow]:
     if path.is_dir():
         if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
             yield from _saved_rows(path)
-        elif (path / "dataset").is_dir():
-            yield from _saved_rows(path / "dataset")
+        elif (path / "dataset").is_dir() or (path / "hub").is_dir():
+            # a build folder: both of its outputs, since the Hub's parquet could differ from dataset/
+            for part in ("dataset", "hub"):
+                if (path / part).is_dir():
+                    yield from read_rows(path / part)
         else:
             files = sorted(path.rglob("*.parquet"))
             if not files:
@@ -173,15 +176,30 @@ def _schema_violations(err: ValidationError, row: int) -> list[Violation]:
     ]
 
 
-def audit(path: str | Path, taxonomy: Taxonomy = DEFAULT_TAXONOMY) -> AuditReport:
-    """Check every row of an output; count rows per split, category and subcategory."""
+def audit(
+    path: str | Path, taxonomy: Taxonomy = DEFAULT_TAXONOMY, datasets: frozenset[str] | None = None
+) -> AuditReport:
+    """Check every row of an output; count rows per split, category and subcategory.
+
+    ``datasets``: the allowed values of the ``dataset`` column (default: every source's name).
+    A build folder's ``dataset/`` and ``hub/`` are both checked and must hold the same rows; an
+    output with no rows at all is a problem too.
+    """
+    if datasets is None:
+        from lettuce_build.sources.registry import SOURCES
+
+        datasets = frozenset(cls.dataset_name for cls in SOURCES.values())
     report = AuditReport()
+    per_part: Counter[str] = Counter()
     for raw in read_rows(path):
+        part = _part(Path(path), raw.where)
+        per_part[part] += raw.error is None
         if raw.error is not None:
             report.problems.append(Problem(where=raw.where, violation=raw.error))
             continue
         assert raw.data is not None
-        report.rows += 1
+        counted = part == next(iter(per_part))  # counts describe the first output (dataset/)
+        report.rows += counted
         try:
             sample: HallucinationSample = row_to_sample(raw.data)
         except ValidationError as err:
@@ -202,11 +220,50 @@ def audit(path: str | Path, taxonomy: Taxonomy = DEFAULT_TAXONOMY) -> AuditRepor
                 )
             )
             continue
-        report.by_split[sample.split] += 1
-        report.by_category[sample.category or "(clean)"] += 1
-        for span in sample.labels:
-            report.by_subcategory[f"{span.category}/{span.subcategory or '-'}"] += 1
+        if counted:
+            report.by_split[sample.split] += 1
+            report.by_category[sample.category or "(clean)"] += 1
+            for span in sample.labels:
+                report.by_subcategory[f"{span.category}/{span.subcategory or '-'}"] += 1
         report.problems.extend(
             Problem(where=raw.where, violation=v) for v in check_sample(sample, taxonomy, raw.row)
         )
+        if sample.dataset not in datasets:
+            report.problems.append(
+                Problem(
+                    where=raw.where,
+                    violation=Violation(
+                        row=raw.row,
+                        field="dataset",
+                        reason="unknown_dataset",
+                        message=f"{sample.dataset!r} is not a known dataset; known: {sorted(datasets)}",
+                    ),
+                )
+            )
+    if not report.rows and not report.problems:
+        report.problems.append(
+            Problem(
+                where=str(path),
+                violation=Violation(field="(rows)", reason="no_rows", message="the output holds no rows"),
+            )
+        )
+    if len(per_part) > 1 and len(set(per_part.values())) > 1:
+        report.problems.append(
+            Problem(
+                where=str(path),
+                violation=Violation(
+                    field="(rows)",
+                    reason="outputs_differ",
+                    message=f"dataset/ and hub/ hold different numbers of rows: {dict(per_part)}",
+                ),
+            )
+        )
     return report
+
+
+def _part(root: Path, where: str) -> str:
+    """Which output of a build folder a row came from (``dataset`` or ``hub``), else the path."""
+    for part in ("dataset", "hub"):
+        if where.startswith(str(root / part)):
+            return part
+    return str(root)

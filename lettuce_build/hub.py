@@ -18,13 +18,22 @@ import shutil
 import tempfile
 from abc import ABC, abstractmethod
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import httpx
 from datasets import DatasetDict, load_from_disk
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, DatasetCard, HfApi
-from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+from huggingface_hub.errors import (
+    EntryNotFoundError,
+    HfHubHTTPError,
+    LocalTokenNotFoundError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
 from pydantic import BaseModel
 
 from lettuce_build import __version__
@@ -94,6 +103,11 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         raise PublishError(f"{build_path}: the build is {manifest.status}, not finished; re-run it first")
     if manifest.source != source_name:
         raise PublishError(f"{build_path} is a build of {manifest.source!r}, not {source_name!r}")
+    if not (build_path / DATASET_DIR).exists():
+        raise PublishError(
+            f"{build_path}: the build made no samples, nothing to publish; see why with "
+            f"`lettuce-build failures {build_path}`"
+        )
     report = audit(build_path / DATASET_DIR)
     if not report.ok:
         raise PublishError(
@@ -204,9 +218,23 @@ class Target(ABC):
 
 
 class FolderTarget(Target):
+    """A local folder laid out as the Hub repository would be (``push --dry-run DIR``).
+
+    It must be new, empty, or an earlier dry-run layout (a README whose YAML lists configs):
+    anything else is refused, so a mistyped folder never loses its files. Only the pushed
+    config's own folder and the README are replaced; the folder's mode is left alone.
+    """
+
     def __init__(self, folder: Path, repo_id: str) -> None:
         self.folder = folder
         self.repo_id = repo_id
+        if folder.exists() and not folder.is_dir():
+            raise PublishError(f"--dry-run {folder}: a file, not a folder")
+        if folder.is_dir() and any(folder.iterdir()) and not _is_layout(folder):
+            raise PublishError(
+                f"--dry-run {folder}: the folder holds other files and is not an earlier dry run "
+                "(no README.md listing configs); choose a new or empty folder"
+            )
 
     def read(self, path: str) -> bytes | None:
         file = self.folder / path
@@ -215,8 +243,42 @@ class FolderTarget(Target):
     def commit(self, staging: Path, config: str, message: str) -> str:
         self.folder.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(self.folder / config, ignore_errors=True)
-        shutil.copytree(staging, self.folder, dirs_exist_ok=True)
+        for file in sorted(p for p in staging.rglob("*") if p.is_file()):
+            target = self.folder / file.relative_to(staging)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(file, target)  # contents only: modes stay the folder's own
         return str(self.folder)
+
+
+def _is_layout(folder: Path) -> bool:
+    readme = folder / "README.md"
+    if not readme.is_file():
+        return False
+    try:
+        return bool(DatasetCard.load(readme).data.get("configs"))
+    except (ValueError, OSError):
+        return False
+
+
+@contextmanager
+def _reaching_the_hub(repo_id: str) -> Iterator[None]:
+    """The Hub's failures as one line with what to do: a missing token, a refusal, no network."""
+    try:
+        yield
+    except LocalTokenNotFoundError as err:
+        raise PublishError("push needs a Hugging Face token: run `hf auth login` or set HF_TOKEN") from err
+    except HfHubHTTPError as err:
+        status = err.response.status_code if err.response is not None else None
+        if status in (401, 403):
+            raise PublishError(
+                f"the Hub refused access to {repo_id} (HTTP {status}): check the token "
+                "(`hf auth login` or HF_TOKEN) and its write permission"
+            ) from err
+        raise PublishError(f"the Hub answered an error for {repo_id}: {str(err).splitlines()[0]}") from err
+    except (httpx.HTTPError, OSError) as err:
+        raise PublishError(
+            f"cannot reach the Hub ({type(err).__name__}: {err}); check the network, or use --dry-run DIR"
+        ) from err
 
 
 class HubTarget(Target):
@@ -230,6 +292,10 @@ class HubTarget(Target):
         self._created = False
 
     def _ensure_repo(self) -> None:
+        with _reaching_the_hub(self.repo_id):
+            self._create_once()
+
+    def _create_once(self) -> None:
         if not self._created:
             self.api.create_repo(self.repo_id, repo_type="dataset", private=self.private, exist_ok=True)
             if self.revision:
@@ -238,14 +304,21 @@ class HubTarget(Target):
 
     def read(self, path: str) -> bytes | None:
         self._ensure_repo()
-        try:
-            local = self.api.hf_hub_download(self.repo_id, path, repo_type="dataset", revision=self.revision)
-        except (EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError):
-            return None
-        return Path(local).read_bytes()
+        with _reaching_the_hub(self.repo_id):
+            try:
+                local = self.api.hf_hub_download(
+                    self.repo_id, path, repo_type="dataset", revision=self.revision
+                )
+            except (EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError):
+                return None
+            return Path(local).read_bytes()
 
     def commit(self, staging: Path, config: str, message: str) -> str:
         self._ensure_repo()
+        with _reaching_the_hub(self.repo_id):
+            return self._commit(staging, config, message)
+
+    def _commit(self, staging: Path, config: str, message: str) -> str:
         staged = {str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file()}
         existing = set(self.api.list_repo_files(self.repo_id, repo_type="dataset", revision=self.revision))
         stale = [p for p in existing if p.startswith(f"{config}/") and p not in staged]

@@ -8,10 +8,11 @@ not grapheme clusters). ``answer[start:end] == text`` holds for every span.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+import regex
 from datasets import ClassLabel, Features, List, Value
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, Strict
 
 from lettuce_build.taxonomy import (
     DEFAULT_TAXONOMY,
@@ -30,8 +31,9 @@ class Span(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    start: int
-    end: int
+    # strict: an offset given as "4" or 4.0 is a broken row, never silently coerced
+    start: Annotated[int, Strict()]
+    end: Annotated[int, Strict()]
     text: str
     label: str = Field(description="the native label the span was produced with (menu type, etc.)")
     category: str
@@ -90,6 +92,32 @@ FEATURES = Features(
 )
 
 COLUMNS: tuple[str, ...] = tuple(FEATURES)
+PROMPT_PREFIX = "Context:\n"
+_GRAPHEME = regex.compile(r"\X")
+
+
+def default_prompt(context: str, question: str) -> str:
+    """The prompt of every source that has none of its own (RAGTruth keeps its native prompts)."""
+    return f"{PROMPT_PREFIX}{context}\n\nQuestion: {question}"
+
+
+def grapheme_boundaries(text: str) -> set[int]:
+    """Offsets where a user-perceived character starts or ends (a span edge must be one)."""
+    return {0, *(m.end() for m in _GRAPHEME.finditer(text))}
+
+
+def widen_to_graphemes(text: str, start: int, end: int) -> tuple[int, int]:
+    """A natural span (annotators' offsets) widened to whole user-perceived characters."""
+    boundaries = sorted(grapheme_boundaries(text))
+    return max(b for b in boundaries if b <= start), min(b for b in boundaries if b >= end)
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: no encoding, no file, no tokenizer takes it
+        return False
+    return True
 
 
 def sample_to_row(sample: HallucinationSample) -> dict[str, Any]:
@@ -135,6 +163,21 @@ def check_sample(
         found.append(Violation(row=row, field=field, reason=reason, message=message))
 
     answer = sample.answer
+    for field in ("prompt", "context", "question", "answer"):
+        if not _is_unicode(getattr(sample, field)):
+            add(field, "not_unicode", "holds a lone surrogate (not encodable as UTF-8)")
+    if not answer.strip():
+        add("answer", "empty_answer", "the answer is empty")
+    if sample.prompt.startswith(PROMPT_PREFIX) and sample.prompt != default_prompt(
+        sample.context, sample.question
+    ):
+        add(
+            "prompt",
+            "prompt_mismatch",
+            "a 'Context:' prompt must be exactly the row's context and question in the template "
+            "'Context:\\n{context}\\n\\nQuestion: {question}'",
+        )
+    boundaries = grapheme_boundaries(answer) if sample.labels else set()
     previous_end = -1
     for i, span in enumerate(sample.labels):
         where = f"labels[{i}]"
@@ -151,6 +194,12 @@ def check_sample(
                 "text_mismatch",
                 f"answer[{span.start}:{span.end}] is {answer[span.start : span.end]!r} "
                 f"but text is {span.text!r}",
+            )
+        elif span.start not in boundaries or span.end not in boundaries:
+            add(
+                where,
+                "splits_grapheme",
+                f"[{span.start}, {span.end}) cuts a character apart (a base letter from its combining marks)",
             )
         if span.start < previous_end:
             add(

@@ -12,10 +12,12 @@ from typing import Literal
 import regex
 from pydantic import BaseModel, ConfigDict, Field
 
-from lettuce_build.schema import Span
+from lettuce_build.schema import Span, grapheme_boundaries
 from lettuce_build.taxonomy import FABRICATED_REFERENCE
 
-DropReason = Literal["empty_original", "replacement_too_short", "no_op", "not_found", "overlap"]
+DropReason = Literal[
+    "empty_original", "replacement_too_short", "no_op", "not_found", "overlap", "splits_grapheme"
+]
 
 
 class Edit(BaseModel):
@@ -41,6 +43,8 @@ class EditResult(BaseModel):
     text: str
     spans: list[Span]
     dropped: list[DroppedEdit]
+    #: the edits behind ``spans``, one each, in the same order
+    applied: list[Edit] = Field(default_factory=list)
 
 
 _WHITESPACE = regex.compile(r"\s+")
@@ -98,11 +102,14 @@ def apply_edits(answer: str, edits: Sequence[Edit], min_replacement_chars: int =
        and no-ops (equal after collapsing whitespace).
     2. Locate each original (exact, then stripped), repeated strings left to
        right onto the first unused, non-overlapping match; unlocatable edits drop.
+       An edit whose edges would cut a character apart (a letter from its combining marks)
+       drops too: spans are code points, but never half a character.
     3. Sort by position; on overlap keep the earlier edit.
     4. Rebuild left to right: a span starts at the length emitted so far.
     """
     dropped: list[DroppedEdit] = []
     located: list[_Located] = []
+    boundaries = grapheme_boundaries(answer)
     for order, edit in enumerate(edits):
         if not edit.original.strip():
             dropped.append(DroppedEdit(edit=edit, reason="empty_original", detail="original is empty"))
@@ -126,6 +133,15 @@ def apply_edits(answer: str, edits: Sequence[Edit], min_replacement_chars: int =
             )
             continue
         start, end, replacement = found
+        if start not in boundaries or end not in boundaries or _combines(replacement):
+            dropped.append(
+                DroppedEdit(
+                    edit=edit,
+                    reason="splits_grapheme",
+                    detail=f"[{start}, {end}) would cut a character apart (a letter from its accents)",
+                )
+            )
+            continue
         located.append(_Located(start=start, end=end, replacement=replacement, edit=edit, order=order))
 
     kept: list[_Located] = []
@@ -163,7 +179,12 @@ def apply_edits(answer: str, edits: Sequence[Edit], min_replacement_chars: int =
         emitted += len(item.replacement)
         cursor = item.end
     pieces.append(answer[cursor:])
-    return EditResult(text="".join(pieces), spans=spans, dropped=dropped)
+    return EditResult(text="".join(pieces), spans=spans, dropped=dropped, applied=[k.edit for k in kept])
+
+
+def _combines(replacement: str) -> bool:
+    """A replacement starting with a combining mark would fuse with the character before it."""
+    return bool(replacement) and 1 not in grapheme_boundaries("a" + replacement)
 
 
 SpanFailureReason = Literal[

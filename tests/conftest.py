@@ -2,16 +2,17 @@
 
 import pytest
 
-from lettuce_build.schema import HallucinationSample, Span
+from lettuce_build.schema import HallucinationSample, Span, default_prompt
 
 
 def _samples() -> list[HallucinationSample]:
     answer = "Install with `pip install lettuce` and run 🥬 `lettuce serve --port 8080`."
     start = answer.index("8080")
+    context, question = "Run `lettuce serve --port 8000` after installing.", "How do I run it?"
     hallucinated = HallucinationSample(
-        prompt="Context:\n...\nQuestion: How do I run it?",
-        context="Run `lettuce serve --port 8000` after installing.",
-        question="How do I run it?",
+        prompt=default_prompt(context, question),
+        context=context,
+        question=question,
         answer=answer,
         labels=[
             Span(

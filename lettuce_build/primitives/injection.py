@@ -139,11 +139,7 @@ class _InjectStage(Stage):
                     "label": e.label,
                     "explanation": e.explanation,
                 }
-                for e in edits
-                if any(
-                    s.label == e.label and s.text in (e.hallucinated, e.hallucinated.strip())
-                    for s in result.spans
-                )
+                for e in result.applied
             ],
             "dropped": dropped,
         }

@@ -13,7 +13,7 @@ from datasets import Dataset
 from pydantic import BaseModel, Field
 
 from lettuce_build.runner import Runner, Stage, StageResult
-from lettuce_build.schema import HallucinationSample, Span
+from lettuce_build.schema import HallucinationSample, Span, default_prompt
 from lettuce_build.tables import TableError
 from lettuce_build.taxonomy import sample_category
 
@@ -92,7 +92,7 @@ class Source(ABC):
         if hallucinated and row.get("injection"):
             metadata["injection"] = json.loads(row["injection"])
         return HallucinationSample(
-            prompt=row.get("prompt") or f"Context:\n{row['context']}\n\nQuestion: {row['question']}",
+            prompt=row.get("prompt") or default_prompt(row["context"], row["question"]),
             context=row["context"],
             question=row["question"],
             answer=answer,

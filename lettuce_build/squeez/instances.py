@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+import regex
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from lettuce_build.swebench import load_instance_rows
+from lettuce_build.swebench import InstanceLoadError, load_instance_rows
 
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "problem_statement")
+_COMMIT = regex.compile(r"[0-9a-fA-F]{7,40}")
 
 
 class SqueezInstance(BaseModel):
@@ -31,7 +33,18 @@ class SqueezInstance(BaseModel):
         if value is None or value == "":
             return []
         if isinstance(value, str):
-            return json.loads(value)
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"expected a JSON list of test ids, got {value[:60]!r}") from err
+        return value
+
+    @field_validator("base_commit")
+    @classmethod
+    def _commit(cls, value: str) -> str:
+        # it becomes a git argument and a folder name: a hash, nothing else
+        if not _COMMIT.fullmatch(value):
+            raise ValueError(f"expected a commit hash (7-40 hex digits), got {value[:60]!r}")
         return value
 
     @field_validator("version", mode="before")
@@ -41,7 +54,17 @@ class SqueezInstance(BaseModel):
 
 
 def load_instances(source: str, limit: int | None = None, split: str = "test") -> list[SqueezInstance]:
+    """The first ``limit`` instances; a row that cannot be used stops the load, naming row and field."""
     rows = load_instance_rows(source, REQUIRED, split=split)
     known = set(SqueezInstance.model_fields)
-    instances = [SqueezInstance.model_validate({k: v for k, v in row.items() if k in known}) for row in rows]
-    return instances[:limit] if limit is not None else instances
+    instances = []
+    for index, row in enumerate(rows[:limit] if limit is not None else rows):
+        try:
+            instances.append(SqueezInstance.model_validate({k: v for k, v in row.items() if k in known}))
+        except ValidationError as err:
+            first = err.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
+            raise InstanceLoadError(
+                f"{source}: row {index} ({row.get('instance_id')}): {field}: {first['msg']}"
+            ) from err
+    return instances

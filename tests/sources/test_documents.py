@@ -8,7 +8,7 @@ import pytest
 
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.documents import ReadmeSource, WikipediaSource
-from lettuce_build.sources.registry import SOURCES, get_source
+from lettuce_build.sources.registry import SOURCES, UnknownSource, get_source
 from lettuce_build.tables import TableError
 
 from ..support.documents import README_A, README_B, write_readmes
@@ -17,7 +17,7 @@ from ..support.documents import README_A, README_B, write_readmes
 def test_the_registry_names_every_document_source():
     assert {"readme", "wikipedia", "acl"} <= set(SOURCES)
     assert get_source("readme").dataset_name == "lettucedetect-readme"
-    with pytest.raises(KeyError, match="unknown source 'nope'"):
+    with pytest.raises(UnknownSource, match="unknown source 'nope'"):
         get_source("nope")
 
 
