@@ -24,12 +24,12 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import httpx
 from datasets import DatasetDict, load_from_disk
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, DatasetCard, HfApi
 from huggingface_hub.errors import (
     EntryNotFoundError,
     HfHubHTTPError,
+    HTTPError,
     LocalTokenNotFoundError,
     RepositoryNotFoundError,
     RevisionNotFoundError,
@@ -275,7 +275,7 @@ def _reaching_the_hub(repo_id: str) -> Iterator[None]:
                 "(`hf auth login` or HF_TOKEN) and its write permission"
             ) from err
         raise PublishError(f"the Hub answered an error for {repo_id}: {str(err).splitlines()[0]}") from err
-    except (httpx.HTTPError, OSError) as err:
+    except (HTTPError, OSError) as err:  # the HTTP client's own errors, whichever client hub uses
         raise PublishError(
             f"cannot reach the Hub ({type(err).__name__}: {err}); check the network, or use --dry-run DIR"
         ) from err

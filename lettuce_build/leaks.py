@@ -23,7 +23,9 @@ TOKEN_PATTERNS: dict[str, regex.Pattern[str]] = {
     "private key": regex.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
     "bearer credential": regex.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{8,}"),
 }
-SECRET_NAME = regex.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH", regex.I)
+SECRET_NAME = regex.compile(
+    r"TOKEN|SECRET|PASSW|CREDENTIAL|API[_-]?KEY|ACCESS[_-]?KEY|PRIVATE[_-]?KEY|AUTH", regex.I
+)
 #: shorter values (``DEBUG_TOKEN=1``) would match everywhere and protect nothing
 MIN_SECRET_CHARS = 8
 

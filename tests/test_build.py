@@ -137,3 +137,106 @@ def test_a_real_engine_smoke_build_of_three_readme_samples(tmp_path, readmes, em
             for row in split:
                 assert check_sample(row_to_sample(row)) == []
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["status"] == "finished"
+
+
+# Reliability (issue 11): builds that fail, collide or are killed never lose or misattribute work.
+
+
+def silent(request):
+    """A model that answers nothing useful: every question attempt is empty."""
+    return ""
+
+
+def test_a_stage_where_every_item_fails_ends_the_build_normally_and_again_on_rerun(tmp_path, readmes):
+    for _ in range(2):
+        summary = build(readmes, tmp_path / "out", ScriptedBackend(silent))
+        assert summary.items > 0 and sum(summary.by_split.values()) == 0
+        assert summary.failures["question"] == {"empty_output": summary.items}
+        assert BuildDir(tmp_path / "out").read_manifest().status == "finished"
+
+
+def test_a_rebuild_with_no_samples_removes_the_outputs_of_the_build_before(tmp_path, readmes):
+    build(readmes, tmp_path / "out", ScriptedBackend(respond), ratio=1.0)
+    assert (tmp_path / "out" / "dataset").exists() and (tmp_path / "out" / "hub").exists()
+    build(readmes, tmp_path / "out", ScriptedBackend(silent), seed=9)
+    assert not (tmp_path / "out" / "dataset").exists() and not (tmp_path / "out" / "hub").exists()
+    result = CliRunner().invoke(
+        main,
+        ["push", "--source", "readme", "--build", str(tmp_path / "out"), "--dry-run", str(tmp_path / "dry")],
+    )
+    assert result.exit_code == 1 and "made no samples" in result.output
+
+
+def test_a_document_given_twice_is_skipped_and_counted(tmp_path, readmes):
+    (tmp_path / "readmes" / "fastgrid.markdown").write_text(
+        (tmp_path / "readmes" / "fastgrid.md").read_text()
+    )
+    summary = build(readmes, tmp_path / "out", ScriptedBackend(respond))
+    assert summary.skipped["duplicate_key"] >= 1 and summary.failures == {}
+    rows = tmp_path / "repos.jsonl"
+    rows.write_text(
+        json.dumps({"repo": "line-2", "readme": (tmp_path / "readmes" / "pebble.md").read_text()})
+        + "\n"
+        + json.dumps({"repo": None, "readme": (tmp_path / "readmes" / "mintcache.md").read_text()})
+        + "\n"
+    )
+    twice = build(str(rows), tmp_path / "out2", ScriptedBackend(respond))
+    assert twice.skipped["duplicate_key"] >= 1
+
+
+def test_a_build_stopped_by_an_error_is_marked_failed_not_running(tmp_path, readmes):
+    with pytest.raises(RuntimeError, match="scripted backend failure"):
+        build(readmes, tmp_path / "out", ScriptedBackend(respond, fail_on_call=1))
+    manifest = BuildDir(tmp_path / "out").read_manifest()
+    assert manifest.status == "failed" and "scripted backend failure" in manifest.counts["error"]
+
+
+def test_a_second_build_into_a_busy_folder_fails_at_once_naming_the_first(tmp_path, readmes):
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom lettuce_build.builddir import BuildDir\n"
+            f"with BuildDir({str(tmp_path / 'out')!r}).lock():\n"
+            "    print('HELD', flush=True)\n    time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "HELD"
+        result = CliRunner().invoke(
+            main, ["build", "--source", "readme", "--input", readmes, "--out", str(tmp_path / "out")]
+        )
+        assert result.exit_code == 1
+        assert f"is in use by process {holder.pid}" in result.output and "Traceback" not in result.output
+    finally:
+        holder.kill()
+        holder.wait()
+    build(readmes, tmp_path / "out", ScriptedBackend(respond))  # a killed holder leaves no stale lock
+
+
+@pytest.mark.parametrize("damage", ["random bytes", "half truncated"])
+def test_a_damaged_cache_says_how_to_recover(tmp_path, readmes, damage):
+    import os
+
+    cache = tmp_path / "out" / "cache.sqlite"
+    build(readmes, tmp_path / "out", ScriptedBackend(respond))
+    if damage == "random bytes":
+        cache.write_bytes(os.urandom(8192))
+    else:
+        data = cache.read_bytes()
+        cache.write_bytes(data[: len(data) // 2])
+    for stale in tmp_path.glob("out/cache.sqlite-*"):
+        stale.unlink()
+    for args in (
+        ["cache", "stats", str(tmp_path / "out")],
+        ["build", "--source", "readme", "--input", readmes, "--out", str(tmp_path / "out")],
+    ):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert "is damaged" in result.output and "move it aside" in result.output
+    assert BuildDir(tmp_path / "out").read_manifest().status != "running"

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from lettuce_build import __version__
 from lettuce_build.cli import main
-from lettuce_build.schema import sample_to_row
+from lettuce_build.schema import FEATURES, sample_to_row
 
 from .test_output import build
 
@@ -50,7 +50,8 @@ def test_taxonomy_json_has_thirteen_subcategories():
 
 
 def write_jsonl(path, rows):
-    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    # escaped, so that a lone surrogate (which no UTF-8 file can hold raw) can be written too
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     return path
 
 
@@ -139,3 +140,145 @@ def test_validate_with_a_custom_taxonomy_accepts_its_subcategories(tmp_path, sam
     extra = tmp_path / "tax.yaml"
     extra.write_text("subcategories:\n  contradiction:\n    unit: A unit of measure swapped.\n")
     assert run("validate", path, "--taxonomy-file", extra).exit_code == 0
+
+
+# Careless input (issue 11): every mistake is a one-line error, never a traceback or a silent pass.
+
+
+@pytest.mark.parametrize(
+    ("corrupt", "expected"),
+    [
+        (
+            lambda r: r["labels"][0].update(start=str(r["labels"][0]["start"])),
+            "labels.0.start: schema_int_type",
+        ),
+        (
+            lambda r: r["labels"][0].update(start=float(r["labels"][0]["start"])),
+            "labels.0.start: schema_int_type",
+        ),
+        (lambda r: r.update(answer="", labels=[], category=None, subcategory=None), "answer: empty_answer"),
+        (lambda r: r.update(question=r["question"] + " \ud800"), "question: not_unicode"),
+        (lambda r: r.update(context="Something else entirely."), "prompt: prompt_mismatch"),
+        (lambda r: r.update(dataset="made-up"), "dataset: unknown_dataset"),
+    ],
+)
+def test_validate_lets_nothing_through(tmp_path, samples, corrupt, expected):
+    rows = jsonl_rows(samples)
+    corrupt(rows[0])
+    result = run("validate", write_jsonl(tmp_path / "bad.jsonl", rows))
+    assert result.exit_code == 1 and expected in result.output, result.output
+
+
+def test_validate_refuses_an_empty_file(tmp_path):
+    (tmp_path / "empty.jsonl").write_text("")
+    result = run("validate", tmp_path / "empty.jsonl")
+    assert result.exit_code == 1 and "no_rows" in result.output
+
+
+def test_validate_of_a_build_folder_checks_the_hub_parquet_too(tmp_path, samples):
+    from lettuce_build.output import write_output
+
+    paths = write_output(build(samples), tmp_path / "out", "readme")
+    parquet = next(paths.hub.rglob("train-*.parquet"))
+    from datasets import Dataset
+
+    bad = samples[0].model_copy(deep=True)
+    bad.labels[0].text = "oops"
+    Dataset.from_list([sample_to_row(bad)], features=FEATURES).to_parquet(parquet)
+    result = run("validate", tmp_path / "out")
+    assert result.exit_code == 1 and "text_mismatch" in result.output and "hub" in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--concurrency", "0"],
+        ["--limit", "0"],
+        ["--limit", "-5"],
+        ["--ratio", "2"],
+        ["--ratio", "nan"],
+        ["--ratio", "1.5"],
+    ],
+)
+def test_numeric_options_out_of_range_are_one_line_errors(tmp_path, args):
+    result = run("build", "--source", "readme", "--input", tmp_path, "--out", tmp_path / "o", *args)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"Invalid value for '{args[0]}'" in result.output
+
+
+def test_squeez_limit_below_one_is_refused(tmp_path):
+    result = run("squeez", "--phase", "1", "--output-dir", tmp_path / "o", "--limit", "-1")
+    assert result.exit_code == 2 and "Invalid value for '--limit'" in result.output
+
+
+def test_an_unknown_source_suggests_the_nearest_name(tmp_path):
+    result = run("build", "--source", "readmee", "--input", tmp_path, "--out", tmp_path / "o")
+    assert result.exit_code == 1 and "did you mean 'readme'?" in result.output
+
+
+def test_a_model_path_that_does_not_exist_fails_before_loading_anything(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\n" + "Alpha runs on port 8080 and needs Python 3.11 or newer. " * 10)
+    result = run(
+        "build",
+        "--source",
+        "readme",
+        "--input",
+        docs,
+        "--out",
+        tmp_path / "o",
+        "--model",
+        tmp_path / "no-such-model",
+    )
+    assert result.exit_code == 1 and "no such folder" in result.output and "Traceback" not in result.output
+
+
+def test_a_corrupt_manifest_is_a_one_line_error_in_status_and_push(tmp_path):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "manifest.json").write_text("{not json")
+    for args in (
+        ["status", tmp_path / "b"],
+        ["push", "--source", "readme", "--build", tmp_path / "b", "--dry-run", tmp_path / "dry"],
+    ):
+        result = run(*args)
+        assert result.exit_code == 1 and "is not a build manifest" in result.output, result.output
+
+
+def test_verbose_shows_the_traceback(tmp_path):
+    (tmp_path / "b").mkdir()
+    result = run("-v", "status", tmp_path / "b")
+    assert result.exit_code == 1 and isinstance(result.exception, Exception)
+    assert type(result.exception).__name__ == "ManifestError"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        (
+            "FAIL_TO_PASS",
+            "tests/test_x.py::t",
+            "row 0 (acme__x-1): FAIL_TO_PASS: Value error, expected a JSON list",
+        ),
+        ("base_commit", None, "row 0 (acme__x-1): base_commit: Input should be a valid string"),
+        (
+            "base_commit",
+            "--upload-pack=evil",
+            "row 0 (acme__x-1): base_commit: Value error, expected a commit hash",
+        ),
+    ],
+)
+def test_squeez_names_the_row_of_an_unusable_instance(tmp_path, field, value, expected):
+    row = {
+        "instance_id": "acme__x-1",
+        "repo": "acme/x",
+        "base_commit": "a" * 40,
+        "patch": "",
+        "problem_statement": "p",
+        field: value,
+    }
+    (tmp_path / "i.jsonl").write_text(json.dumps(row) + "\n")
+    result = run(
+        "squeez", "--phase", "1", "--output-dir", tmp_path / "o", "--instances", tmp_path / "i.jsonl"
+    )
+    assert result.exit_code == 1 and expected in result.output, result.output

@@ -221,3 +221,36 @@ def test_a_manifest_of_another_source_is_refused(builds, tmp_path):
     with pytest.raises(PublishError, match="is a build of 'readme', not 'acl'"):
         publish(builds / "readme", "acl", FolderTarget(tmp_path / "hub", "org/x"))
     assert json.loads((builds / "readme" / "manifest.json").read_text())["status"] == "finished"
+
+
+def test_a_dry_run_refuses_a_folder_of_other_files_and_never_changes_its_mode(builds, tmp_path):
+    mine = tmp_path / "mine"
+    (mine / "readme").mkdir(parents=True)
+    (mine / "readme" / "notes.txt").write_text("precious")
+    (mine / "todo.txt").write_text("precious too")
+    mine.chmod(0o755)
+    args = ["push", "--source", "readme", "--build", str(builds / "readme"), "--max-failure-rate", "1"]
+    refused = CliRunner().invoke(main, [*args, "--dry-run", str(mine)])
+    assert refused.exit_code == 1 and "not an earlier dry run" in refused.output
+    assert (mine / "readme" / "notes.txt").read_text() == "precious" and (mine / "todo.txt").exists()
+    fresh = tmp_path / "fresh"
+    fresh.mkdir(mode=0o755)
+    fresh.chmod(0o755)
+    for _ in range(2):  # a new folder, then the same folder again as an earlier dry run
+        result = CliRunner().invoke(main, [*args, "--dry-run", str(fresh)])
+        assert result.exit_code == 0, result.output
+        assert fresh.stat().st_mode & 0o777 == 0o755
+    assert load_dataset(str(fresh), "readme")
+
+
+def test_a_push_with_no_network_is_a_one_line_error(builds, monkeypatch):
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("HF_TOKEN", SECRET)
+    from huggingface_hub import HfApi
+
+    from lettuce_build.hub import HubTarget
+
+    target = HubTarget(HfApi(endpoint="http://127.0.0.1:9", token=SECRET), "me/data")
+    with pytest.raises(PublishError, match="cannot reach the Hub") as raised:
+        publish(builds / "readme", "readme", target, max_failure_rate=1.0)
+    assert SECRET not in str(raised.value)

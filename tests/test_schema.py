@@ -158,3 +158,14 @@ def test_the_sample_category_must_follow_the_majority_rule():
 def test_a_split_outside_train_validation_test_is_refused_at_the_boundary():
     with pytest.raises(ValueError, match="train"):
         make_sample(split="dev")
+
+
+def test_a_span_edge_inside_a_character_is_a_violation_and_natural_spans_are_widened(samples):
+    from lettuce_build.schema import widen_to_graphemes
+
+    sample = samples[0].model_copy(deep=True)
+    sample.answer = "Visit the Cafe\u0301 today."
+    start = sample.answer.index("Cafe")
+    sample.labels = [sample.labels[0].model_copy(update={"start": start, "end": start + 4, "text": "Cafe"})]
+    assert [v.reason for v in check_sample(sample)] == ["splits_grapheme"]
+    assert widen_to_graphemes(sample.answer, start, start + 4) == (start, start + 5)

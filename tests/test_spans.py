@@ -278,3 +278,19 @@ def test_several_failures_are_all_reported(reason_count):
     answer = "Wrong value."
     reasons = failure_reasons(answer, spans_for(answer, "Wrong value."))
     assert {"coverage_too_high", "leaky_label_text"} <= set(reasons)
+
+
+def test_an_edit_never_separates_a_letter_from_its_combining_accent():
+    answer = "The Cafe\u0301 opens at 8 and the cafe closes at 20."
+    cut = apply_edits(answer, [edit("Cafe", "Bistro")])
+    assert cut.spans == [] and [d.reason for d in cut.dropped] == ["splits_grapheme"]
+    whole = apply_edits(answer, [edit("Cafe\u0301", "Bistro")])
+    assert whole.text.startswith("The Bistro opens") and whole.dropped == []
+    fused = apply_edits(answer, [edit("8", "\u0301nine")])
+    assert [d.reason for d in fused.dropped] == ["splits_grapheme"]
+
+
+def test_applied_edits_are_the_ones_behind_the_spans():
+    first, second = edit("alpha", "gamma"), edit("beta", "delta")
+    result = apply_edits("alpha then beta", [second, first])
+    assert result.applied == [first, second] and [s.text for s in result.spans] == ["gamma", "delta"]

@@ -18,7 +18,7 @@ from datasets import Dataset
 
 from lettuce_build.primitives.classify import ClassifyStage, explode_spans, gather_labels
 from lettuce_build.runner import Runner, Stage, StageResult
-from lettuce_build.schema import SPLITS
+from lettuce_build.schema import SPLITS, widen_to_graphemes
 from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
 from lettuce_build.tables import read_table
 
@@ -71,7 +71,7 @@ class PsiloQASource(Source):
             for pair in _spans(row["labels"]):
                 start, end = int(pair[0]), int(pair[1])
                 if 0 <= start < end <= len(answer):
-                    spans.append((start, end))
+                    spans.append(widen_to_graphemes(answer, start, end))  # never half a character
                 else:
                     skipped["span_out_of_range"] += 1
             spans = sorted(set(spans))

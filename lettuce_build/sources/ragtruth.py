@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lettuce_build.runner import Stage
+from lettuce_build.schema import widen_to_graphemes
 from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
 from lettuce_build.tables import read_jsonl
 from lettuce_build.taxonomy import TaxonomyError, map_label, refine_ragtruth
@@ -95,6 +96,8 @@ class RagTruthSource(Source):
                         skipped["span_text_mismatch"] += 1
                         continue
                     start, end = found, found + len(text)
+                start, end = widen_to_graphemes(answer, start, end)  # never half a character
+                text = answer[start:end]
                 try:
                     mapped = refine_ragtruth(map_label(span["label_type"], "ragtruth"), text, context)
                 except TaxonomyError as err:

@@ -165,6 +165,30 @@ def test_the_key_goes_only_into_the_authorization_header(server, monkeypatch):
     assert SECRET not in chosen.info().model_dump_json()
 
 
+def test_an_error_body_that_echoes_the_key_is_redacted(server, monkeypatch):
+    url, script = server
+    monkeypatch.setenv("LB_TEST_KEY", SECRET)
+    script.answers = [(401, {"error": f"Incorrect API key provided: Bearer {SECRET}"}, 0.0)]
+    with pytest.raises(BackendError) as raised:
+        backend(url).generate([request()])
+    assert "HTTP 401" in str(raised.value) and "[redacted]" in str(raised.value)
+    assert SECRET not in str(raised.value) and "Bearer sk" not in str(raised.value)
+
+
+def test_credentials_in_the_base_url_are_never_recorded():
+    chosen = backend("https://user:s3cr3t-pass@api.example.org/v1?api-key=k3y-value&region=eu")
+    recorded = chosen.info().model_dump_json()
+    assert "s3cr3t" not in recorded and "k3y-value" not in recorded
+    assert chosen.info().options["base_url"] == "https://api.example.org/v1?api-key=%5Bredacted%5D&region=eu"
+
+
+def test_an_unreachable_endpoint_is_a_one_line_error():
+    with pytest.raises(
+        BackendError, match="gave up after 2 tries: ConnectError talking to http://127.0.0.1:9/"
+    ):
+        backend("http://127.0.0.1:9/v1", max_retries=1).generate([request()])
+
+
 def test_concurrency_is_limited(server):
     url, script = server
     script.answers = [(200, ok_body(), 0.2)]

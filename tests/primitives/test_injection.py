@@ -190,3 +190,11 @@ def test_the_single_item_calls_for_notebooks():
         ANSWER, CONTEXT, "q?", "contradiction", "numerical", "markdown", ScriptedBackend(lambda r: reply)
     )
     assert out["labels"][0]["category"] == "contradiction"
+
+
+def test_an_edit_dropped_for_overlap_is_not_listed_as_applied_even_with_the_same_label_and_text():
+    # both edits say NUMERICAL and "Python 3.12": only the first one placed may be listed as applied
+    stage, response = menu_response(change("Python 3.10", "Python 3.12"), change("3.10 or", "Python 3.12"))
+    record = json.loads(stage.parse(ITEM, response)["injection"])
+    assert [a["original"] for a in record["applied"]] == ["Python 3.10"]
+    assert [d["reason"] for d in record["dropped"]] == ["overlap"]

@@ -1,6 +1,7 @@
 """The code source on a real repository: context around the patch, three answer styles, size limits."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -123,3 +124,24 @@ def test_a_scripted_code_build_injects_inside_the_fence(world, tmp_path):
     assert span.text.endswith("+ offset_bias")
     fences = [i for i in range(len(sample.answer)) if sample.answer.startswith("```", i)]
     assert fences[0] < span.start < fences[-1]
+
+
+def test_a_relative_output_folder_works_for_every_answer_style(world, tmp_path, monkeypatch):
+    path, template, _ = world
+    monkeypatch.chdir(tmp_path)
+    styles = set()
+    for seed in range(8):
+        summary = run_build(
+            BuildOptions(
+                source="code",
+                input=str(path),
+                out=Path(f"out-{seed}"),
+                ratio=0.0,
+                repo_url=template,
+                seed=seed,
+            ),
+            ScriptedBackend(code_respond),
+        )
+        assert summary.clean == 1 and summary.failures == {}
+        styles.add(json.loads(summary.example.model_dump_json())["metadata"]["answer_style"])
+    assert styles == {"function", "hunk", "replace"}
