@@ -18,8 +18,8 @@ from pathlib import Path
 
 import git
 
+from lettuce_build.repos import RepoManager
 from lettuce_build.squeez.execute import Executor
-from lettuce_build.squeez.repos import RepoManager
 from lettuce_build.squeez.sandbox import copy_tree, detect_isolation, sandbox_uid
 from lettuce_build.squeez.toolcalls import ToolCall
 

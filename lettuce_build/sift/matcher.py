@@ -15,9 +15,9 @@ from pathlib import PurePosixPath
 
 import regex
 
+from lettuce_build.patches import parse_patch
 from lettuce_build.sift.presets import PatternSet
 
-_DIFF_HEADER = regex.compile(r"^diff --git a/(.+?) b/")
 _DOCUMENTATION_SUFFIXES = frozenset({".rst", ".txt", ".md"})
 _PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
 _TRIPLE_QUOTE = regex.compile(r'"""|\'\'\'')
@@ -162,9 +162,6 @@ def docstring_flags(codes: list[str], hunk_starts_file: bool) -> list[bool]:
     return flags
 
 
-_HUNK_HEADER = regex.compile(r"^@@ -(\d+)")
-
-
 class CompiledPatternSet:
     """A preset compiled once; `scan` and `matched` run it over patches."""
 
@@ -192,20 +189,9 @@ class CompiledPatternSet:
 
     def _added_lines(self, patch: str) -> Iterator[tuple[int, str, str | None, str | None]]:
         """(line number, raw line, file, reason the line is not code) for every added line."""
-        current_file: str | None = None
-        hunk: list[tuple[int, str]] = []
-        hunk_starts_file = False
-        for number, line in enumerate([*patch.split("\n"), "@@ end"], start=1):
-            header = _DIFF_HEADER.match(line)
-            if header or line.startswith("@@"):
-                yield from self._hunk_lines(hunk, current_file, hunk_starts_file)
-                hunk = []
-                if header:
-                    current_file = header.group(1)
-                elif start := _HUNK_HEADER.match(line):
-                    hunk_starts_file = start.group(1) in ("0", "1")
-                continue
-            hunk.append((number, line))
+        for file in parse_patch(patch).files:
+            for hunk in file.hunks:
+                yield from self._hunk_lines(hunk.lines, file.old_path, hunk.old_start in (0, 1))
 
     def _hunk_lines(
         self, hunk: list[tuple[int, str]], file: str | None, hunk_starts_file: bool

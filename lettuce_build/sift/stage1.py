@@ -18,13 +18,13 @@ from datasets import Dataset, DatasetDict, Features, List, Value
 from pydantic import BaseModel, Field
 
 from lettuce_build.output import OutputPaths, write_output
+from lettuce_build.patches import parse_patch
 from lettuce_build.sift.matcher import CompiledPatternSet
 from lettuce_build.sift.presets import CATEGORIES, PatternSet
 from lettuce_build.sift.tiers import EXCLUDED_REPOS, TIERS, repo_tier
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("instance_id", "repo", "patch", "problem_statement")
 
-_PATCH_FILE = regex.compile(r"^diff --git a/(.+?) b/", regex.MULTILINE)
 _CHANGED_LINE = regex.compile(r"^\+[^+]|^-[^-]", regex.MULTILINE)
 
 
@@ -55,7 +55,7 @@ class SiftResult(BaseModel):
 
 
 def patch_files(patch: str) -> list[str]:
-    return _PATCH_FILE.findall(patch)
+    return [file.old_path for file in parse_patch(patch).files]
 
 
 def patch_size_lines(patch: str) -> int:

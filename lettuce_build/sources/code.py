@@ -21,13 +21,12 @@ from typing import Any
 
 import git
 
+from lettuce_build.patches import FilePatch, parse_patch
 from lettuce_build.primitives.injection import InjectTaxonomyStage
+from lettuce_build.repos import RepoManager, host_git_env
 from lettuce_build.runner import Stage
 from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
 from lettuce_build.sources.chunking import seeded_fraction
-from lettuce_build.squeez.patches import FilePatch, parse_patch
-from lettuce_build.squeez.repos import RepoManager
-from lettuce_build.squeez.sandbox import host_git_env
 from lettuce_build.swebench import load_instance_rows
 from lettuce_build.tables import TableError
 
@@ -99,46 +98,19 @@ def _enclosing_function(source: str, line: int) -> str | None:
     return ast.get_source_segment(source, best) if best else None
 
 
-def _hunk_texts(patch: str, path: str) -> list[str]:
-    """The raw hunks of one file in the patch, header included."""
-    hunks: list[list[str]] = []
-    in_file = False
-    for line in patch.split("\n"):
-        if line.startswith("diff --git"):
-            in_file = line.endswith(f" b/{path}")
-        elif in_file and line.startswith("@@"):
-            hunks.append([line])
-        elif in_file and hunks and line[:1] in (" ", "+", "-") and not line.startswith(("+++", "---")):
-            hunks[-1].append(line)
-    return ["\n".join(h) for h in hunks]
-
-
-def _first_changed_line(hunk: str) -> int:
-    """The new-side line number where a hunk first adds or removes something."""
-    header, *body = hunk.split("\n")
-    line = int(header.split("+", 1)[1].split(",")[0].split(" ")[0])
-    for text in body:
-        if text.startswith(("+", "-")):
-            return line
-        line += 1
-    return line
-
-
-def build_answer(style: str, path: str, patch: str, patched: str | None) -> tuple[str, str]:
+def build_answer(style: str, file: FilePatch, patched: str | None) -> tuple[str, str]:
     """(answer, code) of the gold fix in a style; the code alone is what the size limits measure."""
-    hunks = _hunk_texts(patch, path)
+    path, hunks = file.path, file.hunks
     if style == "function" and patched is not None and hunks:
-        function = _enclosing_function(patched, _first_changed_line(hunks[0]))
+        function = _enclosing_function(patched, hunks[0].first_changed_line)
         if function:
             code = function
             return f"In `{path}`, the fixed function:\n```{fence_language(path)}\n{code}\n```", code
     if style == "replace" and hunks:
-        body = hunks[0].split("\n")[1:]
-        old = "\n".join(line[1:] for line in body if line[:1] in (" ", "-"))
-        new = "\n".join(line[1:] for line in body if line[:1] in (" ", "+"))
+        old, new = hunks[0].side(new=False), hunks[0].side(new=True)
         lang = fence_language(path)
         return (f"In file `{path}`, replace:\n```{lang}\n{old}\n```\nwith:\n```{lang}\n{new}\n```", old + new)
-    code = "\n".join(hunks)
+    code = "\n".join(h.text for h in hunks)
     return f"The fix to `{path}`:\n```diff\n{code}\n```", code
 
 
@@ -218,11 +190,11 @@ class CodeSource(Source):
             blocks.append(file_context(file.path, texts[file.path], file))
         key = f"code::{row['instance_id']}"
         style = _choose(options.seed, key, "style", STYLES)
-        main_file = next((f.path for f in info.files if f.path.endswith(".py")), info.files[0].path)
+        main_file = next((f for f in info.files if f.path.endswith(".py")), info.files[0])
         patched = None
         if style == "function":
-            patched = _patched_text(texts.get(main_file, ""), patch, main_file)
-        answer, code = build_answer(style, main_file, patch, patched)
+            patched = _patched_text(texts.get(main_file.path, ""), patch, main_file.path)
+        answer, code = build_answer(style, main_file, patched)
         if len(code.strip()) < MIN_CODE_CHARS:
             skipped["trivial_answer"] += 1
             return None

@@ -26,15 +26,14 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from lettuce_build.leaks import SecretScanner
-from lettuce_build.squeez.patches import parse_patch
-from lettuce_build.squeez.repos import RepoError, RepoManager
+from lettuce_build.patches import parse_patch
+from lettuce_build.repos import RepoError, RepoManager, host_git_env
 from lettuce_build.squeez.sandbox import (
     SANDBOX_HOME,
     Isolation,
     IsolationMode,
     Sandbox,
     copy_tree,
-    host_git_env,
     interpreter_paths,
     run_bounded,
     sandbox_uid,

@@ -15,8 +15,8 @@ from pathlib import PurePosixPath
 import regex
 from pydantic import BaseModel
 
+from lettuce_build.patches import PatchInfo
 from lettuce_build.squeez.execute import ToolResult
-from lettuce_build.squeez.patches import PatchInfo
 
 MIN_LINES = 10
 MIN_RELEVANT = 3

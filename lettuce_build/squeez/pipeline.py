@@ -33,7 +33,9 @@ from lettuce_build.builddir import BuildDir, Manifest, write_atomic
 from lettuce_build.errors import LettuceError
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.output import write_output
+from lettuce_build.patches import parse_patch
 from lettuce_build.paths import safe_name
+from lettuce_build.repos import DEFAULT_URL_TEMPLATE, RepoManager, RepoStatus
 from lettuce_build.runner import Runner
 from lettuce_build.schema import SPLITS
 from lettuce_build.squeez.assemble import SQUEEZ_FEATURES, build_row, spans_from_indices
@@ -41,9 +43,7 @@ from lettuce_build.squeez.distill import DistillStage
 from lettuce_build.squeez.execute import Executor, ToolResult
 from lettuce_build.squeez.instances import SqueezInstance, load_instances
 from lettuce_build.squeez.labels import label, output_lines
-from lettuce_build.squeez.patches import parse_patch
 from lettuce_build.squeez.report import ValidationReport, validate_rows
-from lettuce_build.squeez.repos import DEFAULT_URL_TEMPLATE, RepoManager, RepoStatus
 from lettuce_build.squeez.sandbox import Isolation, detect_isolation
 from lettuce_build.squeez.toolcalls import ToolCall, generate_tool_calls
 

@@ -114,19 +114,6 @@ def scrubbed_env(home: str, path: Sequence[str] = ()) -> dict[str, str]:
     }
 
 
-def host_git_env() -> dict[str, str]:
-    """The environment host git runs with: no secrets, no system or global config, no hooks."""
-    return {
-        **scrubbed_env(str(Path.home())),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": "core.hooksPath",
-        "GIT_CONFIG_VALUE_0": os.devnull,
-    }
-
-
 def interpreter_paths(python: Path | None = None) -> list[Path]:
     """What a Python interpreter needs mounted: its environment and the installation it came from."""
     if python is None:

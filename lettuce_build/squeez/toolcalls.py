@@ -17,8 +17,8 @@ import git
 import regex
 from pydantic import BaseModel
 
+from lettuce_build.patches import PatchInfo, parse_patch
 from lettuce_build.squeez.instances import SqueezInstance
-from lettuce_build.squeez.patches import PatchInfo, parse_patch
 
 TOOL_WEIGHTS: dict[str, float] = {
     "read_file": 0.25,

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from lettuce_build.build import BuildOptions, run_build
+from lettuce_build.patches import parse_patch
 from lettuce_build.schema import check_sample
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.code import CodeSource, build_answer, file_context
-from lettuce_build.squeez.patches import parse_patch
 
 from ..support.documents import code_respond
 from ..support.gitrepos import CORE_BASE, CORE_FIXED, make_widgets_repo
@@ -61,12 +61,13 @@ def test_a_long_file_keeps_a_window_around_the_patch():
 
 def test_the_three_answer_styles(world):
     _, _, info = world
-    function, code = build_answer("function", "widgets/core.py", info["patch"], CORE_FIXED)
+    core = parse_patch(info["patch"]).file("widgets/core.py")
+    function, code = build_answer("function", core, CORE_FIXED)
     assert "def scale(value, factor=DEFAULT_FACTOR):" in function and "if value < 0" not in function
     assert function.startswith("In `widgets/core.py`, the fixed function:\n```python")
-    hunk, _ = build_answer("hunk", "widgets/core.py", info["patch"], None)
+    hunk, _ = build_answer("hunk", core, None)
     assert hunk.startswith("The fix to `widgets/core.py`:\n```diff\n@@ -") and "-    if value < 0:" in hunk
-    replace, _ = build_answer("replace", "widgets/core.py", info["patch"], None)
+    replace, _ = build_answer("replace", core, None)
     assert "replace:\n```python" in replace and "\nwith:\n```python" in replace
     assert CORE_BASE != CORE_FIXED
 

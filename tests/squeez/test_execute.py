@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from lettuce_build.repos import RepoManager
 from lettuce_build.squeez.execute import Executor, cap_lines, number_lines
-from lettuce_build.squeez.repos import RepoManager
 from lettuce_build.squeez.sandbox import detect_isolation
 from lettuce_build.squeez.toolcalls import ToolCall
 

@@ -7,8 +7,8 @@ from click.testing import CliRunner
 from datasets import load_dataset
 
 from lettuce_build.cli import main
+from lettuce_build.patches import parse_patch
 from lettuce_build.squeez.labels import label
-from lettuce_build.squeez.patches import parse_patch
 from lettuce_build.squeez.pipeline import PhaseError, Squeez
 from lettuce_build.squeez.report import validate_rows
 

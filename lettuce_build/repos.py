@@ -1,4 +1,6 @@
-"""Phase 2 and the trees phase 4 needs: one bare clone per repository, exports of a commit.
+"""Repositories of SWE-bench instances: one bare clone each, and exports of a commit without `.git`.
+
+Shared by squeez (phase 2 clones, phase 4 trees) and the code source (files at a base commit).
 
 The URL template takes ``{repo}`` (``owner/name``), ``{owner}`` and ``{name}``; a local
 path or a ``file://`` mirror works offline. A repository that cannot be cloned is
@@ -7,6 +9,7 @@ recorded with its reason, and its instances are skipped, not the run.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import threading
@@ -19,7 +22,6 @@ from pydantic import BaseModel
 
 from lettuce_build.errors import LettuceError
 from lettuce_build.paths import safe_name
-from lettuce_build.squeez.sandbox import host_git_env
 
 DEFAULT_URL_TEMPLATE = "https://github.com/{repo}.git"
 
@@ -34,6 +36,21 @@ class RepoStatus(BaseModel):
     path: str | None = None
     ok: bool
     reason: str | None = None
+
+
+def host_git_env() -> dict[str, str]:
+    """The environment host git runs with: no secrets, no system or global config, no hooks."""
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(Path.home()),
+        "LANG": "C.UTF-8",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "core.hooksPath",
+        "GIT_CONFIG_VALUE_0": os.devnull,
+    }
 
 
 def repo_slug(repo: str) -> str:

@@ -1,8 +1,8 @@
 """Parsing a gold patch: files, hunks on both sides, names."""
 
-from lettuce_build.squeez.patches import parse_patch
+from lettuce_build.patches import parse_patch
 
-from ..support.gitrepos import make_widgets_repo
+from .support.gitrepos import make_widgets_repo
 
 
 def test_a_real_patch_gives_files_hunks_and_changed_base_lines(tmp_path):
