@@ -1,8 +1,11 @@
-"""A whole build: load a source, run its stages, assemble and check samples, write the output.
+"""A whole build, and the one place stages are run: the stage loop.
 
-Every stage goes through the runner (so a re-run resumes from the request
-cache), every failure is a row in ``failures/``, every sample passes
-`check_sample` before it is written, and the manifest records what was done.
+`run_build` is the path of every dataset build: lock the build folder, load the source's work
+items, run its stages through the `StageLoop`, assemble and check samples, write the outputs
+and the manifest. The loop owns the order of stages, records each in the build folder and
+keeps the items a stage's failure leaves usable (`Stage.keeps_failed_items`); stages never see
+the loop, and sources only produce items (see sources/base.py). squeez's teacher phase runs its
+stage through the same loop (`open_stage_loop`).
 """
 
 from __future__ import annotations
@@ -10,16 +13,18 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 from datasets import Dataset, DatasetDict
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from lettuce_build.builddir import BuildDir, Manifest
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.output import write_output
-from lettuce_build.runner import FailureRow, Runner, StageResult, StageStats
+from lettuce_build.runner import FailureRow, Runner, Stage, StageStats
 from lettuce_build.schema import FEATURES, SPLITS, HallucinationSample, check_sample, sample_to_row
 from lettuce_build.sources.base import LoadOptions, Source, SourceError
 from lettuce_build.sources.registry import get_source
@@ -59,7 +64,58 @@ class BuildSummary(BaseModel):
     example: HallucinationSample | None = None
 
 
+class LoopResult(BaseModel):
+    """What the stages made of the items: the finished rows, the items whose failure a stage let
+    through (each with its ``fallback_reason``), and the time spent in the model backend."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    done: Dataset
+    let_through: list[dict[str, Any]] = Field(default_factory=list)
+    backend_seconds: float = 0.0
+
+
+class StageLoop:
+    """Runs stages in order over work items on one runner, recording each stage in the build folder."""
+
+    def __init__(self, build: BuildDir, manifest: Manifest, runner: Runner) -> None:
+        self.build = build
+        self.manifest = manifest
+        self.runner = runner
+
+    def run(self, stages: Sequence[Stage], items: Dataset) -> LoopResult:
+        result = LoopResult(done=items)
+        for stage in stages:
+            outcome = self.runner.run(result.done, stage)
+            self.build.record_stage(self.manifest, outcome.stats, outcome.failures)
+            result.backend_seconds += outcome.stats.backend_seconds
+            if stage.keeps_failed_items and outcome.failures:
+                failed = {f.key: f.reason for f in outcome.failures}
+                result.let_through += [
+                    dict(row, inject=False, fallback_reason=failed[row["key"]])
+                    for row in result.done.to_list()
+                    if row["key"] in failed
+                ]
+            result.done = outcome.ok
+        return result
+
+
+@contextmanager
+def open_stage_loop(build: BuildDir, manifest: Manifest, backend: Backend, seed: int) -> Iterator[StageLoop]:
+    """A stage loop on the build folder's request cache, closed when the block ends."""
+    cache = build.open_cache()
+    try:
+        yield StageLoop(build, manifest, Runner(backend, cache, seed=seed))
+    finally:
+        cache.close()
+
+
 def run_build(options: BuildOptions, backend: Backend) -> BuildSummary:
+    """Build one source into ``options.out`` and return its summary.
+
+    Re-running the same build resumes from the request cache; the manifest ends ``finished``,
+    or ``failed`` with the error, never ``running``.
+    """
     build = BuildDir(options.out)
     with build.lock():
         manifest = Manifest(
@@ -79,19 +135,6 @@ def run_build(options: BuildOptions, backend: Backend) -> BuildSummary:
             raise
 
 
-def _unique(items: list[dict[str, Any]], skipped: Counter[str]) -> list[dict[str, Any]]:
-    """The first item of each key; later ones (a document given twice) are counted and skipped."""
-    seen: set[str] = set()
-    unique = []
-    for item in items:
-        if item["key"] in seen:
-            skipped["duplicate_key"] += 1
-            continue
-        seen.add(item["key"])
-        unique.append(item)
-    return unique
-
-
 def _run(options: BuildOptions, backend: Backend, build: BuildDir, manifest: Manifest) -> BuildSummary:
     started = time.perf_counter()
     source = get_source(options.source)
@@ -106,40 +149,30 @@ def _run(options: BuildOptions, backend: Backend, build: BuildDir, manifest: Man
             work_dir=Path(options.out) / "repos",
         ),
     )
-    items = _unique(loaded.items, loaded.skipped)
-    if not items:
+    if not loaded.items:
         raise SourceError(
             f"{options.source}: no work items from {options.input} "
             f"(skipped: {dict(loaded.skipped) or 'nothing'})"
         )
     build.write_manifest(manifest)
-    cache = build.open_cache()
-    try:
-        runner = Runner(backend, cache, seed=options.seed)
-        backend_seconds = 0.0
-
-        def record(result: StageResult) -> None:
-            nonlocal backend_seconds
-            build.record_stage(manifest, result.stats, result.failures)
-            backend_seconds += result.stats.backend_seconds
-
-        dataset, injection_failed = source.run_stages(runner, Dataset.from_list(items), record)
-        fallback_rows = injection_failed if options.fallback == "clean" else []
-        samples, invalid = _assemble(source, dataset.to_list() + fallback_rows)
-        build.record_stage(
-            manifest,
-            StageStats(
-                name=ASSEMBLE_STAGE,
-                prompt_version="-",
-                items_in=len(dataset) + len(fallback_rows),
-                ok=len(samples),
-                failed=len(invalid),
-                failure_reasons=dict(Counter(f.reason for f in invalid)),
-            ),
-            invalid,
-        )
-    finally:
-        cache.close()
+    items = Dataset.from_list(loaded.items)
+    with open_stage_loop(build, manifest, backend, options.seed) as loop:
+        result = loop.run(source.stages(), source.prepare(items))
+    finished = source.finish(items, result.done)
+    fallback_rows = result.let_through if options.fallback == "clean" else []
+    samples, invalid = _assemble(source, finished.to_list() + fallback_rows)
+    build.record_stage(
+        manifest,
+        StageStats(
+            name=ASSEMBLE_STAGE,
+            prompt_version="-",
+            items_in=len(finished) + len(fallback_rows),
+            ok=len(samples),
+            failed=len(invalid),
+            failure_reasons=dict(Counter(f.reason for f in invalid)),
+        ),
+        invalid,
+    )
 
     by_split: dict[str, list[dict[str, Any]]] = {}
     for sample in samples:
@@ -156,7 +189,7 @@ def _run(options: BuildOptions, backend: Backend, build: BuildDir, manifest: Man
         dataset=source.dataset_name,
         out=options.out,
         documents=loaded.documents,
-        items=len(items),
+        items=len(loaded.items),
         skipped=dict(loaded.skipped),
         by_split={s: len(by_split[s]) for s in SPLITS if s in by_split},
         by_category=dict(Counter(s.category or "(clean)" for s in samples)),
@@ -167,7 +200,7 @@ def _run(options: BuildOptions, backend: Backend, build: BuildDir, manifest: Man
         achieved_ratio=hallucinated / len(samples) if samples else 0.0,
         failures=build.failure_summary(),
         seconds=time.perf_counter() - started,
-        backend_seconds=backend_seconds,
+        backend_seconds=result.backend_seconds,
         example=next((s for s in samples if s.labels), samples[0] if samples else None),
     )
     manifest.status = "finished"

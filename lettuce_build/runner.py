@@ -65,6 +65,12 @@ class Stage(ABC):
     #: True: cached failed attempts do not use up an item's budget of ``max_attempts`` model calls,
     #: so an item that failed is tried afresh on the next run (PsiloQA's "retried next run").
     retries_failures_on_rerun: ClassVar[bool] = False
+    #: False (default): an item this stage fails on goes no further. True: it goes on without the
+    #: stage's outputs (an injection that failed still leaves a correct clean answer); its failure
+    #: row is recorded either way, and the build decides whether to publish it.
+    keeps_failed_items: ClassVar[bool] = False
+    #: the work-item columns the stage reads (besides ``key``); the runner checks them
+    requires: tuple[str, ...] = ()
 
     @property
     @abstractmethod
@@ -206,14 +212,7 @@ class Runner:
         return [found[k] for k in keys], [k in fresh_keys for k in keys]
 
     def run(self, dataset: Dataset, stage: Stage) -> StageResult:
-        if "key" not in dataset.column_names:
-            raise ValueError(f"stage {stage.name}: work items need a 'key' column")
-        keys = dataset["key"][:]  # a slice is one Arrow conversion; iterating a Column formats row by row
-        duplicates = [k for k, n in Counter(keys).items() if n > 1]
-        if duplicates:
-            raise ValueError(f"stage {stage.name}: duplicate work item keys, e.g. {duplicates[:3]}")
         stats = StageStats(name=stage.name, prompt_version=stage.prompt_version, items_in=len(dataset))
-        started = time.perf_counter()
         outputs = dict(stage.output_features)
         if len(dataset) == 0:
             # nothing reached this stage (every item failed before it): a normal, empty result
@@ -223,6 +222,17 @@ class Runner:
                 features=Features({**dataset.features, **outputs}),
             )
             return StageResult(ok=empty, failures=[], stats=stats)
+        missing = [c for c in ("key", *stage.requires) if c not in dataset.column_names]
+        if missing:
+            raise ValueError(
+                f"stage {stage.name}: work items lack column(s) {missing}; "
+                f"they have {dataset.column_names}; it requires {['key', *stage.requires]}"
+            )
+        keys = dataset["key"][:]  # a slice is one Arrow conversion; iterating a Column formats row by row
+        duplicates = [k for k, n in Counter(keys).items() if n > 1]
+        if duplicates:
+            raise ValueError(f"stage {stage.name}: duplicate work item keys, e.g. {duplicates[:3]}")
+        started = time.perf_counter()
         schema = stage.response_model.model_json_schema() if stage.response_model else None
         schema_text = schema_json(schema)  # serialised once for every cache key of this run
 

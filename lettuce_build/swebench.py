@@ -11,36 +11,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lettuce_build.tables import TableError, read_table
+from lettuce_build.tables import TableError, read_input
 
 
 class InstanceLoadError(TableError):
     """An instances file or dataset that cannot be used, with where and why."""
 
 
-def _read_hub(dataset_id: str, split: str) -> list[dict[str, Any]]:
-    from datasets import load_dataset
-
-    return load_dataset(dataset_id, split=split).to_list()
-
-
 def load_instance_rows(
-    source: str | Path, required: Sequence[str], split: str = "test"
+    source: str | Path, required: Sequence[str], splits: Sequence[str] = ("test",)
 ) -> list[dict[str, Any]]:
-    """Rows of a local ``.jsonl``/``.json``/``.parquet`` file, or of a Hub dataset id.
+    """Rows of a local ``.jsonl``/``.json``/``.parquet`` file, or of a Hub dataset id (its ``splits``).
 
     Every row must have the ``required`` columns; the error lists the missing
     ones and the first row that lacks them. Values are not checked here: a
     consumer counts and reports rows whose values it cannot use.
     """
-    path = Path(source)
-    if path.exists():
-        rows = [row for _, row in read_table(path)]
-    elif "/" in str(source) and not str(source).startswith((".", "/")):
-        rows = _read_hub(str(source), split)
-    else:
-        raise InstanceLoadError(f"{source}: no such file, and not a Hugging Face dataset id (org/name)")
-
+    rows = list(read_input(str(source), hub_splits=splits))
     for index, row in enumerate(rows):
         missing = [column for column in required if column not in row]
         if missing:

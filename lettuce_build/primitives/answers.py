@@ -15,7 +15,7 @@ DEFAULT_EVIDENCE_CHARS = 6000
 
 
 class AnswerStage(Stage):
-    """Items: ``question``, ``context`` (the evidence). Adds ``answer``."""
+    """A grounded answer to the item's question from its evidence column (default ``context``)."""
 
     name = "answer"
     prompt_version = load_prompt("answer").version
@@ -28,6 +28,7 @@ class AnswerStage(Stage):
         evidence_field: str = "context",
     ):
         self.evidence_field = evidence_field  # what the answer is grounded in (tool_output: the gold lines)
+        self.requires = ("question", evidence_field)
         self.evidence_chars = evidence_chars
         self.temperature = temperature
         self.max_tokens = max_tokens

@@ -33,12 +33,13 @@ def mark_span(answer: str, start: int, end: int) -> str:
 
 
 class ClassifyStage(Stage):
-    """Items: ``context``, ``answer``, ``span_start``, ``span_end``. Adds ``category``, ``subcategory``."""
+    """The taxonomy category (and subcategory) of one natural span of an answer."""
 
     name = "classify"
     prompt_version = load_prompt("classify").version
     response_model = SpanClass
     retries_failures_on_rerun = True  # an item with an unclassified span is tried afresh next run
+    requires = ("context", "answer", "span_start", "span_end")
 
     def __init__(
         self, taxonomy: Taxonomy = DEFAULT_TAXONOMY, context_chars: int = 6000, max_tokens: int = 128

@@ -79,6 +79,8 @@ INJECTION_FEATURES: dict[str, Any] = {
 
 class _InjectStage(Stage):
     max_attempts = 2
+    keeps_failed_items = True  # a failed injection leaves the item's correct clean answer
+    requires: tuple[str, ...] = ("context", "question", "answer")
 
     def __init__(
         self,
@@ -151,7 +153,7 @@ class _InjectStage(Stage):
 
 
 class InjectMenuStage(_InjectStage):
-    """Items: ``context``, ``question``, ``answer`` (and ``inject``). Menu: ``markdown`` or ``paper``."""
+    """Menu injection (``markdown`` or ``paper`` menu) into the items whose ``inject`` is set."""
 
     name = "inject"
     prompt_version = load_prompt("inject_menu").version
@@ -204,11 +206,12 @@ class InjectMenuStage(_InjectStage):
 
 
 class InjectTaxonomyStage(_InjectStage):
-    """Items: ``context``, ``question``, ``answer``, ``target_category``, ``target_subcategory``."""
+    """Targeted injection of each item's (``target_category``, ``target_subcategory``)."""
 
     name = "inject"
     prompt_version = load_prompt("inject_taxonomy").version
     response_model = Changes
+    requires = ("context", "question", "answer", "target_category", "target_subcategory")
 
     def __init__(self, modality: str, **options: Any) -> None:
         options.setdefault("temperature", 0.4 if modality == "code" else 0.8)

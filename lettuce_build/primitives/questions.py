@@ -48,11 +48,12 @@ def clean_question(text: str) -> str:
 
 
 class QuestionStage(Stage):
-    """Items: ``chunk``, ``question_type``. Adds ``question``."""
+    """One question of a given type that a chunk answers."""
 
     name = "question"
     prompt_version = load_prompt("question").version
     keeps_complete_lines_when_cut = True  # only the first line is used
+    requires = ("chunk", "question_type")
 
     def __init__(
         self, chunk_chars: int = DEFAULT_CHUNK_CHARS, temperature: float = 0.7, max_tokens: int = 80

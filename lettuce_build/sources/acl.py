@@ -11,17 +11,14 @@ excerpt's paper id.
 from __future__ import annotations
 
 import hashlib
-import json
-from collections import Counter
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from lettuce_build.primitives.answers import AnswerStage
 from lettuce_build.primitives.injection import InjectMenuStage
 from lettuce_build.runner import Stage
-from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source
-from lettuce_build.sources.chunking import hash_split, seeded_fraction
-from lettuce_build.tables import read_table
+from lettuce_build.sources.base import CardMetadata, LoadOptions, Source, Tally
+from lettuce_build.sources.chunking import hash_split
 
 REQUIRED = ("question", "paper_id", "chunk", "retrieval_rank", "answerable")
 TOP_K = 5
@@ -32,6 +29,7 @@ class AclSource(Source):
     dataset_name = "lettucedetect-acl"
     modality = "markdown"
     hub_id = "KRLabsOrg/acl-verbatim-spans"
+    injects = True
     card = CardMetadata(
         pretty_name="LettuceDetect ACL paper hallucinations",
         description="Questions over retrieved ACL Anthology paper excerpts, grounded answers, and injected "
@@ -41,47 +39,31 @@ class AclSource(Source):
         task_types=["qa"],
     )
 
-    def _rows(self, input_path: str | None) -> list[dict[str, Any]]:
-        if input_path is not None and Path(input_path).exists():
-            return [row for _, row in read_table(Path(input_path), REQUIRED)]
-        from datasets import load_dataset
-
-        loaded = load_dataset(input_path or self.hub_id, "canonical")
-        return [row for split in loaded.values() for row in split]
-
-    def load(self, input_path: str | None, options: LoadOptions) -> LoadResult:
+    def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
+        # Rows are grouped per question, so the whole table is read first (upstream does not
+        # promise that a question's rows are adjacent); --limit then stops the items early.
         groups: dict[str, list[dict[str, Any]]] = {}
-        for row in self._rows(input_path):
+        for row in self.rows(input_path, REQUIRED, hub_config="canonical"):
             groups.setdefault(str(row["question"]).strip(), []).append(row)
-        skipped: Counter[str] = Counter()
-        items = []
+        tally.documents = len(groups)
         for question, rows in groups.items():
             top = sorted(rows, key=lambda r: (int(r["retrieval_rank"]) < 0, int(r["retrieval_rank"])))[:TOP_K]
             answerable = [r for r in top if r["answerable"]]
             if not question or not answerable:
-                skipped["no_answerable_excerpt" if question else "empty_question"] += 1
+                tally.skipped["no_answerable_excerpt" if question else "empty_question"] += 1
                 continue
             context = "\n\n".join(f"Excerpt {i}:\n{r['chunk'].strip()}" for i, r in enumerate(top, start=1))
-            key = f"acl::{hashlib.sha256(question.encode()).hexdigest()[:16]}"
-            items.append(
-                {
-                    "key": key,
-                    "split": hash_split(str(answerable[0]["paper_id"])),
-                    "question": question,
-                    "context": context,
-                    "inject": seeded_fraction(options.seed, key, "inject") < options.ratio,
-                    "language": "en",
-                    "metadata": json.dumps(
-                        {
-                            "paper_ids": [str(r["paper_id"]) for r in top],
-                            "answerable_excerpts": [i for i, r in enumerate(top, 1) if r["answerable"]],
-                        }
-                    ),
-                }
-            )
-            if options.limit is not None and len(items) >= options.limit:
-                break
-        return LoadResult(items=items, documents=len(groups), skipped=skipped)
+            yield {
+                "key": f"acl::{hashlib.sha256(question.encode()).hexdigest()[:16]}",
+                "split": hash_split(str(answerable[0]["paper_id"])),
+                "question": question,
+                "context": context,
+                "language": "en",
+                "metadata": {
+                    "paper_ids": [str(r["paper_id"]) for r in top],
+                    "answerable_excerpts": [i for i, r in enumerate(top, 1) if r["answerable"]],
+                },
+            }
 
     def stages(self) -> list[Stage]:
         return [AnswerStage(), InjectMenuStage("paper")]

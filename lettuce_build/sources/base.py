@@ -1,25 +1,53 @@
-"""What a source is: a loader of work items, its stages, and how a finished row becomes a sample."""
+"""What a source is: a producer of work items, its stages, and how a finished row becomes a sample.
+
+A source yields raw work items lazily (`Source.items`); the base class does the rest once for
+every source (`Source.load`): keys made unique (a repeated key is skipped and counted), split
+names normalised, the seeded ``inject`` draw, metadata as JSON, each item checked against
+`WorkItem`, and ``--limit`` applied while reading, so a trial run reads no more than it needs.
+"""
 
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Iterator, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any, ClassVar
 
 from datasets import Dataset
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lettuce_build.runner import Runner, Stage, StageResult
-from lettuce_build.schema import HallucinationSample, Span, default_prompt
-from lettuce_build.tables import TableError
+from lettuce_build.runner import Stage
+from lettuce_build.schema import SPLITS, HallucinationSample, Span, Split, default_prompt
+from lettuce_build.sources.chunking import seeded_fraction
+from lettuce_build.tables import TableError, read_input
 from lettuce_build.taxonomy import sample_category
+
+#: upstream split names and the split they are published as
+SPLIT_ALIASES = {"dev": "validation", "valid": "validation", "val": "validation"}
 
 
 class SourceError(TableError):
     """Input a source cannot load, with the file, line or column and what was expected."""
+
+
+class WorkItem(BaseModel):
+    """The columns every work item carries into the stages; sources add their own beside them.
+
+    Stages declare what else they require (`Stage.requires`) and what they add
+    (`Stage.output_features`); the runner checks both.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    key: str = Field(min_length=1, description="stable and unique: the request seeds derive from it")
+    split: Split
+    context: str
+    language: str = "en"
+    metadata: str = Field(default="{}", description="JSON object, carried into the sample's metadata")
+    inject: bool | None = Field(default=None, description="drawn by the base for injecting sources")
 
 
 class LoadOptions(BaseModel):
@@ -30,6 +58,13 @@ class LoadOptions(BaseModel):
     #: where sources that need repositories (code) clone them from, and where to keep clones
     repo_url: str = "https://github.com/{repo}.git"
     work_dir: Path | None = None
+
+
+class Tally(BaseModel):
+    """What a source saw while producing items: documents read and inputs skipped, by reason."""
+
+    documents: int = 0
+    skipped: Counter[str] = Field(default_factory=Counter)
 
 
 class LoadResult(BaseModel):
@@ -47,39 +82,64 @@ class CardMetadata(BaseModel):
 
 
 class Source(ABC):
-    """One builder per source. Work items carry at least ``key``, ``split``, ``context`` and
-    ``inject``; `sample` turns an item that went through every stage into a published row."""
+    """One builder per source: it produces work items and names its stages; build.py runs them."""
 
     name: ClassVar[str]
     dataset_name: ClassVar[str]
     modality: ClassVar[str]
     task_type: ClassVar[str] = "qa"
     card: ClassVar[CardMetadata]
+    #: the Hub dataset read when no local input is given
+    hub_id: ClassVar[str | None] = None
+    #: True for sources whose stages inject: each item gets a seeded ``inject`` draw
+    injects: ClassVar[bool] = False
 
     @abstractmethod
-    def load(self, input_path: str | None, options: LoadOptions) -> LoadResult: ...
+    def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
+        """Raw work items, lazily: ``key``, ``split``, ``context``, ``metadata`` (a dict) and the
+        source's own columns. Count documents and skipped inputs in ``tally``."""
 
     @abstractmethod
     def stages(self) -> list[Stage]: ...
 
-    def run_stages(
-        self, runner: Runner, dataset: Dataset, record: Callable[[StageResult], None]
-    ) -> tuple[Dataset, list[dict[str, Any]]]:
-        """Run the stages in order, recording each. Returns the finished rows, and the rows whose
-        injection failed (each with its ``fallback_reason``), which a build may keep as clean samples."""
-        injection_failed: list[dict[str, Any]] = []
-        for stage in self.stages():
-            result = runner.run(dataset, stage)
-            record(result)
-            if stage.name == "inject" and result.failures:
-                failed = {f.key: f.reason for f in result.failures}
-                injection_failed = [
-                    dict(row, inject=False, fallback_reason=failed[row["key"]])
-                    for row in dataset.to_list()
-                    if row["key"] in failed
-                ]
-            dataset = result.ok
-        return dataset, injection_failed
+    def prepare(self, items: Dataset) -> Dataset:
+        """The stages' work items made from the source's items (default: the items themselves)."""
+        return items
+
+    def finish(self, items: Dataset, done: Dataset) -> Dataset:
+        """The finished items made from what the last stage returned (default: that itself)."""
+        return done
+
+    def rows(self, input_path: str | None, required: Sequence[str], **hub: Any) -> Iterator[dict[str, Any]]:
+        """Rows of a local file, else of the Hub dataset ``input_path`` or the source's `hub_id`."""
+        return read_input(input_path, required, hub_id=self.hub_id, **hub)
+
+    def load(self, input_path: str | None, options: LoadOptions) -> LoadResult:
+        tally = Tally()
+        stream = self._checked(self.items(input_path, options, tally), options, tally)
+        items = list(islice(stream, options.limit))
+        return LoadResult(items=items, documents=tally.documents, skipped=tally.skipped)
+
+    def _checked(
+        self, items: Iterator[dict[str, Any]], options: LoadOptions, tally: Tally
+    ) -> Iterator[dict[str, Any]]:
+        seen: set[str] = set()
+        for item in items:
+            if item["key"] in seen:
+                tally.skipped["duplicate_key"] += 1  # a document given twice: the first one stays
+                continue
+            seen.add(item["key"])
+            split = str(item.get("split") or "train")
+            split = SPLIT_ALIASES.get(split, split)
+            item["split"] = split if split in SPLITS else "train"
+            if self.injects:
+                item["inject"] = seeded_fraction(options.seed, item["key"], "inject") < options.ratio
+            item["metadata"] = json.dumps(item.get("metadata") or {})
+            try:
+                WorkItem.model_validate(item)
+            except ValidationError as err:
+                raise SourceError(f"{self.name}: work item {item['key']!r} is malformed: {err}") from err
+            yield item
 
     def sample(self, row: dict[str, Any]) -> HallucinationSample:
         """A finished row as a sample. Injected rows take the hallucinated answer and its spans; other

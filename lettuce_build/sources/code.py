@@ -12,10 +12,10 @@ in-fence enforcement and the fabricated-reference check.
 from __future__ import annotations
 
 import ast
-import json
 import subprocess
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -25,10 +25,8 @@ from lettuce_build.patches import FilePatch, parse_patch
 from lettuce_build.primitives.injection import InjectTaxonomyStage
 from lettuce_build.repos import RepoManager, host_git_env
 from lettuce_build.runner import Stage
-from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
+from lettuce_build.sources.base import CardMetadata, LoadOptions, Source, Tally
 from lettuce_build.sources.chunking import seeded_fraction
-from lettuce_build.swebench import load_instance_rows
-from lettuce_build.tables import TableError
 
 MIN_CODE_CHARS = 40
 MAX_CODE_CHARS = 10_000
@@ -43,7 +41,7 @@ TARGETS = (
     ("fabricated_reference", "identifier"),
     ("fabricated_reference", "attribute"),
 )
-SPLIT_NAMES = {"train": "train", "dev": "validation", "validation": "validation", "test": "test"}
+REQUIRED = ("instance_id", "repo", "base_commit", "patch", "problem_statement")
 
 
 def fence_language(path: str) -> str:
@@ -129,6 +127,7 @@ class CodeSource(Source):
     modality = "code"
     task_type = "code_fix"
     hub_id = "princeton-nlp/SWE-bench"
+    injects = True
     card = CardMetadata(
         pretty_name="LettuceDetect code hallucinations",
         description="SWE-bench issues with the touched files as context, the gold fix as the answer, and "
@@ -138,39 +137,20 @@ class CodeSource(Source):
         task_types=["code_fix"],
     )
 
-    def _rows(self, input_path: str | None) -> list[dict[str, Any]]:
-        required = ("instance_id", "repo", "base_commit", "patch", "problem_statement")
-        try:
-            if input_path is not None and Path(input_path).exists():
-                return load_instance_rows(input_path, required)
-            rows = []
-            for split in ("dev", "test"):
-                rows += [
-                    dict(r, split=split)
-                    for r in load_instance_rows(input_path or self.hub_id, required, split)
-                ]
-            return rows
-        except TableError as err:
-            raise SourceError(str(err)) from err
-
-    def load(self, input_path: str | None, options: LoadOptions) -> LoadResult:
+    def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         repos = RepoManager(options.work_dir or Path("repos"), options.repo_url)
-        skipped: Counter[str] = Counter()
-        items = []
         statuses: dict[str, bool] = {}
-        for row in self._rows(input_path):
+        for row in self.rows(input_path, REQUIRED, hub_splits=("dev", "test")):
+            tally.documents += 1
             repo = row["repo"]
             if repo not in statuses:
                 statuses[repo] = repos.clone(repo).ok
             if not statuses[repo]:
-                skipped[f"repository_unavailable:{repo}"] += 1
+                tally.skipped[f"repository_unavailable:{repo}"] += 1
                 continue
-            item = self._item(row, repos, options, skipped)
+            item = self._item(row, repos, options, tally.skipped)
             if item is not None:
-                items.append(item)
-            if options.limit is not None and len(items) >= options.limit:
-                break
-        return LoadResult(items=items, documents=len(items) + sum(skipped.values()), skipped=skipped)
+                yield item
 
     def _item(
         self, row: dict[str, Any], repos: RepoManager, options: LoadOptions, skipped: Counter[str]
@@ -204,23 +184,20 @@ class CodeSource(Source):
         target = TARGETS[int(seeded_fraction(options.seed, key, "target") * len(TARGETS))]
         return {
             "key": key,
-            "split": SPLIT_NAMES.get(str(row.get("split", "test")), "test"),
+            "split": row.get("split", "test"),  # a local file without splits: SWE-bench's test split
             "question": row["problem_statement"],
             "context": "\n\n".join(blocks)[:CONTEXT_CHARS],
             "answer": answer,
             "target_category": target[0],
             "target_subcategory": target[1],
-            "inject": seeded_fraction(options.seed, key, "inject") < options.ratio,
             "language": "en",
-            "metadata": json.dumps(
-                {
-                    "instance_id": row["instance_id"],
-                    "repo": repo,
-                    "base_commit": commit,
-                    "answer_style": style,
-                    "files": info.paths,
-                }
-            ),
+            "metadata": {
+                "instance_id": row["instance_id"],
+                "repo": repo,
+                "base_commit": commit,
+                "answer_style": style,
+                "files": info.paths,
+            },
         }
 
     def stages(self) -> list[Stage]:

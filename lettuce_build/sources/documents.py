@@ -7,8 +7,6 @@ inject with the generic factual menu into a seeded share of the items.
 
 from __future__ import annotations
 
-import json
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +15,7 @@ from lettuce_build.primitives.answers import AnswerStage
 from lettuce_build.primitives.injection import InjectMenuStage
 from lettuce_build.primitives.questions import QuestionStage
 from lettuce_build.runner import Stage
-from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
+from lettuce_build.sources.base import CardMetadata, LoadOptions, Source, SourceError, Tally
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split, seeded_fraction
 from lettuce_build.tables import read_table
 
@@ -44,53 +42,44 @@ class DocumentSource(Source):
     """Shared behaviour of the markdown document sources."""
 
     modality = "markdown"
+    injects = True
     question_types: tuple[str, ...]
     min_document_chars = 0
     chunking = ChunkConfig()
 
     def documents(
-        self, input_path: str | None, options: LoadOptions, skipped: Counter[str]
+        self, input_path: str | None, options: LoadOptions, tally: Tally
     ) -> Iterator[tuple[str, str]]:
+        """(document id, markdown) per usable document; unusable ones are counted in ``tally``."""
         raise NotImplementedError
 
-    def load(self, input_path: str | None, options: LoadOptions) -> LoadResult:
-        skipped: Counter[str] = Counter()
-        items: list[dict[str, Any]] = []
-        documents = 0
-        for doc_id, text in self.documents(input_path, options, skipped):
+    def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
+        for doc_id, text in self.documents(input_path, options, tally):
             if len(text) < self.min_document_chars:
-                skipped["too_short"] += 1
+                tally.skipped["too_short"] += 1
                 continue
             chunks = chunk_markdown(text, self.chunking)
             if not chunks:
-                skipped["no_chunk"] += 1
+                tally.skipped["no_chunk"] += 1
                 continue
-            documents += 1
+            tally.documents += 1
             split = hash_split(doc_id)
             for index, chunk in enumerate(chunks):
                 key = f"{self.name}::{doc_id}::{index}"
                 pick = int(seeded_fraction(options.seed, key, "question_type") * len(self.question_types))
-                items.append(
-                    {
-                        "key": key,
-                        "split": split,
-                        "chunk": chunk,
-                        "context": chunk,
+                yield {
+                    "key": key,
+                    "split": split,
+                    "chunk": chunk,
+                    "context": chunk,
+                    "question_type": self.question_types[pick],
+                    "language": options.language,
+                    "metadata": {
+                        "doc_id": doc_id,
+                        "chunk_index": index,
                         "question_type": self.question_types[pick],
-                        "inject": seeded_fraction(options.seed, key, "inject") < options.ratio,
-                        "language": options.language,
-                        "metadata": json.dumps(
-                            {
-                                "doc_id": doc_id,
-                                "chunk_index": index,
-                                "question_type": self.question_types[pick],
-                            }
-                        ),
-                    }
-                )
-                if options.limit is not None and len(items) >= options.limit:
-                    return LoadResult(items=items, documents=documents, skipped=skipped)
-        return LoadResult(items=items, documents=documents, skipped=skipped)
+                    },
+                }
 
     def stages(self) -> list[Stage]:
         return [QuestionStage(), AnswerStage(), InjectMenuStage("markdown")]
@@ -115,7 +104,7 @@ class ReadmeSource(DocumentSource):
     )
 
     def documents(
-        self, input_path: str | None, options: LoadOptions, skipped: Counter[str]
+        self, input_path: str | None, options: LoadOptions, tally: Tally
     ) -> Iterator[tuple[str, str]]:
         if input_path is None:
             raise SourceError(
@@ -134,18 +123,18 @@ class ReadmeSource(DocumentSource):
             for file in files:
                 text, why = decode_document(file.read_bytes())
                 if why:
-                    skipped[why] += 1
+                    tally.skipped[why] += 1
                     continue
                 yield str(file.relative_to(path).with_suffix("")), text
         elif path.exists():
             for number, row in read_table(path, ("repo", "readme")):
                 readme = row["readme"]
                 if not isinstance(readme, str):
-                    skipped["not_a_string"] += 1
+                    tally.skipped["not_a_string"] += 1
                     continue
                 text, why = decode_document(readme.encode("utf-8", "surrogatepass"))
                 if why:
-                    skipped[why] += 1
+                    tally.skipped[why] += 1
                     continue
                 yield str(row["repo"] or f"line-{number}"), text
         else:
@@ -177,18 +166,13 @@ class WikipediaSource(DocumentSource):
     )
 
     def documents(
-        self, input_path: str | None, options: LoadOptions, skipped: Counter[str]
+        self, input_path: str | None, options: LoadOptions, tally: Tally
     ) -> Iterator[tuple[str, str]]:
-        if input_path is not None and Path(input_path).exists():
-            rows: Iterator[tuple[int, dict[str, Any]]] = read_table(Path(input_path), ("id", "markdown"))
-        else:
-            from datasets import load_dataset
-
-            stream = load_dataset(input_path or self.hub_id, options.language, split="train", streaming=True)
-            rows = enumerate(stream)
-        for _, row in rows:
+        for row in self.rows(
+            input_path, ("id", "markdown"), hub_config=options.language, hub_splits=("train",)
+        ):
             text = row["markdown"]
             if not isinstance(text, str) or not text.strip():
-                skipped["empty"] += 1
+                tally.skipped["empty"] += 1
                 continue
             yield str(row["id"]), text

@@ -10,16 +10,16 @@ the next run. All languages and the native train/validation/test splits are kept
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from datasets import Dataset
 
 from lettuce_build.primitives.classify import ClassifyStage, explode_spans, gather_labels
-from lettuce_build.runner import Runner, Stage, StageResult
+from lettuce_build.runner import Stage
 from lettuce_build.schema import SPLITS, widen_to_graphemes
-from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
+from lettuce_build.sources.base import SPLIT_ALIASES, CardMetadata, LoadOptions, Source, SourceError, Tally
 from lettuce_build.tables import read_table
 
 REQUIRED = ("wiki_passage", "question", "llm_answer", "labels")
@@ -45,27 +45,25 @@ class PsiloQASource(Source):
         task_types=["qa"],
     )
 
-    def _rows(self, input_path: str | None) -> list[dict[str, Any]]:
+    def _rows(self, input_path: str | None) -> Iterator[dict[str, Any]]:
         path = Path(input_path) if input_path else None
         if path is not None and path.is_dir():
-            rows = []
-            for split in SPLITS:
-                for file in sorted(path.glob(f"{split}*.jsonl")) + sorted(path.glob(f"{split}*.parquet")):
-                    rows += [dict(row, split=split) for _, row in read_table(file, REQUIRED)]
-            if not rows:
+            files = [
+                (split, file)
+                for split in SPLITS
+                for file in sorted(path.glob(f"{split}*.jsonl")) + sorted(path.glob(f"{split}*.parquet"))
+            ]
+            if not files:
                 raise SourceError(f"{path}: no train/validation/test .jsonl or .parquet files")
-            return rows
-        if path is not None and path.exists():
-            return [row for _, row in read_table(path, REQUIRED)]
-        from datasets import load_dataset
+            for split, file in files:
+                for _, row in read_table(file, REQUIRED):
+                    yield dict(row, split=split)
+            return
+        yield from self.rows(input_path, REQUIRED)
 
-        loaded = load_dataset(input_path or self.hub_id)
-        return [dict(row, split=split) for split, rows in loaded.items() for row in rows]
-
-    def load(self, input_path: str | None, options: LoadOptions) -> LoadResult:
-        skipped: Counter[str] = Counter()
-        items = []
+    def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         for index, row in enumerate(self._rows(input_path)):
+            tally.documents += 1
             answer = row["llm_answer"]
             spans = []
             for pair in _spans(row["labels"]):
@@ -73,50 +71,38 @@ class PsiloQASource(Source):
                 if 0 <= start < end <= len(answer):
                     spans.append(widen_to_graphemes(answer, start, end))  # never half a character
                 else:
-                    skipped["span_out_of_range"] += 1
-            spans = sorted(set(spans))
-            split = {"dev": "validation"}.get(
-                str(row.get("split") or "train"), str(row.get("split") or "train")
-            )
-            key = f"psiloqa::{split}::{row.get('id', index)}"
-            items.append(
-                {
-                    "key": key,
-                    "split": split if split in SPLITS else "train",
-                    "context": row["wiki_passage"],
-                    "question": row["question"],
-                    "answer": answer,
-                    "spans": spans,
-                    "language": str(row.get("lang") or "en"),
-                    "metadata": json.dumps(
-                        {"model": row.get("model_id"), "wiki_title": row.get("wiki_title")}
-                    ),
-                }
-            )
-            if options.limit is not None and len(items) >= options.limit:
-                break
-        return LoadResult(items=items, documents=len(items), skipped=skipped)
+                    tally.skipped["span_out_of_range"] += 1
+            split = SPLIT_ALIASES.get(str(row.get("split") or "train"), str(row.get("split") or "train"))
+            yield {
+                "key": f"psiloqa::{split}::{row.get('id', index)}",
+                "split": split,
+                "context": row["wiki_passage"],
+                "question": row["question"],
+                "answer": answer,
+                "spans": sorted(set(spans)),
+                "language": str(row.get("lang") or "en"),
+                "metadata": {"model": row.get("model_id"), "wiki_title": row.get("wiki_title")},
+            }
 
     def stages(self) -> list[Stage]:
         return [ClassifyStage()]
 
-    def run_stages(
-        self, runner: Runner, dataset: Dataset, record: Any
-    ) -> tuple[Dataset, list[dict[str, Any]]]:
-        items = dataset.to_list()
-        span_rows = explode_spans(items)
-        classified, failed_keys = [], []
-        if span_rows:
-            result: StageResult = runner.run(Dataset.from_list(span_rows), self.stages()[0])
-            record(result)
-            classified, failed_keys = result.ok.to_list(), [f.key for f in result.failures]
-        counts = {item["key"]: len(item["spans"]) for item in items}
-        complete, failed_items = gather_labels(classified, failed_keys, counts)
+    def prepare(self, items: Dataset) -> Dataset:
+        """One classify item per natural span."""
+        spans = explode_spans(items.to_list())
+        return Dataset.from_list(spans) if spans else items.select([])
+
+    def finish(self, items: Dataset, done: Dataset) -> Dataset:
+        """Each item with its classified spans; an item with any unclassified span is left out
+        (its failure is recorded; no label is ever guessed). Answers without spans are clean."""
+        rows = items.to_list()
+        classified = done.to_list() if "span_category" in done.column_names else []
+        complete, failed = gather_labels(classified, [], {r["key"]: len(r["spans"]) for r in rows})
         finished = []
-        for item in items:
+        for item in rows:
             if not item["spans"]:
-                finished.append(dict(item, labels=[]))  # a clean answer needs no classification
-            elif item["key"] not in failed_items and item["key"] in complete:
+                finished.append(dict(item, labels=[]))
+            elif item["key"] not in failed and item["key"] in complete:
                 labels = [
                     {
                         "start": r["span_start"],
@@ -129,4 +115,4 @@ class PsiloQASource(Source):
                     for r in complete[item["key"]]
                 ]
                 finished.append(dict(item, labels=labels))
-        return Dataset.from_list(finished) if finished else dataset.select([]), []
+        return Dataset.from_list(finished) if finished else items.select([])

@@ -11,13 +11,13 @@ annotators marked them as true) are counted and left out.
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from lettuce_build.runner import Stage
 from lettuce_build.schema import widen_to_graphemes
-from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
+from lettuce_build.sources.base import CardMetadata, LoadOptions, Source, SourceError, Tally
 from lettuce_build.tables import read_jsonl
 from lettuce_build.taxonomy import TaxonomyError, map_label, refine_ragtruth
 
@@ -49,7 +49,7 @@ class RagTruthSource(Source):
         task_types=["QA", "Data2txt", "Summary"],
     )
 
-    def _files(self, input_path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def _files(self, input_path: str | None) -> tuple[Iterator[dict[str, Any]], list[dict[str, Any]]]:
         if input_path is None:
             raise SourceError(
                 "ragtruth: --input is required (a folder with response.jsonl and source_info.jsonl)"
@@ -62,22 +62,20 @@ class RagTruthSource(Source):
                     raise SourceError(
                         f"{path} is missing; ragtruth needs response.jsonl and source_info.jsonl"
                     )
-            return (
-                [row for _, row in read_jsonl(paths[0], RESPONSE_COLUMNS)],
-                [row for _, row in read_jsonl(paths[1], SOURCE_COLUMNS)],
-            )
+            responses = (row for _, row in read_jsonl(paths[0], RESPONSE_COLUMNS))  # read as needed
+            return responses, [row for _, row in read_jsonl(paths[1], SOURCE_COLUMNS)]
         from datasets import load_dataset
 
         files = {"response": "response.jsonl", "source_info": "source_info.jsonl"}
         loaded = load_dataset(input_path, data_files=files)
-        return loaded["response"].to_list(), loaded["source_info"].to_list()
+        return iter(loaded["response"]), loaded["source_info"].to_list()
 
-    def load(self, input_path: str | None, options: LoadOptions) -> LoadResult:
+    def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         responses, sources = self._files(input_path)
         by_source = {str(s["source_id"]): s for s in sources}
-        skipped: Counter[str] = Counter()
-        items = []
-        for response in responses:
+        skipped = tally.skipped
+        for number, response in enumerate(responses):
+            tally.documents += 1
             source = by_source.get(str(response["source_id"]))
             if source is None:
                 skipped["no_source_info"] += 1
@@ -119,29 +117,22 @@ class RagTruthSource(Source):
                     skipped["overlapping_span"] += 1
                     continue
                 kept.append(span)
-            items.append(
-                {
-                    "key": f"ragtruth::{response.get('id', len(items))}",
-                    "split": "test" if response["split"] == "test" else "train",
-                    "prompt": source["prompt"],
-                    "context": context,
-                    "question": question,
-                    "answer": answer,
-                    "labels": kept,
-                    "task_type": source["task_type"],
-                    "language": "en",
-                    "metadata": json.dumps(
-                        {
-                            "source_id": str(response["source_id"]),
-                            "model": response.get("model"),
-                            "quality": response.get("quality"),
-                        }
-                    ),
-                }
-            )
-            if options.limit is not None and len(items) >= options.limit:
-                break
-        return LoadResult(items=items, documents=len(items), skipped=skipped)
+            yield {
+                "key": f"ragtruth::{response.get('id', number)}",
+                "split": "test" if response["split"] == "test" else "train",
+                "prompt": source["prompt"],
+                "context": context,
+                "question": question,
+                "answer": answer,
+                "labels": kept,
+                "task_type": source["task_type"],
+                "language": "en",
+                "metadata": {
+                    "source_id": str(response["source_id"]),
+                    "model": response.get("model"),
+                    "quality": response.get("quality"),
+                },
+            }
 
     def stages(self) -> list[Stage]:
         return []  # mechanical mapping: no model call

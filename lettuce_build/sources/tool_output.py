@@ -3,8 +3,8 @@ in the gold relevant lines (with the task as extra evidence), targeted tool-outp
 
 from __future__ import annotations
 
-import json
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ from lettuce_build.primitives.answers import AnswerStage
 from lettuce_build.primitives.injection import InjectTaxonomyStage
 from lettuce_build.runner import Stage
 from lettuce_build.schema import SPLITS
-from lettuce_build.sources.base import CardMetadata, LoadOptions, LoadResult, Source, SourceError
+from lettuce_build.sources.base import SPLIT_ALIASES, CardMetadata, LoadOptions, Source, SourceError, Tally
 from lettuce_build.sources.chunking import seeded_fraction
 from lettuce_build.tables import read_table
 
@@ -34,6 +34,7 @@ class ToolOutputSource(Source):
     modality = "tool_output"
     task_type = "tool_output_qa"
     hub_id = "KRLabsOrg/tool-output-extraction-swebench"
+    injects = True
     card = CardMetadata(
         pretty_name="LettuceDetect tool-output hallucinations",
         description="Real tool outputs from SWE-bench repositories, answers grounded in their relevant "
@@ -43,64 +44,49 @@ class ToolOutputSource(Source):
         task_types=["tool_output_qa"],
     )
 
-    def _rows(self, input_path: str | None) -> list[dict[str, Any]]:
+    def _rows(self, input_path: str | None) -> Iterator[dict[str, Any]]:
         if input_path is not None and Path(input_path).is_dir():
             files = [Path(input_path) / f"squeez_{s}.jsonl" for s in SPLITS]
             if not any(f.exists() for f in files):
                 raise SourceError(f"{input_path}: no squeez_<split>.jsonl files; run squeez phase 7 first")
-            return [
-                dict(row, split=row.get("split") or f.stem.split("_")[-1])
-                for f in files
-                if f.exists()
-                for _, row in read_table(f, REQUIRED)
-            ]
-        if input_path is not None and Path(input_path).exists():
-            return [row for _, row in read_table(Path(input_path), REQUIRED)]
-        from datasets import load_dataset
+            for file in files:
+                if file.exists():
+                    for _, row in read_table(file, REQUIRED):
+                        yield dict(row, split=row.get("split") or file.stem.split("_")[-1])
+            return
+        yield from self.rows(input_path, REQUIRED)
 
-        loaded = load_dataset(input_path or self.hub_id)
-        return [dict(row, split=split) for split, rows in loaded.items() for row in rows]
-
-    def load(self, input_path: str | None, options: LoadOptions) -> LoadResult:
-        skipped: Counter[str] = Counter()
+    def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         seen: Counter[str] = Counter()
-        items = []
         for row in self._rows(input_path):
+            tally.documents += 1
             if not row["relevant_lines"] or row.get("is_irrelevant"):
-                skipped["irrelevant_output"] += 1
+                tally.skipped["irrelevant_output"] += 1
                 continue
-            split = {"dev": "validation"}.get(row.get("split") or "train", row.get("split") or "train")
+            split = SPLIT_ALIASES.get(row.get("split") or "train", row.get("split") or "train")
             base = f"{split}::{row['instance_id']}::{row['tool_type']}"
             seen[base] += 1
             # the spec's key; a second call of the same type on the same instance gets a number
             key = base if seen[base] == 1 else f"{base}::{seen[base]}"
             target = TARGETS[int(seeded_fraction(options.seed, key, "target") * len(TARGETS))]
             task = str(row["background_task"])[:TASK_CHARS]
-            items.append(
-                {
-                    "key": key,
-                    "split": split if split in SPLITS else "train",
-                    "question": row["query"],
-                    "context": row["tool_output"],
-                    "evidence": f"Task:\n{task}\n\nRelevant lines of the tool output:\n"
-                    + "\n".join(row["relevant_lines"]),
-                    "target_category": target[0],
-                    "target_subcategory": target[1],
-                    "inject": seeded_fraction(options.seed, key, "inject") < options.ratio,
-                    "language": "en",
-                    "metadata": json.dumps(
-                        {
-                            "instance_id": row["instance_id"],
-                            "tool_type": row["tool_type"],
-                            "command": row.get("command"),
-                            "repo": row.get("repo"),
-                        }
-                    ),
-                }
-            )
-            if options.limit is not None and len(items) >= options.limit:
-                break
-        return LoadResult(items=items, documents=len(items) + sum(skipped.values()), skipped=skipped)
+            yield {
+                "key": key,
+                "split": split,
+                "question": row["query"],
+                "context": row["tool_output"],
+                "evidence": f"Task:\n{task}\n\nRelevant lines of the tool output:\n"
+                + "\n".join(row["relevant_lines"]),
+                "target_category": target[0],
+                "target_subcategory": target[1],
+                "language": "en",
+                "metadata": {
+                    "instance_id": row["instance_id"],
+                    "tool_type": row["tool_type"],
+                    "command": row.get("command"),
+                    "repo": row.get("repo"),
+                },
+            }
 
     def stages(self) -> list[Stage]:
         return [AnswerStage(evidence_field="evidence"), InjectTaxonomyStage("tool_output")]

@@ -59,11 +59,12 @@ def normalise_spans(spans: list[tuple[int, int]], line_count: int) -> list[tuple
 
 
 class DistillStage(Stage):
-    """Items: ``task``, ``query``, ``lines`` (the output's real lines). Adds ``teacher_spans``."""
+    """The teacher's line spans for one tool output (``lines``: the output's real lines)."""
 
     name = "distill"
     prompt_version = PROMPT_VERSION
     response_model = Spans
+    requires = ("task", "query", "lines")
 
     def __init__(self, max_tokens: int = 512, temperature: float = 0.0) -> None:
         self.max_tokens = max_tokens

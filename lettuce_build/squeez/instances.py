@@ -55,7 +55,7 @@ class SqueezInstance(BaseModel):
 
 def load_instances(source: str, limit: int | None = None, split: str = "test") -> list[SqueezInstance]:
     """The first ``limit`` instances; a row that cannot be used stops the load, naming row and field."""
-    rows = load_instance_rows(source, REQUIRED, split=split)
+    rows = load_instance_rows(source, REQUIRED, splits=(split,))
     known = set(SqueezInstance.model_fields)
     instances = []
     for index, row in enumerate(rows[:limit] if limit is not None else rows):

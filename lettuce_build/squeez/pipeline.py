@@ -29,6 +29,7 @@ from datasets import Dataset, DatasetDict
 from pydantic import BaseModel
 from tqdm import tqdm
 
+from lettuce_build.build import open_stage_loop
 from lettuce_build.builddir import BuildDir, Manifest, write_atomic
 from lettuce_build.errors import LettuceError
 from lettuce_build.llm.protocol import Backend
@@ -36,7 +37,6 @@ from lettuce_build.output import write_output
 from lettuce_build.patches import parse_patch
 from lettuce_build.paths import safe_name
 from lettuce_build.repos import DEFAULT_URL_TEMPLATE, RepoManager, RepoStatus
-from lettuce_build.runner import Runner
 from lettuce_build.schema import SPLITS
 from lettuce_build.squeez.assemble import SQUEEZ_FEATURES, build_row, spans_from_indices
 from lettuce_build.squeez.distill import DistillStage
@@ -46,6 +46,7 @@ from lettuce_build.squeez.labels import label, output_lines
 from lettuce_build.squeez.report import ValidationReport, validate_rows
 from lettuce_build.squeez.sandbox import Isolation, detect_isolation
 from lettuce_build.squeez.toolcalls import ToolCall, generate_tool_calls
+from lettuce_build.tables import read_jsonl
 
 
 class PhaseError(LettuceError):
@@ -64,7 +65,7 @@ def _write_jsonl(path: Path, rows: Iterable[BaseModel | dict[str, Any]]) -> int:
 def _read_jsonl(path: Path, phase: int) -> list[dict[str, Any]]:
     if not path.exists():
         raise PhaseError(f"{path} is missing: run phase {phase} first")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [row for _, row in read_jsonl(path)]
 
 
 class Squeez:
@@ -166,10 +167,9 @@ class Squeez:
         if not folder.exists():
             raise PhaseError(f"{folder} is missing: run phase 4 first")
         return [
-            ToolResult.model_validate_json(line)
+            ToolResult.model_validate(row)
             for file in sorted(folder.glob("*.jsonl"))
-            for line in file.read_text(encoding="utf-8").splitlines()
-            if line.strip()
+            for _, row in read_jsonl(file)
         ]
 
     def phase5(self) -> str:
@@ -209,22 +209,18 @@ class Squeez:
         ]
         build = BuildDir(self.out)
         manifest = Manifest(source="squeez", backend=teacher.info(), seed=self.seed)
-        cache = build.open_cache()
-        try:
-            result = Runner(teacher, cache, seed=self.seed).run(Dataset.from_list(items), DistillStage())
-        finally:
-            cache.close()
-        build.record_stage(manifest, result.stats, result.failures)
+        with open_stage_loop(build, manifest, teacher, self.seed) as loop:
+            result = loop.run([DistillStage()], Dataset.from_list(items))
         manifest.status = "finished"
         build.write_manifest(manifest)
         distilled = [
             {"key": row["key"], "teacher_spans": row["teacher_spans"]}
-            for row in result.ok.select_columns(["key", "teacher_spans"]).to_list()
+            for row in result.done.select_columns(["key", "teacher_spans"]).to_list()
         ]
         _write_jsonl(self.out / "phase6_distilled.jsonl", distilled)
         return (
             f"phase 6: teacher {teacher.model_id} distilled {len(distilled)} of {len(items)} outputs; "
-            f"failures: {result.stats.failure_reasons or 'none'} (those fall back to auto-labels)"
+            f"failures: {build.failure_summary().get('distill') or 'none'} (those fall back to auto-labels)"
         )
 
     def phase7(self) -> str:
