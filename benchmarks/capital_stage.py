@@ -40,9 +40,7 @@ class CapitalStage(Stage):
     prompt_version = "capital-bench-v1"
     response_model = Description
 
-    @property
-    def output_features(self) -> dict[str, Any]:
-        return {"capital": Value("string"), "summary": Value("string")}
+    outputs = {"capital": Value("string"), "summary": Value("string")}
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         return ChatRequest.of(

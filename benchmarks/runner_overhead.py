@@ -35,9 +35,7 @@ class EchoStage(Stage):
     prompt_version = "echo-v1"
     response_model = Answer
 
-    @property
-    def output_features(self) -> dict[str, Any]:
-        return {"value": Value("int64"), "note": Value("string")}
+    outputs = {"value": Value("int64"), "note": Value("string")}
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         return ChatRequest.of(

@@ -18,6 +18,7 @@ from datasets import Features, load_from_disk
 from pydantic import BaseModel, Field, ValidationError
 
 from lettuce_build.schema import COLUMNS, HallucinationSample, Violation, check_sample, row_to_sample
+from lettuce_build.tables import iter_jsonl
 from lettuce_build.taxonomy import DEFAULT_TAXONOMY, Taxonomy
 
 
@@ -62,58 +63,19 @@ def _missing_columns(columns: list[str], source: Path, row: int | None = None) -
 
 
 def _jsonl_rows(path: Path) -> Iterator[_RawRow]:
-    with path.open("rb") as handle:
-        for index, raw in enumerate(handle):
-            where = f"{path}:{index + 1} (row {index})"
-            if not raw.strip():
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                yield _RawRow(
-                    where=where,
-                    row=index,
-                    error=Violation(
-                        row=index,
-                        field="(line)",
-                        reason="not_utf8",
-                        message=f"line {index + 1} is not valid UTF-8 ({err.reason} at byte {err.start})",
-                    ),
-                )
-                continue
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as err:
-                yield _RawRow(
-                    where=where,
-                    row=index,
-                    error=Violation(
-                        row=index,
-                        field="(line)",
-                        reason="malformed_json",
-                        message=(
-                            f"line {index + 1} is not one JSON object (truncated?): "
-                            f"{err.msg} at column {err.colno}"
-                        ),
-                    ),
-                )
-                continue
-            if not isinstance(data, dict):
-                yield _RawRow(
-                    where=where,
-                    row=index,
-                    error=Violation(
-                        row=index,
-                        field="(line)",
-                        reason="not_an_object",
-                        message=f"line {index + 1} holds a JSON {type(data).__name__}, expected an object",
-                    ),
-                )
-                continue
-            if missing := _missing_columns(list(data), path, index):
-                yield _RawRow(where=where, row=index, error=missing)
-                continue
-            yield _RawRow(where=where, row=index, data=data)
+    for line in iter_jsonl(path):
+        index = line.number - 1
+        where = f"{path}:{line.number} (row {index})"
+        if line.row is None:
+            assert line.reason is not None and line.message is not None
+            error = Violation(
+                row=index, field="(line)", reason=line.reason, message=f"line {line.number}: {line.message}"
+            )
+            yield _RawRow(where=where, row=index, error=error)
+        elif missing := _missing_columns(list(line.row), path, index):
+            yield _RawRow(where=where, row=index, error=missing)
+        else:
+            yield _RawRow(where=where, row=index, data=line.row)
 
 
 def _parquet_rows(path: Path) -> Iterator[_RawRow]:
@@ -191,6 +153,11 @@ def audit(
         datasets = frozenset(cls.dataset_name for cls in SOURCES.values())
     report = AuditReport()
     per_part: Counter[str] = Counter()
+
+    def problem(where: str, field: str, reason: str, message: str, row: int | None = None) -> None:
+        violation = Violation(row=row, field=field, reason=reason, message=message)
+        report.problems.append(Problem(where=where, violation=violation))
+
     for raw in read_rows(path):
         part = _part(Path(path), raw.where)
         per_part[part] += raw.error is None
@@ -208,17 +175,7 @@ def audit(
             )
             continue
         except (json.JSONDecodeError, ValueError) as err:
-            report.problems.append(
-                Problem(
-                    where=raw.where,
-                    violation=Violation(
-                        row=raw.row,
-                        field="metadata/category",
-                        reason="undecodable",
-                        message=str(err),
-                    ),
-                )
-            )
+            problem(raw.where, "metadata/category", "undecodable", str(err), raw.row)
             continue
         if counted:
             report.by_split[sample.split] += 1
@@ -229,35 +186,13 @@ def audit(
             Problem(where=raw.where, violation=v) for v in check_sample(sample, taxonomy, raw.row)
         )
         if sample.dataset not in datasets:
-            report.problems.append(
-                Problem(
-                    where=raw.where,
-                    violation=Violation(
-                        row=raw.row,
-                        field="dataset",
-                        reason="unknown_dataset",
-                        message=f"{sample.dataset!r} is not a known dataset; known: {sorted(datasets)}",
-                    ),
-                )
-            )
+            known = f"{sample.dataset!r} is not a known dataset; known: {sorted(datasets)}"
+            problem(raw.where, "dataset", "unknown_dataset", known, raw.row)
     if not report.rows and not report.problems:
-        report.problems.append(
-            Problem(
-                where=str(path),
-                violation=Violation(field="(rows)", reason="no_rows", message="the output holds no rows"),
-            )
-        )
+        problem(str(path), "(rows)", "no_rows", "the output holds no rows")
     if len(per_part) > 1 and len(set(per_part.values())) > 1:
-        report.problems.append(
-            Problem(
-                where=str(path),
-                violation=Violation(
-                    field="(rows)",
-                    reason="outputs_differ",
-                    message=f"dataset/ and hub/ hold different numbers of rows: {dict(per_part)}",
-                ),
-            )
-        )
+        differ = f"dataset/ and hub/ hold different numbers of rows: {dict(per_part)}"
+        problem(str(path), "(rows)", "outputs_differ", differ)
     return report
 
 

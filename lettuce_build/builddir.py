@@ -19,12 +19,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from lettuce_build.errors import LettuceError
 from lettuce_build.llm.cache import CACHE_FILE, RequestCache
 from lettuce_build.llm.protocol import BackendInfo
 from lettuce_build.runner import FailureRow, StageStats
+from lettuce_build.tables import read_jsonl
 
 MANIFEST_FILE = "manifest.json"
 FAILURES_DIR = "failures"
@@ -128,13 +129,11 @@ class BuildDir:
         folder = self.path / FAILURES_DIR
         rows: list[FailureRow] = []
         for file in sorted(folder.glob("*.jsonl")) if folder.exists() else []:
-            for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
-                if not line.strip():
-                    continue
+            for number, row in read_jsonl(file):
                 try:
-                    rows.append(FailureRow.model_validate_json(line))
-                except ValueError as err:
-                    raise ValueError(f"{file}:{number}: not a failure row: {err}") from err
+                    rows.append(FailureRow.model_validate(row))
+                except ValidationError as err:
+                    raise ManifestError(f"{file}:{number}: not a failure row: {err}") from err
         return [
             r for r in rows if (stage is None or r.stage == stage) and (reason is None or r.reason == reason)
         ]

@@ -1,10 +1,30 @@
-"""Terminal views of samples and build summaries."""
+"""Terminal views: samples, build summaries, status, cache statistics, audits, the taxonomy."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import click
 
+from lettuce_build.audit import AuditReport
+from lettuce_build.builddir import Manifest
+from lettuce_build.llm.cache import CacheStats
+from lettuce_build.runner import FailureRow
 from lettuce_build.schema import HallucinationSample
+from lettuce_build.taxonomy import (
+    BUILTIN_SUBCATEGORIES,
+    CATEGORY_DEFINITIONS,
+    DOCUMENT_LEVEL_DEFINITIONS,
+    INJECTABLE_CATEGORIES,
+    SUPPORTED,
+    Taxonomy,
+)
+
+if TYPE_CHECKING:  # build imports every source; the summary's type is all display needs of it
+    from lettuce_build.build import BuildSummary
 
 CATEGORY_COLORS = {
     "contradiction": "red",
@@ -43,4 +63,119 @@ def render_sample(sample: HallucinationSample, context_chars: int = 400) -> str:
         )
     if not sample.labels:
         lines.append("  (a clean sample: no hallucinated spans)")
+    return "\n".join(lines)
+
+
+def counts_text(title: str, counts: Mapping[str, int]) -> str:
+    return "\n".join([title, *(f"  {name:<40} {count:>8}" for name, count in sorted(counts.items()))])
+
+
+def audit_text(path: Path, report: AuditReport) -> str:
+    """The counts `validate` prints before any violation."""
+    return "\n".join(
+        [
+            f"checked {report.rows} rows in {path}",
+            counts_text("split", report.by_split),
+            counts_text("category", report.by_category),
+            counts_text("span category/subcategory", report.by_subcategory),
+        ]
+    )
+
+
+def taxonomy_text(taxonomy: Taxonomy) -> str:
+    lines = ["Span categories"]
+    lines.append(f"  {SUPPORTED:<22} {CATEGORY_DEFINITIONS[SUPPORTED]} (default class; never a label)")
+    for category in INJECTABLE_CATEGORIES:
+        lines.append(f"  {category:<22} {CATEGORY_DEFINITIONS[category]}")
+        for name, definition in taxonomy.subcategories[category].items():
+            marker = "" if name in BUILTIN_SUBCATEGORIES[category] else " (custom)"
+            lines.append(f"    {category}/{name:<12} {definition}{marker}")
+    lines.append("Document level")
+    lines.extend(f"  {name:<22} {definition}" for name, definition in DOCUMENT_LEVEL_DEFINITIONS.items())
+    pairs = [f"{c}/{s}" for c in INJECTABLE_CATEGORIES for s in taxonomy.subcategories[c]]
+    lines.append(
+        f"{len(pairs)} subcategories ({len(taxonomy.subcategory_names())} distinct names; "
+        "entity appears under two categories)"
+    )
+    return "\n".join(lines)
+
+
+def taxonomy_json(taxonomy: Taxonomy) -> dict[str, Any]:
+    return {
+        "span_categories": {
+            c: {"definition": CATEGORY_DEFINITIONS[c], "subcategories": taxonomy.subcategories.get(c, {})}
+            for c in (SUPPORTED, *INJECTABLE_CATEGORIES)
+        },
+        "document_level": DOCUMENT_LEVEL_DEFINITIONS,
+        "subcategories": [f"{c}/{s}" for c in INJECTABLE_CATEGORIES for s in taxonomy.subcategories[c]],
+    }
+
+
+def status_text(path: Path, manifest: Manifest) -> str:
+    updated = datetime.fromtimestamp(manifest.updated, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    lines = [f"{path}: {manifest.status} (source {manifest.source}, updated {updated})"]
+    if manifest.backend:
+        lines.append(
+            f"  backend {manifest.backend.backend}, model {manifest.backend.model}, "
+            f"{manifest.backend.version or 'version unknown'}; seed {manifest.seed}, limit {manifest.limit}"
+        )
+    lines.append(
+        f"  {'stage':<12}{'prompt':<16}{'in':>7}{'ok':>7}{'failed':>8}{'hits':>8}{'misses':>8}{'seconds':>9}"
+    )
+    for s in manifest.stages:
+        lines.append(
+            f"  {s.name:<12}{s.prompt_version:<16}{s.items_in:>7}{s.ok + s.passed_through:>7}{s.failed:>8}"
+            f"{s.cache_hits:>8}{s.cache_misses:>8}{s.seconds:>9.1f}"
+        )
+        lines.extend(f"      {reason:<32}{count:>6}" for reason, count in sorted(s.failure_reasons.items()))
+    lines.extend(f"  {name}: {value}" for name, value in manifest.counts.items())
+    return "\n".join(lines)
+
+
+def failure_text(row: FailureRow) -> str:
+    excerpt = row.raw_excerpt[:120].replace("\n", "\\n")
+    return (
+        f"{row.stage:<10} {row.reason:<22} attempt {row.attempt} {row.key}"
+        f" (finish {row.finish_reason}): {row.detail}\n    raw: {excerpt}"
+    )
+
+
+def cache_stats_text(path: Path, stats: CacheStats) -> str:
+    lookups = stats.hits + stats.misses
+    lines = [
+        f"{path}: {stats.rows} cached responses, {stats.size_bytes / 1e6:.1f} MB",
+        f"  lookups {lookups}: {stats.hits} hits, {stats.misses} misses"
+        + (f" ({stats.hits / lookups:.0%} hit rate)" if lookups else ""),
+        f"  tokens: {stats.prompt_tokens} prompt, {stats.completion_tokens} completion",
+    ]
+    lines.extend(f"  model {model}: {count}" for model, count in stats.by_model.items())
+    lines.extend(f"  prompt {version}: {count}" for version, count in stats.by_prompt_version.items())
+    return "\n".join(lines)
+
+
+def summary_text(summary: BuildSummary) -> str:
+    """What a build prints when it ends: counts, ratio, failures, time, one sample, how to load it."""
+    lines = [
+        "",
+        click.style(
+            f"{summary.dataset}: {sum(summary.by_split.values())} samples in {summary.out}", bold=True
+        ),
+        f"  documents {summary.documents}, work items {summary.items}"
+        + (f", skipped inputs {summary.skipped}" if summary.skipped else ""),
+        f"  splits: {summary.by_split or 'none'}",
+        f"  categories: {summary.by_category or 'none'}",
+        f"  hallucination ratio: achieved {summary.achieved_ratio:.2f} "
+        f"({summary.hallucinated} hallucinated, {summary.clean} clean), "
+        f"requested {summary.requested_ratio:.2f}"
+        + (f"; {summary.fallback_clean} fell back to clean" if summary.fallback_clean else ""),
+    ]
+    lines.extend(f"  failures in {stage}: {reasons}" for stage, reasons in summary.failures.items())
+    share = 1 - summary.backend_seconds / summary.seconds if summary.seconds else 0.0
+    lines.append(
+        f"  time: {summary.seconds:.1f} s, {summary.backend_seconds:.1f} s in the model backend "
+        f"({share:.1%} outside it)"
+    )
+    if summary.example is not None:
+        lines += ["", click.style("one sample:", bold=True), render_sample(summary.example)]
+    lines += ["", f"load it: datasets.load_dataset({str(summary.out / 'hub')!r}, {summary.dataset!r})"]
     return "\n".join(lines)

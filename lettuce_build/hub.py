@@ -34,21 +34,19 @@ from huggingface_hub.errors import (
     RepositoryNotFoundError,
     RevisionNotFoundError,
 )
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from lettuce_build import __version__
 from lettuce_build.audit import audit
-from lettuce_build.builddir import BuildDir
+from lettuce_build.builddir import MANIFEST_FILE, BuildDir
+from lettuce_build.cards import DatasetCardText, card_text
+from lettuce_build.catalog import COLLECTIONS
 from lettuce_build.errors import LettuceError
 from lettuce_build.output import DATASET_DIR, write_hub_folder
 from lettuce_build.primitives.classify import SPAN_KEY_SEPARATOR
 from lettuce_build.schema import row_to_sample
 from lettuce_build.sources.registry import get_source
 
-COLLECTIONS: dict[str, tuple[str, ...]] = {
-    "lettucedetect-code-hallucination": ("code", "tool_output", "acl", "readme", "wikipedia"),
-    "lettucedetect-prose-hallucination": ("ragtruth", "psiloqa"),
-}
 STATS_FILE = "card_stats.json"
 DEFAULT_MAX_FAILURE_RATE = 0.5
 
@@ -61,12 +59,8 @@ class ConfigStats(BaseModel):
     """Everything the card says about one config; uploaded beside the data as card_stats.json."""
 
     config: str
-    pretty_name: str
-    description: str
-    upstream: str
+    card: DatasetCardText
     modality: str
-    languages: list[str]
-    task_types: list[str]
     rows: int
     hallucinated: int
     achieved_ratio: float
@@ -123,6 +117,7 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         )
     dataset = load_from_disk(str(build_path / DATASET_DIR))
     source = get_source(source_name)
+    card = card_text(source.dataset_name)
     spans: Counter[tuple[str, str | None]] = Counter()
     hallucinated = rows = 0
     for split in dataset.values():
@@ -133,12 +128,8 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
     backend = manifest.backend
     stats = ConfigStats(
         config=source_name,
-        pretty_name=source.card.pretty_name,
-        description=source.card.description,
-        upstream=source.card.upstream,
+        card=card,
         modality=source.modality,
-        languages=source.card.languages,
-        task_types=source.card.task_types,
         rows=rows,
         hallucinated=hallucinated,
         achieved_ratio=hallucinated / rows if rows else 0.0,
@@ -183,13 +174,13 @@ def render_card(readme: Path, stats: list[ConfigStats], repo_id: str) -> None:
     data = card.data
     data.license = "cc-by-4.0"
     data.language = sorted(
-        {lang for s in stats for lang in s.languages if lang not in ("code", "multilingual")}
+        {lang for s in stats for lang in s.card.languages if lang not in ("code", "multilingual")}
     )
-    if any("multilingual" in s.languages for s in stats):
+    if any("multilingual" in s.card.languages for s in stats):
         data.multilinguality = "multilingual"
     data.task_categories = ["token-classification", "text-classification"]
     data.size_categories = [_size_category(sum(s.rows for s in stats))]
-    data.pretty_name = stats[0].pretty_name if len(stats) == 1 else repo_id.split("/")[-1]
+    data.pretty_name = stats[0].card.pretty_name if len(stats) == 1 else repo_id.split("/")[-1]
     data.tags = ["hallucination-detection", "span-labelling", "lettuce-build"]
     template = files("lettuce_build.cards") / "dataset_card.md.j2"
     rendered = DatasetCard.from_template(
@@ -200,7 +191,7 @@ def render_card(readme: Path, stats: list[ConfigStats], repo_id: str) -> None:
         pretty_name=data.pretty_name,
         description="Span-labelled hallucination data built with lettuce-build."
         if len(stats) > 1
-        else stats[0].description,
+        else stats[0].card.description,
     )
     rendered.save(readme)
 
@@ -370,3 +361,26 @@ def publish(
         return target.commit(
             staging, stats.config, f"lettuce-build: publish config {stats.config} ({stats.rows} rows)"
         )
+
+
+class PushJobs(BaseModel):
+    """Which builds a push publishes, and the collection's sources that have no build."""
+
+    jobs: list[tuple[str, Path]]
+    missing: list[str] = Field(default_factory=list)
+
+
+def push_jobs(
+    source: str | None, build_dir: Path | None, collection: str | None, builds_root: Path
+) -> PushJobs:
+    """One source's build (default folder ``out/<source>``), or every built source of a collection."""
+    if source is not None:
+        return PushJobs(jobs=[(source, build_dir or Path("out") / source)])
+    assert collection is not None
+    jobs = [
+        (s, builds_root / s) for s in COLLECTIONS[collection] if (builds_root / s / MANIFEST_FILE).exists()
+    ]
+    if not jobs:
+        raise PublishError(f"no build of any {collection} source under {builds_root}")
+    built = {name for name, _ in jobs}
+    return PushJobs(jobs=jobs, missing=[s for s in COLLECTIONS[collection] if s not in built])

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from datasets import Dataset, Features, Value, concatenate_datasets
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lettuce_build.llm.cache import RequestCache, request_key, schema_json
 from lettuce_build.llm.protocol import Backend, ChatRequest, Completion
@@ -47,6 +47,15 @@ class ParseFailure(Exception):
         self.retry = retry
 
 
+class Sampling(BaseModel):
+    """How a stage samples: part of every request (and of its cache key)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float = Field(default=0.7, ge=0.0)
+    max_tokens: int = Field(default=400, ge=1)
+
+
 class Stage(ABC):
     """One model step over work items that carry a unique ``key`` column.
 
@@ -56,6 +65,10 @@ class Stage(ABC):
 
     name: ClassVar[str]
     prompt_version: ClassVar[str]
+    #: the columns the stage adds (datasets feature types)
+    outputs: ClassVar[dict[str, Any]]
+    #: the stage's default sampling; an instance may carry its own (``stage.sampling = ...``)
+    sampling: Sampling = Sampling()
     response_model: ClassVar[type[BaseModel] | None] = None
     max_attempts: ClassVar[int] = 2
     #: A plain-text stage that needs only whole lines may keep the complete lines of a response
@@ -72,14 +85,15 @@ class Stage(ABC):
     #: the work-item columns the stage reads (besides ``key``); the runner checks them
     requires: tuple[str, ...] = ()
 
-    @property
-    @abstractmethod
-    def output_features(self) -> dict[str, Any]:
-        """The columns this stage adds (datasets feature types)."""
-
     def applies(self, item: dict[str, Any]) -> bool:
         """False lets an item pass through with empty outputs and no model call."""
         return True
+
+    def request(self, system: str | None, user: str) -> ChatRequest:
+        """A request with the stage's sampling; `render` returns one."""
+        return ChatRequest.of(
+            system, user, temperature=self.sampling.temperature, max_tokens=self.sampling.max_tokens
+        )
 
     @abstractmethod
     def render(self, item: dict[str, Any]) -> ChatRequest:
@@ -213,7 +227,7 @@ class Runner:
 
     def run(self, dataset: Dataset, stage: Stage) -> StageResult:
         stats = StageStats(name=stage.name, prompt_version=stage.prompt_version, items_in=len(dataset))
-        outputs = dict(stage.output_features)
+        outputs = dict(stage.outputs)
         if len(dataset) == 0:
             # nothing reached this stage (every item failed before it): a normal, empty result
             # with the stage's columns, which `map` would not add over zero rows

@@ -8,7 +8,7 @@ from datasets import Value
 
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.prompts import load_prompt
-from lettuce_build.runner import ParseFailure, Stage, call_stage
+from lettuce_build.runner import ParseFailure, Sampling, Stage, call_stage
 
 MIN_ANSWER_CHARS = 40
 DEFAULT_EVIDENCE_CHARS = 6000
@@ -20,28 +20,19 @@ class AnswerStage(Stage):
     name = "answer"
     prompt_version = load_prompt("answer").version
 
-    def __init__(
-        self,
-        evidence_chars: int = DEFAULT_EVIDENCE_CHARS,
-        temperature: float = 0.7,
-        max_tokens: int = 400,
-        evidence_field: str = "context",
-    ):
+    outputs = {"answer": Value("string")}
+    sampling = Sampling(temperature=0.7, max_tokens=400)
+
+    def __init__(self, evidence_chars: int = DEFAULT_EVIDENCE_CHARS, evidence_field: str = "context") -> None:
         self.evidence_field = evidence_field  # what the answer is grounded in (tool_output: the gold lines)
         self.requires = ("question", evidence_field)
         self.evidence_chars = evidence_chars
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-
-    @property
-    def output_features(self) -> dict[str, Any]:
-        return {"answer": Value("string")}
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         system, user = load_prompt("answer").render(
             evidence=item[self.evidence_field][: self.evidence_chars], question=item["question"]
         )
-        return ChatRequest.of(system, user, temperature=self.temperature, max_tokens=self.max_tokens)
+        return self.request(system, user)
 
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
         answer = response.strip()

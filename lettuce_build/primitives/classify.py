@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.prompts import load_prompt
-from lettuce_build.runner import ParseFailure, Stage, call_stage
+from lettuce_build.runner import ParseFailure, Sampling, Stage, call_stage
 from lettuce_build.taxonomy import CATEGORY_DEFINITIONS, DEFAULT_TAXONOMY, INJECTABLE_CATEGORIES, Taxonomy
 
 SPAN_KEY_SEPARATOR = "::span"
@@ -40,17 +40,12 @@ class ClassifyStage(Stage):
     response_model = SpanClass
     retries_failures_on_rerun = True  # an item with an unclassified span is tried afresh next run
     requires = ("context", "answer", "span_start", "span_end")
+    outputs = {"span_category": Value("string"), "span_subcategory": Value("string")}
+    sampling = Sampling(temperature=0.0, max_tokens=128)
 
-    def __init__(
-        self, taxonomy: Taxonomy = DEFAULT_TAXONOMY, context_chars: int = 6000, max_tokens: int = 128
-    ):
+    def __init__(self, taxonomy: Taxonomy = DEFAULT_TAXONOMY, context_chars: int = 6000) -> None:
         self.taxonomy = taxonomy
         self.context_chars = context_chars
-        self.max_tokens = max_tokens
-
-    @property
-    def output_features(self) -> dict[str, Any]:
-        return {"span_category": Value("string"), "span_subcategory": Value("string")}
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         start, end = item["span_start"], item["span_end"]
@@ -61,7 +56,7 @@ class ClassifyStage(Stage):
             marked_answer=mark_span(item["answer"], start, end),
             span_text=item["answer"][start:end],
         )
-        return ChatRequest.of(system, user, temperature=0.0, max_tokens=self.max_tokens)
+        return self.request(system, user)
 
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
         if response.category not in INJECTABLE_CATEGORIES:  # defensive: a server may ignore the schema

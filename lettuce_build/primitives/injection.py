@@ -19,12 +19,13 @@ from pydantic import BaseModel, Field, create_model
 
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.prompts import load_prompt
-from lettuce_build.runner import ParseFailure, Stage, call_stage
+from lettuce_build.runner import ParseFailure, Sampling, Stage, call_stage
 from lettuce_build.schema import SPAN_FEATURES
 from lettuce_build.spans import Edit, ValidationConfig, apply_edits, validate_spans
 from lettuce_build.taxonomy import DEFAULT_TAXONOMY, TaxonomyError, map_label
 
 DEFAULT_CONTEXT_CHARS = 6000
+CODE_SAMPLING = Sampling(temperature=0.4, max_tokens=2000)
 
 #: Native types of each injection menu, with the one-line definitions the prompt shows.
 MENUS: dict[str, dict[str, str]] = {
@@ -82,26 +83,21 @@ class _InjectStage(Stage):
     keeps_failed_items = True  # a failed injection leaves the item's correct clean answer
     requires: tuple[str, ...] = ("context", "question", "answer")
 
+    outputs = INJECTION_FEATURES
+    sampling = Sampling(temperature=0.8, max_tokens=600)
+
     def __init__(
         self,
         *,
         context_chars: int = DEFAULT_CONTEXT_CHARS,
-        temperature: float = 0.8,
-        max_tokens: int = 600,
         validation: ValidationConfig | None = None,
         require_fences: bool = False,
         enforce_in_fence: bool = False,
     ) -> None:
         self.context_chars = context_chars
-        self.temperature = temperature
-        self.max_tokens = max_tokens
         self.validation = validation or ValidationConfig()
         self.require_fences = require_fences
         self.enforce_in_fence = enforce_in_fence
-
-    @property
-    def output_features(self) -> dict[str, Any]:
-        return dict(INJECTION_FEATURES)
 
     def applies(self, item: dict[str, Any]) -> bool:
         return bool(item.get("inject", True))
@@ -172,7 +168,7 @@ class InjectMenuStage(_InjectStage):
             question=item["question"],
             answer=item["answer"],
         )
-        return ChatRequest.of(system, user, temperature=self.temperature, max_tokens=self.max_tokens)
+        return self.request(system, user)
 
     def _edits(self, item: dict[str, Any], response: Any) -> tuple[list[Edit], list[dict[str, str]]]:
         edits, rejected = [], []
@@ -214,12 +210,12 @@ class InjectTaxonomyStage(_InjectStage):
     requires = ("context", "question", "answer", "target_category", "target_subcategory")
 
     def __init__(self, modality: str, **options: Any) -> None:
-        options.setdefault("temperature", 0.4 if modality == "code" else 0.8)
-        options.setdefault("max_tokens", 2000 if modality == "code" else 600)
         super().__init__(**options)
         if modality not in MODALITY_NOTES:
             raise ValueError(f"unknown modality {modality!r}; known: {sorted(MODALITY_NOTES)}")
         self.modality = modality
+        if modality == "code":  # whole functions to edit, and edits that must stay careful
+            self.sampling = CODE_SAMPLING
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         category, subcategory = item["target_category"], item["target_subcategory"]
@@ -233,7 +229,7 @@ class InjectTaxonomyStage(_InjectStage):
             question=item["question"],
             answer=item["answer"],
         )
-        return ChatRequest.of(system, user, temperature=self.temperature, max_tokens=self.max_tokens)
+        return self.request(system, user)
 
     def _edits(self, item: dict[str, Any], response: Any) -> tuple[list[Edit], list[dict[str, str]]]:
         category, subcategory = item["target_category"], item["target_subcategory"]

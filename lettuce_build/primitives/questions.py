@@ -9,7 +9,7 @@ from datasets import Value
 
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.prompts import load_prompt
-from lettuce_build.runner import ParseFailure, Stage, call_stage
+from lettuce_build.runner import ParseFailure, Sampling, Stage, call_stage
 
 QUESTION_TYPES: dict[str, str] = {
     "Verification": "asks whether something is true",
@@ -54,17 +54,11 @@ class QuestionStage(Stage):
     prompt_version = load_prompt("question").version
     keeps_complete_lines_when_cut = True  # only the first line is used
     requires = ("chunk", "question_type")
+    outputs = {"question": Value("string")}
+    sampling = Sampling(temperature=0.7, max_tokens=80)
 
-    def __init__(
-        self, chunk_chars: int = DEFAULT_CHUNK_CHARS, temperature: float = 0.7, max_tokens: int = 80
-    ):
+    def __init__(self, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> None:
         self.chunk_chars = chunk_chars
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-
-    @property
-    def output_features(self) -> dict[str, Any]:
-        return {"question": Value("string")}
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         question_type = item["question_type"]
@@ -73,7 +67,7 @@ class QuestionStage(Stage):
             question_type_definition=QUESTION_TYPES[question_type],
             chunk=item["chunk"][: self.chunk_chars],
         )
-        return ChatRequest.of(system, user, temperature=self.temperature, max_tokens=self.max_tokens)
+        return self.request(system, user)
 
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
         question = clean_question(response)

@@ -17,7 +17,7 @@ from typing import Any
 from lettuce_build.primitives.answers import AnswerStage
 from lettuce_build.primitives.injection import InjectMenuStage
 from lettuce_build.runner import Stage
-from lettuce_build.sources.base import CardMetadata, LoadOptions, Source, Tally
+from lettuce_build.sources.base import LoadOptions, Source, Tally
 from lettuce_build.sources.chunking import hash_split
 
 REQUIRED = ("question", "paper_id", "chunk", "retrieval_rank", "answerable")
@@ -30,14 +30,6 @@ class AclSource(Source):
     modality = "markdown"
     hub_id = "KRLabsOrg/acl-verbatim-spans"
     injects = True
-    card = CardMetadata(
-        pretty_name="LettuceDetect ACL paper hallucinations",
-        description="Questions over retrieved ACL Anthology paper excerpts, grounded answers, and injected "
-        "hallucinations from the paper menu.",
-        upstream="KRLabsOrg/acl-verbatim-spans (config canonical)",
-        languages=["en"],
-        task_types=["qa"],
-    )
 
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         # Rows are grouped per question, so the whole table is read first (upstream does not

@@ -73,22 +73,16 @@ class LoadResult(BaseModel):
     skipped: Counter[str] = Field(default_factory=Counter)
 
 
-class CardMetadata(BaseModel):
-    pretty_name: str
-    description: str
-    upstream: str
-    languages: list[str]
-    task_types: list[str]
-
-
 class Source(ABC):
-    """One builder per source: it produces work items and names its stages; build.py runs them."""
+    """One builder per source: it produces work items and names its stages; build.py runs them.
+
+    What the published dataset's card says (name, license, prose) is in ``cards/<dataset_name>.md``.
+    """
 
     name: ClassVar[str]
     dataset_name: ClassVar[str]
     modality: ClassVar[str]
     task_type: ClassVar[str] = "qa"
-    card: ClassVar[CardMetadata]
     #: the Hub dataset read when no local input is given
     hub_id: ClassVar[str | None] = None
     #: True for sources whose stages inject: each item gets a seeded ``inject`` draw

@@ -25,7 +25,7 @@ from lettuce_build.patches import FilePatch, parse_patch
 from lettuce_build.primitives.injection import InjectTaxonomyStage
 from lettuce_build.repos import RepoManager, host_git_env
 from lettuce_build.runner import Stage
-from lettuce_build.sources.base import CardMetadata, LoadOptions, Source, Tally
+from lettuce_build.sources.base import LoadOptions, Source, Tally
 from lettuce_build.sources.chunking import seeded_fraction
 
 MIN_CODE_CHARS = 40
@@ -128,14 +128,6 @@ class CodeSource(Source):
     task_type = "code_fix"
     hub_id = "princeton-nlp/SWE-bench"
     injects = True
-    card = CardMetadata(
-        pretty_name="LettuceDetect code hallucinations",
-        description="SWE-bench issues with the touched files as context, the gold fix as the answer, and "
-        "injected code hallucinations (wrong values, unrequested behaviour, fabricated identifiers).",
-        upstream="princeton-nlp/SWE-bench (or local SWE-bench files) and the repositories at base_commit",
-        languages=["en", "code"],
-        task_types=["code_fix"],
-    )
 
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         repos = RepoManager(options.work_dir or Path("repos"), options.repo_url)

@@ -15,7 +15,7 @@ from lettuce_build.primitives.answers import AnswerStage
 from lettuce_build.primitives.injection import InjectMenuStage
 from lettuce_build.primitives.questions import QuestionStage
 from lettuce_build.runner import Stage
-from lettuce_build.sources.base import CardMetadata, LoadOptions, Source, SourceError, Tally
+from lettuce_build.sources.base import LoadOptions, Source, SourceError, Tally
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split, seeded_fraction
 from lettuce_build.tables import read_table
 
@@ -95,13 +95,6 @@ class ReadmeSource(DocumentSource):
         "Verification",
         "Quantification",
     )
-    card = CardMetadata(
-        pretty_name="LettuceDetect README hallucinations",
-        description="Questions about GitHub READMEs, grounded answers, and injected typed hallucinations.",
-        upstream="GitHub READMEs (a local folder of markdown files or a JSONL of {repo, readme})",
-        languages=["en"],
-        task_types=["qa"],
-    )
 
     def documents(
         self, input_path: str | None, options: LoadOptions, tally: Tally
@@ -156,13 +149,6 @@ class WikipediaSource(DocumentSource):
         "Causal Consequence",
         "Verification",
         "Interpretation",
-    )
-    card = CardMetadata(
-        pretty_name="LettuceDetect Wikipedia hallucinations",
-        description="Questions about Wikipedia articles, grounded answers, injected typed hallucinations.",
-        upstream="open-index/open-wikipedia-markdown (parquet: id, markdown, length)",
-        languages=["en"],
-        task_types=["qa"],
     )
 
     def documents(

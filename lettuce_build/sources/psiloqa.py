@@ -19,7 +19,7 @@ from datasets import Dataset
 from lettuce_build.primitives.classify import ClassifyStage, explode_spans, gather_labels
 from lettuce_build.runner import Stage
 from lettuce_build.schema import SPLITS, widen_to_graphemes
-from lettuce_build.sources.base import SPLIT_ALIASES, CardMetadata, LoadOptions, Source, SourceError, Tally
+from lettuce_build.sources.base import SPLIT_ALIASES, LoadOptions, Source, SourceError, Tally
 from lettuce_build.tables import read_table
 
 REQUIRED = ("wiki_passage", "question", "llm_answer", "labels")
@@ -36,14 +36,6 @@ class PsiloQASource(Source):
     dataset_name = "psiloqa"
     modality = "prose"
     hub_id = "s-nlp/PsiloQA"
-    card = CardMetadata(
-        pretty_name="PsiloQA in the unified taxonomy",
-        description="PsiloQA's multilingual LLM answers with their natural hallucination spans, each "
-        "classified into the unified taxonomy.",
-        upstream="s-nlp/PsiloQA (14 languages; train/validation/test)",
-        languages=["multilingual"],
-        task_types=["qa"],
-    )
 
     def _rows(self, input_path: str | None) -> Iterator[dict[str, Any]]:
         path = Path(input_path) if input_path else None

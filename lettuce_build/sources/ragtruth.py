@@ -17,7 +17,7 @@ from typing import Any
 
 from lettuce_build.runner import Stage
 from lettuce_build.schema import widen_to_graphemes
-from lettuce_build.sources.base import CardMetadata, LoadOptions, Source, SourceError, Tally
+from lettuce_build.sources.base import LoadOptions, Source, SourceError, Tally
 from lettuce_build.tables import read_jsonl
 from lettuce_build.taxonomy import TaxonomyError, map_label, refine_ragtruth
 
@@ -40,14 +40,6 @@ class RagTruthSource(Source):
     name = "ragtruth"
     dataset_name = "ragtruth"
     modality = "prose"
-    card = CardMetadata(
-        pretty_name="RAGTruth in the unified taxonomy",
-        description="RAGTruth's annotated responses (QA, Data2txt, Summary) with their spans mapped to the "
-        "unified taxonomy.",
-        upstream="RAGTruth response.jsonl + source_info.jsonl",
-        languages=["en"],
-        task_types=["QA", "Data2txt", "Summary"],
-    )
 
     def _files(self, input_path: str | None) -> tuple[Iterator[dict[str, Any]], list[dict[str, Any]]]:
         if input_path is None:

@@ -12,7 +12,7 @@ from lettuce_build.primitives.answers import AnswerStage
 from lettuce_build.primitives.injection import InjectTaxonomyStage
 from lettuce_build.runner import Stage
 from lettuce_build.schema import SPLITS
-from lettuce_build.sources.base import SPLIT_ALIASES, CardMetadata, LoadOptions, Source, SourceError, Tally
+from lettuce_build.sources.base import SPLIT_ALIASES, LoadOptions, Source, SourceError, Tally
 from lettuce_build.sources.chunking import seeded_fraction
 from lettuce_build.tables import read_table
 
@@ -35,14 +35,6 @@ class ToolOutputSource(Source):
     task_type = "tool_output_qa"
     hub_id = "KRLabsOrg/tool-output-extraction-swebench"
     injects = True
-    card = CardMetadata(
-        pretty_name="LettuceDetect tool-output hallucinations",
-        description="Real tool outputs from SWE-bench repositories, answers grounded in their relevant "
-        "lines, and injected hallucinations of values, behaviour, identifiers and locations.",
-        upstream="a local squeez build, or KRLabsOrg/tool-output-extraction-swebench",
-        languages=["en", "code"],
-        task_types=["tool_output_qa"],
-    )
 
     def _rows(self, input_path: str | None) -> Iterator[dict[str, Any]]:
         if input_path is not None and Path(input_path).is_dir():

@@ -16,7 +16,7 @@ from datasets import List, Value
 from pydantic import BaseModel, Field
 
 from lettuce_build.llm.protocol import ChatRequest
-from lettuce_build.runner import Stage
+from lettuce_build.runner import Sampling, Stage
 
 MAX_VIEW_LINES = 500
 MAX_LINE_CHARS = 400
@@ -65,21 +65,15 @@ class DistillStage(Stage):
     prompt_version = PROMPT_VERSION
     response_model = Spans
     requires = ("task", "query", "lines")
-
-    def __init__(self, max_tokens: int = 512, temperature: float = 0.0) -> None:
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-
-    @property
-    def output_features(self) -> dict[str, Any]:
-        return {"teacher_spans": List({"start_line": Value("int32"), "end_line": Value("int32")})}
+    outputs = {"teacher_spans": List({"start_line": Value("int32"), "end_line": Value("int32")})}
+    sampling = Sampling(temperature=0.0, max_tokens=512)
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         user = (
             f"Task:\n{item['task'][:MAX_TASK_CHARS]}\n\nLooking for: {item['query']}\n\n"
             f"Output ({len(item['lines'])} lines):\n{numbered_view(item['lines'])}"
         )
-        return ChatRequest.of(SYSTEM, user, temperature=self.temperature, max_tokens=self.max_tokens)
+        return self.request(SYSTEM, user)
 
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
         visible = min(len(item["lines"]), MAX_VIEW_LINES)

@@ -19,7 +19,7 @@ import itertools
 import json
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -84,6 +84,30 @@ class Squeez:
         self.seed = seed
         self.allow_network = allow_network
         out.mkdir(parents=True, exist_ok=True)
+
+    def run(
+        self, phases: Sequence[int], *, instances: str, limit: int | None, teacher: Backend | None
+    ) -> Iterator[str]:
+        """Run phases in the order given, yielding each one's summary line.
+
+        Phase 8 raises `PhaseError` after its report when the report fails.
+        """
+        for phase in phases:
+            if phase == 1:
+                yield self.phase1(instances, limit)
+            elif phase == 6:
+                yield self.phase6(teacher)
+            elif phase == 8:
+                text, report = self.phase8()
+                yield text
+                if not report.ok:
+                    raise PhaseError(
+                        "validation failed: repository overlap, non-verbatim lines or secrets in rows"
+                    )
+            else:
+                yield {2: self.phase2, 3: self.phase3, 4: self.phase4, 5: self.phase5, 7: self.phase7}[
+                    phase
+                ]()
 
     def instances(self) -> list[SqueezInstance]:
         return [SqueezInstance.model_validate(r) for r in _read_jsonl(self.out / "phase1_instances.jsonl", 1)]

@@ -173,10 +173,11 @@ def test_targeted_edits_carry_the_target_and_stay_inside_fences():
 
 
 def test_targeted_defaults_follow_the_spec_per_modality():
-    assert (InjectTaxonomyStage("code").temperature, InjectTaxonomyStage("code").max_tokens) == (0.4, 2000)
+    code = InjectTaxonomyStage("code").sampling
+    assert (code.temperature, code.max_tokens) == (0.4, 2000)
     assert (
-        InjectTaxonomyStage("tool_output").temperature,
-        InjectTaxonomyStage("tool_output").max_tokens,
+        InjectTaxonomyStage("tool_output").sampling.temperature,
+        InjectTaxonomyStage("tool_output").sampling.max_tokens,
     ) == (0.8, 600)
     request = InjectTaxonomyStage("tool_output").render(code_item("x" * 50))
     assert "contradiction / value" in request.messages[-1].content

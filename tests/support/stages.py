@@ -20,9 +20,7 @@ class DoubleStage(Stage):
     prompt_version = "double-v1"
     response_model = Doubled
 
-    @property
-    def output_features(self) -> dict[str, Any]:
-        return {"doubled": Value("int64")}
+    outputs = {"doubled": Value("int64")}
 
     def applies(self, item: dict[str, Any]) -> bool:
         return item.get("skip") is not True
@@ -55,9 +53,7 @@ class CapitalStage(Stage):
     prompt_version = "capital-v1"
     response_model = Capital
 
-    @property
-    def output_features(self) -> dict[str, Any]:
-        return {"city": Value("string")}
+    outputs = {"city": Value("string")}
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         return ChatRequest.of(

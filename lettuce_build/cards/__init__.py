@@ -1,1 +1,0 @@
-"""Dataset card templates (Jinja), rendered through `huggingface_hub.DatasetCard`."""

@@ -1,0 +1,53 @@
+"""The `lettuce-build` command line: options in, library calls out.
+
+Heavy modules (datasets, vLLM, the sources) are imported inside the commands, so that
+``--help`` answers at once. Printing lives in display.py; errors a user can act on
+(`LettuceError`) print as one line, with the traceback only under ``--verbose``. Commands
+live in the modules of this package by subject; this module assembles them.
+"""
+
+from __future__ import annotations
+
+import click
+
+from lettuce_build import __version__
+from lettuce_build.cli import builds, data, publish, swebench
+from lettuce_build.errors import LettuceError
+
+VERBOSE = "lettuce_build.verbose"
+
+
+class _Commands(click.Group):
+    """Errors a user can act on print as one line; their traceback only with --verbose."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except LettuceError as err:
+            if ctx.meta.get(VERBOSE):
+                raise
+            raise click.ClickException(str(err)) from err
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="lettuce-build")
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of errors.")
+@click.pass_context
+def main(ctx: click.Context, verbose: bool) -> None:
+    """Build span-labelled hallucination and tool-output datasets for Hugging Face `datasets`."""
+    ctx.meta[VERBOSE] = verbose
+
+
+for command in (
+    data.taxonomy,
+    data.validate,
+    swebench.sift,
+    builds.status,
+    builds.failures,
+    builds.cache,
+    builds.sources,
+    builds.build,
+    swebench.squeez,
+    publish.push,
+):
+    main.add_command(command)

@@ -1,0 +1,51 @@
+"""Commands about data itself: the taxonomy, and validating an output."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from lettuce_build.cli.options import TAXONOMY_FILE, count, load_taxonomy
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the taxonomy as JSON.")
+@TAXONOMY_FILE
+def taxonomy(as_json: bool, taxonomy_file: Path | None) -> None:
+    """List categories, subcategories and their one-line definitions."""
+    from lettuce_build.display import taxonomy_json, taxonomy_text
+
+    tax = load_taxonomy(taxonomy_file)
+    click.echo(json.dumps(taxonomy_json(tax), indent=2) if as_json else taxonomy_text(tax))
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path, resolve_path=True))
+@TAXONOMY_FILE
+@count("--max-shown", "Print at most this many violations.", default=200, minimum=0)
+def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:
+    """Check every row of an output folder, parquet file or JSONL file.
+
+    Prints counts per split, category and subcategory, then each violation with
+    its row, field and reason. Exits 1 on any violation.
+    """
+    from lettuce_build.audit import audit
+    from lettuce_build.display import audit_text
+
+    try:
+        report = audit(path, load_taxonomy(taxonomy_file))
+    except (FileNotFoundError, ValueError) as err:
+        raise click.ClickException(str(err)) from err
+    click.echo(audit_text(path, report))
+    if report.ok:
+        click.echo("no violations")
+        return
+    click.echo(f"{len(report.problems)} violation(s):", err=True)
+    for problem in report.problems[:max_shown]:
+        click.echo(f"  {problem}", err=True)
+    if len(report.problems) > max_shown:
+        click.echo(f"  ... and {len(report.problems) - max_shown} more", err=True)
+    sys.exit(1)

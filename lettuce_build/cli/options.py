@@ -1,0 +1,94 @@
+"""Option types and options more than one command takes, declared once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+class _Share(click.ParamType):
+    """A number in [0, 1] (click's FloatRange lets NaN through: NaN fails every comparison)."""
+
+    name = "share"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not 0.0 <= number <= 1.0:
+            self.fail(f"{value!r} is not in the range 0 to 1", param, ctx)
+        return number
+
+
+SHARE = _Share()
+
+
+def folder(exists: bool = False) -> click.Path:
+    """A folder option, resolved once here: later code may run in other working directories."""
+    return click.Path(exists=exists, file_okay=False, path_type=Path, resolve_path=True)
+
+
+def count(name: str, help_text: str, default: int | None = None, minimum: int = 1) -> Decorator:
+    """A whole-number option with a lower bound (click refuses 0 and negatives with one line)."""
+    return click.option(
+        name,
+        default=default,
+        show_default=default is not None,
+        type=click.IntRange(min=minimum),
+        help=help_text,
+    )
+
+
+def share(name: str, default: float, help_text: str) -> Decorator:
+    return click.option(name, default=default, show_default=True, type=SHARE, help=help_text)
+
+
+def combined(*decorators: Decorator) -> Decorator:
+    def apply(function: Callable[..., Any]) -> Callable[..., Any]:
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return apply
+
+
+TAXONOMY_FILE = click.option(
+    "--taxonomy-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path, resolve_path=True),
+    help="YAML/JSON file adding subcategories: {subcategories: {category: {name: definition}}}.",
+)
+REPO_URL = click.option(
+    "--repo-url",
+    default="https://github.com/{repo}.git",
+    show_default=True,
+    help="Clone URL template ({repo} = owner/name, also {owner}, {name}); a local path or file:// works too.",
+)
+
+
+def instances_option(help_text: str) -> Decorator:
+    return click.option("--instances", default="princeton-nlp/SWE-bench", show_default=True, help=help_text)
+
+
+def endpoint_options(prefix: str = "") -> Decorator:
+    """--api-key-env and --concurrency of an OpenAI-compatible endpoint (``prefix``: whose)."""
+    return combined(
+        click.option(
+            f"--{prefix}api-key-env",
+            default="OPENAI_API_KEY",
+            show_default=True,
+            help="Environment variable holding the API key (the key itself never goes on the command line).",
+        ),
+        count("--concurrency", "Requests in flight to an OpenAI-compatible endpoint.", default=8),
+    )
+
+
+def load_taxonomy(path: Path | None) -> Any:
+    from lettuce_build.taxonomy import DEFAULT_TAXONOMY, Taxonomy
+
+    return DEFAULT_TAXONOMY if path is None else Taxonomy.from_file(path)

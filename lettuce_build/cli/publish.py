@@ -1,0 +1,76 @@
+"""Publishing builds to the Hub (or a local dry-run folder)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from lettuce_build.catalog import COLLECTIONS
+from lettuce_build.cli.options import folder, share
+
+
+@click.command()
+@click.option("--source", "source_name", help="Publish one source's build as its own config.")
+@click.option(
+    "--build", "build_dir", type=folder(), help="The build folder of --source (default: out/<source>)."
+)
+@click.option(
+    "--collection",
+    type=click.Choice(sorted(COLLECTIONS)),
+    help="Publish every available source of a collection, one config each.",
+)
+@click.option(
+    "--builds",
+    "builds_root",
+    type=folder(),
+    default=Path("out"),
+    show_default=True,
+    help="With --collection: a folder holding one build folder per source name.",
+)
+@click.option("--repo-id", help="ORG/NAME on the Hub (default for --collection: the collection's name).")
+@click.option("--private", is_flag=True, help="Create the repository private.")
+@click.option("--revision", help="Push to this branch (created if needed).")
+@click.option(
+    "--dry-run",
+    "dry_run",
+    type=folder(),
+    help="Write the exact Hub layout to this folder instead of pushing.",
+)
+@share("--max-failure-rate", 0.5, "Refuse a build whose share of failed items is above this.")
+def push(
+    source_name: str | None,
+    build_dir: Path | None,
+    collection: str | None,
+    builds_root: Path,
+    repo_id: str | None,
+    private: bool,
+    revision: str | None,
+    dry_run: Path | None,
+    max_failure_rate: float,
+) -> None:
+    """Publish builds as Hub datasets: one config per source, one commit per config, a merged card.
+
+    The token comes from HF_TOKEN or the saved Hugging Face login and is never printed or uploaded.
+    """
+    from huggingface_hub import HfApi
+
+    from lettuce_build.hub import FolderTarget, HubTarget, publish, push_jobs
+
+    if (source_name is None) == (collection is None):
+        raise click.UsageError("give exactly one of --source or --collection")
+    plan = push_jobs(source_name, build_dir, collection, builds_root)
+    if plan.missing:
+        click.echo(f"not in {builds_root}, left out: {', '.join(plan.missing)}")
+    repo = repo_id or collection
+    if dry_run is None and repo is None:
+        raise click.UsageError("--repo-id is required unless --dry-run is given")
+    if dry_run is not None:
+        target = FolderTarget(dry_run, repo or dry_run.name)
+    else:
+        assert repo is not None
+        target = HubTarget(HfApi(token=os.environ.get("HF_TOKEN")), repo, private=private, revision=revision)
+    for source, path in plan.jobs:
+        where = publish(path, source, target, max_failure_rate=max_failure_rate)
+        click.echo(f"published {source} from {path} -> {where}")

@@ -1,0 +1,145 @@
+"""Commands over SWE-bench: the security sift and the squeez pipeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from lettuce_build.cli.options import REPO_URL, count, endpoint_options, folder, instances_option
+
+
+@click.command()
+@instances_option("SWE-bench tasks: a local .jsonl/.parquet file or a Hub dataset id (test split).")
+@click.option(
+    "--verified",
+    default="princeton-nlp/SWE-bench_Verified",
+    show_default=True,
+    help="SWE-bench Verified, to flag candidates in it: a local file or a Hub dataset id.",
+)
+@click.option("--no-verified", is_flag=True, help="Do not look up SWE-bench Verified membership.")
+@click.option(
+    "--preset",
+    type=click.Choice(["v1", "v2", "v3"]),
+    default="v2",
+    show_default=True,
+    help="Pattern set; v2 reproduces the published stage 1, v3 fixes its defects.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=folder(),
+    help="Folder for stage1_candidates.json, stage1_funnel.json and the HF dataset.",
+)
+@click.option(
+    "--compare",
+    "compare_with",
+    type=click.Choice(["v1", "v2", "v3"]),
+    help="Also print the candidates this preset adds and drops against another, with reasons.",
+)
+@click.option(
+    "--explain",
+    "explain_id",
+    metavar="INSTANCE_ID",
+    help="Print each added line of one instance's patch that matched, and stop.",
+)
+def sift(
+    instances: str,
+    verified: str,
+    no_verified: bool,
+    preset: str,
+    out_dir: Path | None,
+    compare_with: str | None,
+    explain_id: str | None,
+) -> None:
+    """Sift SWE-bench for tasks whose gold patch touches security-relevant code (stage 1)."""
+    from lettuce_build.sift.presets import load_preset
+    from lettuce_build.sift.report import comparison_table, explain, summary_table
+    from lettuce_build.sift.stage1 import REQUIRED_COLUMNS, compare, write_sift_outputs
+    from lettuce_build.sift.stage1 import sift as run_sift
+    from lettuce_build.swebench import load_instance_rows
+
+    pattern_set = load_preset(preset)
+    rows = load_instance_rows(instances, REQUIRED_COLUMNS)
+    if explain_id:
+        row = next((r for r in rows if r["instance_id"] == explain_id), None)
+        if row is None:
+            raise click.ClickException(f"{explain_id} is not in {instances}")
+        click.echo(f"{explain_id} ({row['repo']}), preset {preset}")
+        click.echo(explain(row["patch"], pattern_set))
+        return
+    if out_dir is None:
+        raise click.UsageError("--out is required unless --explain is given")
+    verified_ids = None
+    if not no_verified:
+        verified_ids = {r["instance_id"] for r in load_instance_rows(verified, ["instance_id"])}
+    result = run_sift(rows, verified_ids, pattern_set)
+    write_sift_outputs(result, out_dir)
+    click.echo(summary_table(result))
+    for bad in result.invalid_rows:
+        click.echo(f"  skipped row {bad.index} ({bad.instance_id}): {bad.reason}", err=True)
+    if compare_with:
+        other = run_sift(rows, verified_ids, load_preset(compare_with))
+        click.echo(comparison_table(compare(rows, result, other, pattern_set), preset, compare_with))
+    click.echo(f"wrote {out_dir}/stage1_candidates.json, stage1_funnel.json, dataset/ and hub/")
+
+
+@click.command()
+@click.option(
+    "--phase",
+    "first_phase",
+    type=click.IntRange(1, 8),
+    required=True,
+    help="Phases to run, in order: --phase 1 2 3 4 5 6 7 8 (each reads the previous one's files).",
+)
+@click.argument("more_phases", nargs=-1, type=click.IntRange(1, 8))
+@click.option("--output-dir", required=True, type=folder())
+@instances_option("Phase 1 input: a local .jsonl/.parquet of SWE-bench instances or a Hub dataset id.")
+@REPO_URL
+@count("--workers", "Parallel clones and instances in phase 2 and 4.", default=2)
+@click.option("--teacher-model", help="Phase 6 teacher; without it the auto-labels are the gold spans.")
+@click.option("--teacher-base-url", help="OpenAI-compatible endpoint of the teacher; without it, local vLLM.")
+@endpoint_options("teacher-")
+@count("--limit", "Phase 1: keep the first N instances.")
+@click.option("--seed", default=0, show_default=True, help="Seeds tool-call generation and teacher sampling.")
+@click.option(
+    "--allow-network", is_flag=True, help="Run curl calls (with network); otherwise they are skipped."
+)
+def squeez(
+    first_phase: int,
+    more_phases: tuple[int, ...],
+    output_dir: Path,
+    instances: str,
+    repo_url: str,
+    workers: int,
+    teacher_model: str | None,
+    teacher_base_url: str | None,
+    teacher_api_key_env: str,
+    concurrency: int,
+    limit: int | None,
+    seed: int,
+    allow_network: bool,
+) -> None:
+    """Build the squeez tool-output dataset from SWE-bench repositories (phases 1-8)."""
+    from lettuce_build.builddir import BuildDir
+    from lettuce_build.llm.factory import make_backend
+    from lettuce_build.squeez.pipeline import Squeez
+
+    teacher = None
+    if teacher_model is not None:
+        kind = "vllm" if teacher_base_url is None else "openai"
+        teacher = make_backend(
+            kind,
+            teacher_model,
+            base_url=teacher_base_url or "",
+            api_key_env=teacher_api_key_env,
+            concurrency=concurrency,
+        )
+    pipeline = Squeez(
+        output_dir, url_template=repo_url, workers=workers, seed=seed, allow_network=allow_network
+    )
+    with BuildDir(output_dir).lock():
+        for message in pipeline.run(
+            [first_phase, *more_phases], instances=instances, limit=limit, teacher=teacher
+        ):
+            click.echo(message)
