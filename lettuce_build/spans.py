@@ -77,7 +77,8 @@ class _Located(BaseModel):
 def _locate(answer: str, edit: Edit, claimed: Sequence[tuple[int, int]]) -> tuple[int, int, str] | None:
     """Where an edit applies: exact match first, then the whitespace-stripped snippet.
 
-    A repeated string goes to its first occurrence that no earlier edit claimed;
+    Occurrences that are whole words are preferred over ones inside a longer word. A repeated
+    string goes to its first occurrence that no earlier edit claimed;
     when every occurrence is claimed it takes the first one and loses the
     overlap check that follows (the earlier edit wins).
     """
@@ -89,10 +90,22 @@ def _locate(answer: str, edit: Edit, claimed: Sequence[tuple[int, int]]) -> tupl
         starts = _occurrences(answer, needle)
         if not starts:
             continue
+        # a whole word before a piece of one: "red" is never the start of "redirected"
+        starts = [s for s in starts if word_bounded(answer, s, s + len(needle))] or starts
         free = [s for s in starts if not _overlaps(s, s + len(needle), claimed)]
         start = (free or starts)[0]
         return start, start + len(needle), replacement
     return None
+
+
+_WORD = regex.compile(r"[\p{L}\p{N}_]")
+
+
+def word_bounded(text: str, start: int, end: int) -> bool:
+    """``text[start:end]`` does not cut a word at either edge."""
+    cut_before = start > 0 and _WORD.match(text[start - 1]) and _WORD.match(text[start])
+    cut_after = end < len(text) and _WORD.match(text[end]) and _WORD.match(text[end - 1])
+    return not cut_before and not cut_after
 
 
 def apply_edits(answer: str, edits: Sequence[Edit], min_replacement_chars: int = 4) -> EditResult:
