@@ -16,17 +16,19 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from datasets import Dataset, DatasetDict
 from pydantic import BaseModel, ConfigDict, Field
 
+from lettuce_build.balance import RatioReport, balance
 from lettuce_build.builddir import BuildDir, Manifest
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.output import write_output
+from lettuce_build.primitives.injection import EditAnchors
 from lettuce_build.runner import FailureRow, Runner, Stage, StageStats
 from lettuce_build.schema import FEATURES, SPLITS, HallucinationSample, check_sample, sample_to_row
-from lettuce_build.sources.base import LoadOptions, Source, SourceError
+from lettuce_build.sources.base import LoadOptions, Source, SourceError, StageSettings
 from lettuce_build.sources.registry import get_source
 
 ASSEMBLE_STAGE = "assemble"
@@ -39,8 +41,8 @@ class BuildOptions(BaseModel):
     limit: int | None = None
     ratio: float = Field(default=0.5, ge=0.0, le=1.0)
     seed: int = 0
-    fallback: Literal["none", "clean"] = "none"
     language: str = "en"
+    edit_anchors: EditAnchors = "constrained"
     repo_url: str = "https://github.com/{repo}.git"
 
 
@@ -55,9 +57,12 @@ class BuildSummary(BaseModel):
     by_category: dict[str, int]
     hallucinated: int
     clean: int
-    fallback_clean: int
     requested_ratio: float
     achieved_ratio: float
+    #: how the requested ratio came out per split (None: the source injects nothing)
+    ratio: RatioReport | None = None
+    #: samples / work items
+    yield_: float = Field(serialization_alias="yield")
     failures: dict[str, dict[str, int]]
     seconds: float
     backend_seconds: float
@@ -65,47 +70,52 @@ class BuildSummary(BaseModel):
 
 
 class LoopResult(BaseModel):
-    """What the stages made of the items: the finished rows, the items whose failure a stage let
-    through (each with its ``fallback_reason``), and the time spent in the model backend."""
+    """What the stages made of the items: the finished rows, how the hallucination ratio came out
+    (when a stage injected), and the time spent in the model backend."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     done: Dataset
-    let_through: list[dict[str, Any]] = Field(default_factory=list)
+    ratio: RatioReport | None = None
     backend_seconds: float = 0.0
 
 
 class StageLoop:
-    """Runs stages in order over work items on one runner, recording each stage in the build folder."""
+    """Runs stages in order over work items on one runner, recording each stage in the build folder.
 
-    def __init__(self, build: BuildDir, manifest: Manifest, runner: Runner) -> None:
+    An injecting stage (`Stage.injects`) is run by `balance` instead: every item stays a sample
+    and exactly the requested share of each split comes out hallucinated, when enough
+    injections succeed.
+    """
+
+    def __init__(self, build: BuildDir, manifest: Manifest, runner: Runner, ratio: float = 0.5) -> None:
         self.build = build
         self.manifest = manifest
         self.runner = runner
+        self.ratio = ratio
 
     def run(self, stages: Sequence[Stage], items: Dataset) -> LoopResult:
         result = LoopResult(done=items)
         for stage in stages:
-            outcome = self.runner.run(result.done, stage)
+            if stage.injects:
+                outcome = balance(self.runner, stage, result.done, self.ratio)
+                result.ratio = outcome.report
+            else:
+                outcome = self.runner.run(result.done, stage)
             self.build.record_stage(self.manifest, outcome.stats, outcome.failures)
             result.backend_seconds += outcome.stats.backend_seconds
-            if stage.keeps_failed_items and outcome.failures:
-                failed = {f.key: f.reason for f in outcome.failures}
-                result.let_through += [
-                    dict(row, inject=False, fallback_reason=failed[row["key"]])
-                    for row in result.done.to_list()
-                    if row["key"] in failed
-                ]
             result.done = outcome.ok
         return result
 
 
 @contextmanager
-def open_stage_loop(build: BuildDir, manifest: Manifest, backend: Backend, seed: int) -> Iterator[StageLoop]:
+def open_stage_loop(
+    build: BuildDir, manifest: Manifest, backend: Backend, seed: int, ratio: float = 0.5
+) -> Iterator[StageLoop]:
     """A stage loop on the build folder's request cache, closed when the block ends."""
     cache = build.open_cache()
     try:
-        yield StageLoop(build, manifest, Runner(backend, cache, seed=seed))
+        yield StageLoop(build, manifest, Runner(backend, cache, seed=seed), ratio)
     finally:
         cache.close()
 
@@ -156,17 +166,18 @@ def _run(options: BuildOptions, backend: Backend, build: BuildDir, manifest: Man
         )
     build.write_manifest(manifest)
     items = Dataset.from_list(loaded.items)
-    with open_stage_loop(build, manifest, backend, options.seed) as loop:
-        result = loop.run(source.stages(), source.prepare(items))
+    with open_stage_loop(build, manifest, backend, options.seed, options.ratio) as loop:
+        result = loop.run(
+            source.stages(StageSettings(edit_anchors=options.edit_anchors)), source.prepare(items)
+        )
     finished = source.finish(items, result.done)
-    fallback_rows = result.let_through if options.fallback == "clean" else []
-    samples, invalid = _assemble(source, finished.to_list() + fallback_rows)
+    samples, invalid = _assemble(source, finished.to_list())
     build.record_stage(
         manifest,
         StageStats(
             name=ASSEMBLE_STAGE,
             prompt_version="-",
-            items_in=len(finished) + len(fallback_rows),
+            items_in=len(finished),
             ok=len(samples),
             failed=len(invalid),
             failure_reasons=dict(Counter(f.reason for f in invalid)),
@@ -195,9 +206,10 @@ def _run(options: BuildOptions, backend: Backend, build: BuildDir, manifest: Man
         by_category=dict(Counter(s.category or "(clean)" for s in samples)),
         hallucinated=hallucinated,
         clean=len(samples) - hallucinated,
-        fallback_clean=len(fallback_rows),
         requested_ratio=options.ratio,
         achieved_ratio=hallucinated / len(samples) if samples else 0.0,
+        ratio=result.ratio,
+        yield_=len(samples) / len(loaded.items),
         failures=build.failure_summary(),
         seconds=time.perf_counter() - started,
         backend_seconds=result.backend_seconds,
@@ -214,10 +226,12 @@ def _run(options: BuildOptions, backend: Backend, build: BuildDir, manifest: Man
             "by_category",
             "hallucinated",
             "clean",
-            "fallback_clean",
             "requested_ratio",
             "achieved_ratio",
+            "ratio",
+            "yield_",
         },
+        by_alias=True,
     )
     build.write_manifest(manifest)
     return summary
@@ -229,8 +243,6 @@ def _assemble(
     samples, invalid = [], []
     for row in rows:
         sample = source.sample(row)
-        if row.get("fallback_reason"):
-            sample.metadata["fallback_clean"] = row["fallback_reason"]
         violations = check_sample(sample)
         if violations:
             invalid.append(

@@ -164,11 +164,14 @@ def summary_text(summary: BuildSummary) -> str:
         + (f", skipped inputs {summary.skipped}" if summary.skipped else ""),
         f"  splits: {summary.by_split or 'none'}",
         f"  categories: {summary.by_category or 'none'}",
+        f"  yield: {sum(summary.by_split.values())} samples of {summary.items} work items "
+        f"({summary.yield_:.2f} per item)",
         f"  hallucination ratio: achieved {summary.achieved_ratio:.2f} "
         f"({summary.hallucinated} hallucinated, {summary.clean} clean), "
-        f"requested {summary.requested_ratio:.2f}"
-        + (f"; {summary.fallback_clean} fell back to clean" if summary.fallback_clean else ""),
+        f"requested {summary.requested_ratio:.2f}",
     ]
+    if summary.ratio is not None and (shortfall := summary.ratio.shortfall()):
+        lines.append(click.style(f"  {shortfall}", fg="yellow"))
     lines.extend(f"  failures in {stage}: {reasons}" for stage, reasons in summary.failures.items())
     share = 1 - summary.backend_seconds / summary.seconds if summary.seconds else 0.0
     lines.append(

@@ -78,16 +78,21 @@ class Stage(ABC):
     #: True: cached failed attempts do not use up an item's budget of ``max_attempts`` model calls,
     #: so an item that failed is tried afresh on the next run (PsiloQA's "retried next run").
     retries_failures_on_rerun: ClassVar[bool] = False
-    #: False (default): an item this stage fails on goes no further. True: it goes on without the
-    #: stage's outputs (an injection that failed still leaves a correct clean answer); its failure
-    #: row is recorded either way, and the build decides whether to publish it.
-    keeps_failed_items: ClassVar[bool] = False
+    #: An injecting stage: the build's stage loop offers it items in seeded waves until each
+    #: split's requested share of hallucinated samples is met, and an item it fails on stays a
+    #: clean sample (its failure row is recorded). Other stages: a failed item goes no further.
+    injects: ClassVar[bool] = False
     #: the work-item columns the stage reads (besides ``key``); the runner checks them
     requires: tuple[str, ...] = ()
 
     def applies(self, item: dict[str, Any]) -> bool:
         """False lets an item pass through with empty outputs and no model call."""
         return True
+
+    def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
+        """A JSON schema of this item's own (e.g. edits constrained to its answer's anchors), or
+        None for the stage's `response_model` schema."""
+        return None
 
     def request(self, system: str | None, user: str) -> ChatRequest:
         """A request with the stage's sampling; `render` returns one."""
@@ -200,11 +205,20 @@ class Runner:
         return [seeded_request(stage, item, self.seed, attempt, schema) for item in items]
 
     def _complete(
-        self, stage: Stage, requests: Sequence[ChatRequest], stats: StageStats, schema_text: str
+        self,
+        stage: Stage,
+        requests: Sequence[ChatRequest],
+        stats: StageStats,
+        schema: dict[str, Any] | None,
+        schema_text: str,
     ) -> tuple[list[Completion], list[bool]]:
         """Cache hits plus one backend call for the misses (committed before returning); which were fresh."""
         model = self.backend.model_id
-        keys = [request_key(model, r, stage.prompt_version, schema_text) for r in requests]
+        keys = [
+            # the stage-wide schema's text is computed once; an item's own schema per request
+            request_key(model, r, stage.prompt_version, schema_text if r.json_schema is schema else None)
+            for r in requests
+        ]
         found = self.cache.get_many(keys)
         missing = [k for k in dict.fromkeys(keys) if k not in found]
         if missing:
@@ -266,7 +280,7 @@ class Runner:
                         "max_tokens": requests[0].max_tokens,
                         "json_schema": requests[0].json_schema is not None,
                     }
-                completions, fresh = self._complete(stage, requests, stats, schema_text)
+                completions, fresh = self._complete(stage, requests, stats, schema, schema_text)
                 for i, was_fresh in zip(pending, fresh, strict=True):
                     fresh_flags[i] = was_fresh
                 for i, completion in zip(pending, completions, strict=True):
@@ -365,6 +379,7 @@ def seeded_request(
 ) -> ChatRequest:
     """The stage's request for an item, with the attempt's own seed and the stage's JSON schema."""
     request = stage.render(item).with_params(seed=request_seed(build_seed, item["key"], attempt))
+    schema = stage.item_schema(item) or schema
     return request if schema is None else request.with_params(json_schema=schema)
 
 

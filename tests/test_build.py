@@ -66,13 +66,12 @@ def nothing_fits(request):
     )
 
 
-def test_failed_injections_are_failures_unless_clean_fallback_is_asked(tmp_path, readmes):
-    strict = build(readmes, tmp_path / "strict", ScriptedBackend(nothing_fits), ratio=1.0)
-    assert strict.hallucinated == 0 and strict.clean == 0
-    assert strict.failures == {"inject": {"nothing_fits": strict.items}}
-    lenient = build(readmes, tmp_path / "lenient", ScriptedBackend(nothing_fits), ratio=1.0, fallback="clean")
-    assert lenient.clean == lenient.fallback_clean == lenient.items and lenient.achieved_ratio == 0.0
-    assert lenient.example.metadata["fallback_clean"] == "nothing_fits"
+def test_a_failed_injection_leaves_a_clean_sample_and_its_failure_row(tmp_path, readmes):
+    summary = build(readmes, tmp_path / "out", ScriptedBackend(nothing_fits), ratio=1.0)
+    assert summary.hallucinated == 0 and summary.clean == summary.items and summary.achieved_ratio == 0.0
+    assert summary.failures == {"inject": {"nothing_fits": summary.items}}
+    assert summary.ratio.short_by == summary.items
+    assert "too few injections succeeded for the requested ratio" in summary.ratio.shortfall()
 
 
 def test_the_cli_build_over_an_openai_compatible_endpoint(tmp_path, readmes, monkeypatch):

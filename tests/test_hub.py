@@ -198,21 +198,17 @@ def test_a_build_failing_the_invariants_is_refused(builds, tmp_path):
 
 
 def test_a_failure_rate_above_the_limit_is_refused_unless_allowed(tmp_path):
-    def no_edits(request):
-        system = request.messages[0].content
-        return '{"changes": []}' if "training data for hallucination" in system else respond(request)
+    def two_without_answers(request):
+        system, user = request.messages[0].content, request.messages[-1].content
+        if "answer questions using only the evidence" in system and "mintcache" not in user:
+            return "Too short."
+        return respond(request)
 
     run_build(
-        BuildOptions(
-            source="readme",
-            input=str(write_readmes(tmp_path / "docs")),
-            out=tmp_path / "b",
-            ratio=1.0,
-            fallback="clean",
-        ),
-        ScriptedBackend(no_edits),
+        BuildOptions(source="readme", input=str(write_readmes(tmp_path / "docs")), out=tmp_path / "b", ratio=1.0),
+        ScriptedBackend(two_without_answers),
     )
-    with pytest.raises(PublishError, match=r"3 of 3 items failed \(100%\), above the limit of 50%"):
+    with pytest.raises(PublishError, match=r"2 of 3 items made no sample \(67%\), above the limit of 50%"):
         publish(tmp_path / "b", "readme", FolderTarget(tmp_path / "hub", "org/x"))
     assert publish(tmp_path / "b", "readme", FolderTarget(tmp_path / "hub", "org/x"), max_failure_rate=1.0)
 

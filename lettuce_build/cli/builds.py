@@ -99,11 +99,13 @@ def sources() -> None:
 @share("--ratio", 0.5, "Share of items that get injected hallucinations.")
 @click.option("--seed", default=0, show_default=True, help="Seeds item choices and per-request sampling.")
 @click.option(
-    "--fallback",
-    type=click.Choice(["none", "clean"]),
-    default="none",
+    "--edits",
+    "edit_anchors",
+    type=click.Choice(["constrained", "free"]),
+    default="constrained",
     show_default=True,
-    help="`clean`: an item whose injection failed becomes a clean sample (counted).",
+    help="constrained: each edit replaces a string taken from the answer (numbers, names, code, "
+    "sentences), so it always lands; free: any string the model copies (and may miscopy).",
 )
 @click.option(
     "--language", default="en", show_default=True, help="Language (config) for multilingual sources."
@@ -121,7 +123,7 @@ def build(
     limit: int | None,
     ratio: float,
     seed: int,
-    fallback: str,
+    edit_anchors: str,
     language: str,
     repo_url: str,
 ) -> None:
@@ -144,7 +146,7 @@ def build(
         limit=limit,
         ratio=ratio,
         seed=seed,
-        fallback=fallback,  # type: ignore[arg-type]
+        edit_anchors=edit_anchors,  # type: ignore[arg-type]
         language=language,
         repo_url=repo_url,
     )

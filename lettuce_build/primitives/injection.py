@@ -11,6 +11,8 @@ Two modes share one parse path (structured JSON -> edits -> `apply_edits` ->
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 from typing import Any, Literal
 
@@ -18,6 +20,7 @@ from datasets import List
 from pydantic import BaseModel, Field, create_model
 
 from lettuce_build.llm.protocol import Backend, ChatRequest
+from lettuce_build.primitives.anchors import candidates
 from lettuce_build.prompts import load_prompt
 from lettuce_build.runner import ParseFailure, Sampling, Stage, call_stage
 from lettuce_build.schema import SPAN_FEATURES
@@ -56,7 +59,7 @@ MODALITY_NOTES: dict[str, str] = {
 
 class Change(BaseModel):
     original: str = Field(max_length=300)
-    hallucinated: str = Field(max_length=120)
+    hallucinated: str = Field(min_length=4, max_length=120)
     explanation: str = Field(default="", max_length=200)
 
 
@@ -78,9 +81,21 @@ INJECTION_FEATURES: dict[str, Any] = {
 }
 
 
+def anchored_schema(schema: dict[str, Any], anchors: list[str]) -> dict[str, Any]:
+    """The changes schema with each edit's ``original`` limited to the answer's ``anchors``."""
+    patched = copy.deepcopy(schema)
+    for definition in patched.get("$defs", {}).values():
+        if "original" in definition.get("properties", {}):
+            definition["properties"]["original"] = {"type": "string", "enum": anchors}
+    return patched
+
+
+EditAnchors = Literal["constrained", "free"]
+
+
 class _InjectStage(Stage):
     max_attempts = 2
-    keeps_failed_items = True  # a failed injection leaves the item's correct clean answer
+    injects = True  # a failed injection leaves the item's correct clean answer
     requires: tuple[str, ...] = ("context", "question", "answer")
 
     outputs = INJECTION_FEATURES
@@ -93,11 +108,26 @@ class _InjectStage(Stage):
         validation: ValidationConfig | None = None,
         require_fences: bool = False,
         enforce_in_fence: bool = False,
+        anchors: EditAnchors = "constrained",
     ) -> None:
         self.context_chars = context_chars
         self.validation = validation or ValidationConfig()
         self.require_fences = require_fences
         self.enforce_in_fence = enforce_in_fence
+        #: constrained: ``original`` must be one of the answer's anchors (see anchors.py); free:
+        #: any string, located afterwards (the model must copy it exactly)
+        self.anchors = anchors
+
+    def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
+        if self.anchors == "free" or self.response_model is None:
+            return None
+        found = candidates(item["answer"], code=self.require_fences, seed=item["key"])
+        return anchored_schema(self._schema, found) if found else None
+
+    @functools.cached_property
+    def _schema(self) -> dict[str, Any]:
+        assert self.response_model is not None
+        return self.response_model.model_json_schema()
 
     def applies(self, item: dict[str, Any]) -> bool:
         return bool(item.get("inject", True))

@@ -17,7 +17,7 @@ from typing import Any
 from lettuce_build.primitives.answers import AnswerStage
 from lettuce_build.primitives.injection import InjectMenuStage
 from lettuce_build.runner import Stage
-from lettuce_build.sources.base import LoadOptions, Source, Tally
+from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
 from lettuce_build.sources.chunking import hash_split
 
 REQUIRED = ("question", "paper_id", "chunk", "retrieval_rank", "answerable")
@@ -29,7 +29,6 @@ class AclSource(Source):
     dataset_name = "lettucedetect-acl"
     modality = "markdown"
     hub_id = "KRLabsOrg/acl-verbatim-spans"
-    injects = True
 
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         # Rows are grouped per question, so the whole table is read first (upstream does not
@@ -57,5 +56,5 @@ class AclSource(Source):
                 },
             }
 
-    def stages(self) -> list[Stage]:
-        return [AnswerStage(), InjectMenuStage("paper")]
+    def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
+        return [AnswerStage(), InjectMenuStage("paper", anchors=settings.edit_anchors)]

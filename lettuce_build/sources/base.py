@@ -19,9 +19,9 @@ from typing import Any, ClassVar
 from datasets import Dataset
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from lettuce_build.primitives.injection import EditAnchors
 from lettuce_build.runner import Stage
 from lettuce_build.schema import SPLITS, HallucinationSample, Span, Split, default_prompt
-from lettuce_build.sources.chunking import seeded_fraction
 from lettuce_build.tables import TableError, read_input
 from lettuce_build.taxonomy import sample_category
 
@@ -47,7 +47,15 @@ class WorkItem(BaseModel):
     context: str
     language: str = "en"
     metadata: str = Field(default="{}", description="JSON object, carried into the sample's metadata")
-    inject: bool | None = Field(default=None, description="drawn by the base for injecting sources")
+
+
+class StageSettings(BaseModel):
+    """Choices a build makes for every source's stages."""
+
+    edit_anchors: EditAnchors = "constrained"
+
+
+DEFAULT_SETTINGS = StageSettings()
 
 
 class LoadOptions(BaseModel):
@@ -85,8 +93,6 @@ class Source(ABC):
     task_type: ClassVar[str] = "qa"
     #: the Hub dataset read when no local input is given
     hub_id: ClassVar[str | None] = None
-    #: True for sources whose stages inject: each item gets a seeded ``inject`` draw
-    injects: ClassVar[bool] = False
 
     @abstractmethod
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
@@ -94,7 +100,7 @@ class Source(ABC):
         source's own columns. Count documents and skipped inputs in ``tally``."""
 
     @abstractmethod
-    def stages(self) -> list[Stage]: ...
+    def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]: ...
 
     def prepare(self, items: Dataset) -> Dataset:
         """The stages' work items made from the source's items (default: the items themselves)."""
@@ -126,8 +132,6 @@ class Source(ABC):
             split = str(item.get("split") or "train")
             split = SPLIT_ALIASES.get(split, split)
             item["split"] = split if split in SPLITS else "train"
-            if self.injects:
-                item["inject"] = seeded_fraction(options.seed, item["key"], "inject") < options.ratio
             item["metadata"] = json.dumps(item.get("metadata") or {})
             try:
                 WorkItem.model_validate(item)

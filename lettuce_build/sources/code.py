@@ -25,7 +25,7 @@ from lettuce_build.patches import FilePatch, parse_patch
 from lettuce_build.primitives.injection import InjectTaxonomyStage
 from lettuce_build.repos import RepoManager, host_git_env
 from lettuce_build.runner import Stage
-from lettuce_build.sources.base import LoadOptions, Source, Tally
+from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
 from lettuce_build.sources.chunking import seeded_fraction
 
 MIN_CODE_CHARS = 40
@@ -127,7 +127,6 @@ class CodeSource(Source):
     modality = "code"
     task_type = "code_fix"
     hub_id = "princeton-nlp/SWE-bench"
-    injects = True
 
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         repos = RepoManager(options.work_dir or Path("repos"), options.repo_url)
@@ -192,5 +191,9 @@ class CodeSource(Source):
             },
         }
 
-    def stages(self) -> list[Stage]:
-        return [InjectTaxonomyStage("code", require_fences=True, enforce_in_fence=True)]
+    def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
+        return [
+            InjectTaxonomyStage(
+                "code", require_fences=True, enforce_in_fence=True, anchors=settings.edit_anchors
+            )
+        ]

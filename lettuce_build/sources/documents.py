@@ -15,7 +15,14 @@ from lettuce_build.primitives.answers import AnswerStage
 from lettuce_build.primitives.injection import InjectMenuStage
 from lettuce_build.primitives.questions import QuestionStage
 from lettuce_build.runner import Stage
-from lettuce_build.sources.base import LoadOptions, Source, SourceError, Tally
+from lettuce_build.sources.base import (
+    DEFAULT_SETTINGS,
+    LoadOptions,
+    Source,
+    SourceError,
+    StageSettings,
+    Tally,
+)
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split, seeded_fraction
 from lettuce_build.tables import read_table
 
@@ -42,7 +49,6 @@ class DocumentSource(Source):
     """Shared behaviour of the markdown document sources."""
 
     modality = "markdown"
-    injects = True
     question_types: tuple[str, ...]
     min_document_chars = 0
     chunking = ChunkConfig()
@@ -81,8 +87,8 @@ class DocumentSource(Source):
                     },
                 }
 
-    def stages(self) -> list[Stage]:
-        return [QuestionStage(), AnswerStage(), InjectMenuStage("markdown")]
+    def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
+        return [QuestionStage(), AnswerStage(), InjectMenuStage("markdown", anchors=settings.edit_anchors)]
 
 
 class ReadmeSource(DocumentSource):

@@ -19,7 +19,15 @@ from datasets import Dataset
 from lettuce_build.primitives.classify import ClassifyStage, explode_spans, gather_labels
 from lettuce_build.runner import Stage
 from lettuce_build.schema import SPLITS, widen_to_graphemes
-from lettuce_build.sources.base import SPLIT_ALIASES, LoadOptions, Source, SourceError, Tally
+from lettuce_build.sources.base import (
+    DEFAULT_SETTINGS,
+    SPLIT_ALIASES,
+    LoadOptions,
+    Source,
+    SourceError,
+    StageSettings,
+    Tally,
+)
 from lettuce_build.tables import read_table
 
 REQUIRED = ("wiki_passage", "question", "llm_answer", "labels")
@@ -76,7 +84,7 @@ class PsiloQASource(Source):
                 "metadata": {"model": row.get("model_id"), "wiki_title": row.get("wiki_title")},
             }
 
-    def stages(self) -> list[Stage]:
+    def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
         return [ClassifyStage()]
 
     def prepare(self, items: Dataset) -> Dataset:

@@ -17,7 +17,14 @@ from typing import Any
 
 from lettuce_build.runner import Stage
 from lettuce_build.schema import widen_to_graphemes
-from lettuce_build.sources.base import LoadOptions, Source, SourceError, Tally
+from lettuce_build.sources.base import (
+    DEFAULT_SETTINGS,
+    LoadOptions,
+    Source,
+    SourceError,
+    StageSettings,
+    Tally,
+)
 from lettuce_build.tables import read_jsonl
 from lettuce_build.taxonomy import TaxonomyError, map_label, refine_ragtruth
 
@@ -126,5 +133,5 @@ class RagTruthSource(Source):
                 },
             }
 
-    def stages(self) -> list[Stage]:
+    def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
         return []  # mechanical mapping: no model call

@@ -12,7 +12,15 @@ from lettuce_build.primitives.answers import AnswerStage
 from lettuce_build.primitives.injection import InjectTaxonomyStage
 from lettuce_build.runner import Stage
 from lettuce_build.schema import SPLITS
-from lettuce_build.sources.base import SPLIT_ALIASES, LoadOptions, Source, SourceError, Tally
+from lettuce_build.sources.base import (
+    DEFAULT_SETTINGS,
+    SPLIT_ALIASES,
+    LoadOptions,
+    Source,
+    SourceError,
+    StageSettings,
+    Tally,
+)
 from lettuce_build.sources.chunking import seeded_fraction
 from lettuce_build.tables import read_table
 
@@ -34,7 +42,6 @@ class ToolOutputSource(Source):
     modality = "tool_output"
     task_type = "tool_output_qa"
     hub_id = "KRLabsOrg/tool-output-extraction-swebench"
-    injects = True
 
     def _rows(self, input_path: str | None) -> Iterator[dict[str, Any]]:
         if input_path is not None and Path(input_path).is_dir():
@@ -80,5 +87,8 @@ class ToolOutputSource(Source):
                 },
             }
 
-    def stages(self) -> list[Stage]:
-        return [AnswerStage(evidence_field="evidence"), InjectTaxonomyStage("tool_output")]
+    def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
+        return [
+            AnswerStage(evidence_field="evidence"),
+            InjectTaxonomyStage("tool_output", anchors=settings.edit_anchors),
+        ]

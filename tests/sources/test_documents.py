@@ -40,12 +40,6 @@ def test_loading_is_deterministic_for_a_seed(tmp_path):
     )
 
 
-def test_the_ratio_decides_which_items_are_injected(tmp_path):
-    folder = str(write_readmes(tmp_path / "docs"))
-    assert all(i["inject"] for i in ReadmeSource().load(folder, LoadOptions(ratio=1.0)).items)
-    assert not any(i["inject"] for i in ReadmeSource().load(folder, LoadOptions(ratio=0.0)).items)
-
-
 def test_binary_non_utf8_empty_and_enormous_files_are_skipped_and_counted(tmp_path):
     folder = write_readmes(tmp_path / "docs")
     (folder / "binary.md").write_bytes(b"# x\n\x00\x01\x02")
