@@ -33,6 +33,10 @@ from lettuce_build.llm.protocol import Backend, ChatRequest, Completion
 RAW_EXCERPT_CHARS = 300
 
 
+class CutText(str):
+    """What `Stage.salvage` kept of a response cut at max_tokens: `parse` can tell it was cut."""
+
+
 class ParseFailure(Exception):
     """A response a stage cannot use; ``reason`` is a stable code, ``detail`` says why.
 
@@ -71,9 +75,6 @@ class Stage(ABC):
     sampling: Sampling = Sampling()
     response_model: ClassVar[type[BaseModel] | None] = None
     max_attempts: ClassVar[int] = 2
-    #: A plain-text stage that needs only whole lines may keep the complete lines of a response
-    #: cut at max_tokens; any other cut response (cut JSON above all) is a "truncated" failure.
-    keeps_complete_lines_when_cut: ClassVar[bool] = False
     #: False (default): a re-run replays every cached attempt and stops where the last run stopped.
     #: True: cached failed attempts do not use up an item's budget of ``max_attempts`` model calls,
     #: so an item that failed is tried afresh on the next run (PsiloQA's "retried next run").
@@ -88,6 +89,11 @@ class Stage(ABC):
     def applies(self, item: dict[str, Any]) -> bool:
         """False lets an item pass through with empty outputs and no model call."""
         return True
+
+    def salvage(self, text: str) -> str | None:
+        """What a plain-text stage keeps of a response cut at max_tokens (its complete lines or
+        sentences, say), or None: the default, a "truncated" failure. Cut JSON is never kept."""
+        return None
 
     def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
         """A JSON schema of this item's own (e.g. edits constrained to its answer's anchors), or
@@ -168,12 +174,10 @@ def check_response(stage: Stage, completion: Completion) -> Any:
     """Turn a raw completion into what `stage.parse` takes, or raise `ParseFailure`."""
     text = completion.text
     if completion.finish_reason == "length":
-        complete_lines = text[: text.rfind("\n")] if "\n" in text else ""
-        if not (
-            stage.keeps_complete_lines_when_cut and stage.response_model is None and complete_lines.strip()
-        ):
+        kept = stage.salvage(text) if stage.response_model is None else None
+        if not kept or not kept.strip():
             raise ParseFailure("truncated", "the response hit max_tokens (finish_reason == 'length')")
-        text = complete_lines
+        text = CutText(kept)
     if not text.strip():
         raise ParseFailure("empty_output", "the model returned no text")
     if stage.response_model is None:

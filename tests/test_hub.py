@@ -115,7 +115,7 @@ def test_a_rendered_card_parses_and_its_yaml_is_what_datasets_reads(builds, tmp_
         "## Citation",
     ):
         assert heading in card.text
-    assert "`question-v1`" in card.text and "achieved 1.000" in card.text
+    assert "`question-v2`" in card.text and "achieved 1.000" in card.text
 
 
 def test_a_dry_run_of_a_two_source_collection_loads_both_configs(builds, tmp_path):
@@ -200,7 +200,7 @@ def test_a_build_failing_the_invariants_is_refused(builds, tmp_path):
 def test_a_failure_rate_above_the_limit_is_refused_unless_allowed(tmp_path):
     def two_without_answers(request):
         system, user = request.messages[0].content, request.messages[-1].content
-        if "answer questions using only the evidence" in system and "mintcache" not in user:
+        if "using only the evidence" in system and "mintcache" not in user:
             return "Too short."
         return respond(request)
 

@@ -30,23 +30,62 @@ from lettuce_build.taxonomy import DEFAULT_TAXONOMY, TaxonomyError, map_label
 DEFAULT_CONTEXT_CHARS = 6000
 CODE_SAMPLING = Sampling(temperature=0.4, max_tokens=2000)
 
-#: Native types of each injection menu, with the one-line definitions the prompt shows.
-MENUS: dict[str, dict[str, str]] = {
-    "markdown": {
-        "NUMERICAL": "change a number, version, size or count",
-        "TEMPORAL": "change a date, duration or the order of steps",
-        "ENTITY": "swap a named thing (tool, library, person, place) for another",
-        "RELATIONAL": "change how two things relate (what depends on, calls or contains what)",
-        "FABRICATED": "mention a plausible thing (option, file, project) that the context never names",
-        "CLAIM": "add a plausible statement the context does not support",
-    },
-    "paper": {
-        "NUMERICAL": "change a reported number, score, size or count",
-        "ENTITY": "swap a dataset, model, metric or author for another",
-        "RELATIONAL": "change a comparison or relation between methods or results",
-        "METHODOLOGICAL": "change a setting, procedure or experimental condition",
-        "CITATIONAL": "attribute a finding or method to the wrong work",
-    },
+
+class MenuExample(BaseModel):
+    type: str
+    original: str
+    hallucinated: str
+
+
+class Menu(BaseModel):
+    """A source's native hallucination types with the definitions, rules and examples the prompt shows."""
+
+    types: dict[str, str]
+    rules: list[str] = Field(default_factory=list)
+    examples: list[MenuExample] = Field(default_factory=list)
+
+
+MENUS: dict[str, Menu] = {
+    "markdown": Menu(
+        types={
+            "NUMERICAL": "change a number, version, size or count",
+            "TEMPORAL": "change a date, duration or the order of steps",
+            "ENTITY": "swap a named thing (tool, library, person, place) for another",
+            "RELATIONAL": "change how two things relate (what depends on, calls or contains what)",
+            "FABRICATED": "mention a plausible thing (option, file, project) that the context never names",
+            "CLAIM": "add a plausible statement the context does not support",
+        },
+        examples=[
+            MenuExample(type="NUMERICAL", original="Python 3.10", hallucinated="Python 3.8"),
+            MenuExample(type="ENTITY", original="PostgreSQL", hallucinated="MySQL"),
+            MenuExample(
+                type="CLAIM",
+                original="It reads posts written in markdown.",
+                hallucinated="It reads posts written in markdown and publishes them to Medium.",
+            ),
+        ],
+    ),
+    "paper": Menu(
+        types={
+            "NUMERICAL": "change a reported number, score, size or count",
+            "ENTITY": "swap a dataset, model, metric or author for another",
+            "RELATIONAL": "change a comparison or relation between methods or results",
+            "METHODOLOGICAL": "change a setting, procedure or experimental condition",
+            "CITATIONAL": "attribute a finding or method to the wrong work",
+        },
+        rules=[
+            "Do not invent names: a swapped dataset, model, metric or work must be one the context "
+            "names elsewhere, or a real, well-known one of the same kind.",
+            "Keep numbers in the same format and precision (a score stays a score with two decimals).",
+        ],
+        examples=[
+            MenuExample(type="NUMERICAL", original="an F1 of 71.3", hallucinated="an F1 of 76.8"),
+            MenuExample(type="RELATIONAL", original="outperforms BERT", hallucinated="underperforms BERT"),
+            MenuExample(
+                type="METHODOLOGICAL", original="trained for 3 epochs", hallucinated="trained for 10 epochs"
+            ),
+        ],
+    ),
 }
 
 MODALITY_NOTES: dict[str, str] = {
@@ -69,7 +108,7 @@ class Changes(BaseModel):
 
 def _menu_response_model(menu: str) -> type[BaseModel]:
     """Changes whose ``hallucination_type`` is constrained to the menu's native types."""
-    types = Literal[tuple(MENUS[menu])]  # type: ignore[valid-type]
+    types = Literal[tuple(MENUS[menu].types)]  # type: ignore[valid-type]
     change = create_model(f"{menu.title()}Change", __base__=Change, hallucination_type=(types, ...))
     return create_model(f"{menu.title()}Changes", changes=(list[change], Field(max_length=3)))  # type: ignore[valid-type]
 
@@ -193,7 +232,9 @@ class InjectMenuStage(_InjectStage):
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         system, user = load_prompt("inject_menu").render(
-            menu=MENUS[self.menu],
+            menu=MENUS[self.menu].types,
+            rules=MENUS[self.menu].rules,
+            examples=MENUS[self.menu].examples,
             context=item["context"][: self.context_chars],
             question=item["question"],
             answer=item["answer"],

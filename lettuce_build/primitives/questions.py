@@ -38,6 +38,26 @@ DEFAULT_CHUNK_CHARS = 6000
 
 _PREFIX = regex.compile(r"^\s*(?:\*\*)?(?:question|q)\s*[:.)-]\s*(?:\*\*)?\s*", regex.IGNORECASE)
 _QUOTES = "\"'“”‘’`*"
+_RESIDUE = regex.compile(r"\{\{|\}\}|\{%|%\}|<\|")
+_MARKDOWN = regex.compile(r"\]\(|!\[|^#+\s|\[[^\]]*\]\[")
+_SENTENCE_BREAK = regex.compile(r"[.!?]\s+\S")
+
+
+def question_problem(question: str) -> tuple[str, str] | None:
+    """(reason, detail) when ``question`` does not read as one question, else None."""
+    if len(question) < MIN_QUESTION_CHARS:
+        return "question_too_short", f"{question!r} is under {MIN_QUESTION_CHARS} characters"
+    if len(question) > MAX_QUESTION_CHARS:
+        return "question_too_long", f"{len(question)} characters (> {MAX_QUESTION_CHARS})"
+    if _RESIDUE.search(question):
+        return "template_residue", f"{question[:80]!r} holds template syntax"
+    if _MARKDOWN.search(question):
+        return "markdown_in_question", f"{question[:80]!r} holds markdown links, images or headings"
+    if not question.endswith("?"):
+        return "not_a_question", f"{question[:80]!r} does not end with a question mark"
+    if _SENTENCE_BREAK.search(question[:-1]):
+        return "several_sentences", f"{question[:80]!r} is more than one sentence"
+    return None
 
 
 def clean_question(text: str) -> str:
@@ -52,13 +72,16 @@ class QuestionStage(Stage):
 
     name = "question"
     prompt_version = load_prompt("question").version
-    keeps_complete_lines_when_cut = True  # only the first line is used
     requires = ("chunk", "question_type")
     outputs = {"question": Value("string")}
     sampling = Sampling(temperature=0.7, max_tokens=80)
 
     def __init__(self, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> None:
         self.chunk_chars = chunk_chars
+
+    def salvage(self, text: str) -> str | None:
+        """Only the first line is used: a cut response keeps its complete lines."""
+        return text[: text.rfind("\n")] if "\n" in text else None
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         question_type = item["question_type"]
@@ -71,10 +94,8 @@ class QuestionStage(Stage):
 
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
         question = clean_question(response)
-        if len(question) < MIN_QUESTION_CHARS:
-            raise ParseFailure("question_too_short", f"{question!r} is under {MIN_QUESTION_CHARS} characters")
-        if len(question) > MAX_QUESTION_CHARS:
-            raise ParseFailure("question_too_long", f"{len(question)} characters (> {MAX_QUESTION_CHARS})")
+        if problem := question_problem(question):
+            raise ParseFailure(*problem)
         return {"question": question}
 
 

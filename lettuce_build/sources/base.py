@@ -149,6 +149,8 @@ class Source(ABC):
         metadata = json.loads(row["metadata"]) if row.get("metadata") else {}
         if hallucinated and row.get("injection"):
             metadata["injection"] = json.loads(row["injection"])
+        if row.get("answer_cut"):
+            metadata["answer_cut"] = True  # the answer was cut at max_tokens; complete sentences kept
         return HallucinationSample(
             prompt=row.get("prompt") or default_prompt(row["context"], row["question"]),
             context=row["context"],

@@ -89,6 +89,6 @@ class ToolOutputSource(Source):
 
     def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
         return [
-            AnswerStage(evidence_field="evidence"),
+            AnswerStage(evidence_field="evidence", prompt="answer_tool_output"),
             InjectTaxonomyStage("tool_output", anchors=settings.edit_anchors),
         ]

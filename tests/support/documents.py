@@ -65,7 +65,7 @@ def answer_of(request: ChatRequest) -> str:
 
 def evidence_of(request: ChatRequest) -> str:
     user = request.messages[-1].content
-    return user.split("Evidence:\n", 1)[1].split("\n\nQuestion:", 1)[0]
+    return user.split("Evidence:\n", 1)[1].split("\n\nAnswer the question", 1)[0]
 
 
 def respond(request: ChatRequest) -> str:
@@ -73,7 +73,7 @@ def respond(request: ChatRequest) -> str:
     system = request.messages[0].content
     if "realistic question" in system:
         return 'Question: "How do I install and configure this tool?"'
-    if "answer questions using only the evidence" in system:
+    if "using only the evidence" in system:
         lines = [
             line for line in evidence_of(request).splitlines() if len(line) > 40 and not line.startswith("#")
         ]
