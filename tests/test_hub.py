@@ -205,7 +205,9 @@ def test_a_failure_rate_above_the_limit_is_refused_unless_allowed(tmp_path):
         return respond(request)
 
     run_build(
-        BuildOptions(source="readme", input=str(write_readmes(tmp_path / "docs")), out=tmp_path / "b", ratio=1.0),
+        BuildOptions(
+            source="readme", input=str(write_readmes(tmp_path / "docs")), out=tmp_path / "b", ratio=1.0
+        ),
         ScriptedBackend(two_without_answers),
     )
     with pytest.raises(PublishError, match=r"2 of 3 items made no sample \(67%\), above the limit of 50%"):

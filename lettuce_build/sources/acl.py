@@ -2,10 +2,10 @@
 
 Upstream (`KRLabsOrg/acl-verbatim-spans`, config ``canonical``) has one row per
 (question, retrieved chunk) with ``question``, ``paper_id``, ``chunk``,
-``retrieval_rank`` and ``answerable``. Rows are grouped per question, the top 5
-by retrieval rank become "Excerpt i:" blocks, a question needs at least one
-answerable excerpt, and the split is a hash of the best-ranked answerable
-excerpt's paper id.
+``retrieval_rank`` and ``answerable``. Rows are grouped per question; the top 5
+retrieved chunks (rank 1 and up, with text) become "Excerpt i:" blocks; a question
+needs at least one answerable row among all of its rows; the split is a hash of the
+paper id of its best-ranked answerable excerpt (or first answerable row).
 """
 
 from __future__ import annotations
@@ -38,10 +38,20 @@ class AclSource(Source):
             groups.setdefault(str(row["question"]).strip(), []).append(row)
         tally.documents = len(groups)
         for question, rows in groups.items():
-            top = sorted(rows, key=lambda r: (int(r["retrieval_rank"]) < 0, int(r["retrieval_rank"])))[:TOP_K]
-            answerable = [r for r in top if r["answerable"]]
-            if not question or not answerable:
-                tally.skipped["no_answerable_excerpt" if question else "empty_question"] += 1
+            # only chunks the retriever returned (rank 1 and up) and that hold text are context;
+            # whether the question is answerable is read off all its rows
+            retrieved = [r for r in rows if int(r["retrieval_rank"]) >= 1 and str(r["chunk"] or "").strip()]
+            top = sorted(retrieved, key=lambda r: int(r["retrieval_rank"]))[:TOP_K]
+            answerable = sorted((r for r in rows if r["answerable"]), key=lambda r: r not in top)
+            if not question or not answerable or not top:
+                reason = (
+                    "empty_question"
+                    if not question
+                    else "no_answerable_row"
+                    if not answerable
+                    else "no_retrieved_chunk"
+                )
+                tally.skipped[reason] += 1
                 continue
             context = "\n\n".join(f"Excerpt {i}:\n{r['chunk'].strip()}" for i, r in enumerate(top, start=1))
             yield {
@@ -53,6 +63,7 @@ class AclSource(Source):
                 "metadata": {
                     "paper_ids": [str(r["paper_id"]) for r in top],
                     "answerable_excerpts": [i for i, r in enumerate(top, 1) if r["answerable"]],
+                    "retrieved": len(retrieved),
                 },
             }
 

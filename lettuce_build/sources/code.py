@@ -2,8 +2,8 @@
 
 Context: each touched file at ``base_commit`` as ``File: path`` and a fenced block,
 truncated to a window around the patch when long, capped overall. Answer: the gold
-fix in one of three seeded styles: the whole patched function, the hunk, or an
-"in file X replace ... with ..." edit. Trivial (< 40 chars of code) and huge
+fix, every file and hunk of it, in one of three seeded styles: the patched functions, the
+diff, or "in file X replace ... with ..." edits. Trivial (< 40 chars of code) and huge
 (> 10,000 chars) answers are skipped with a count. One sample per instance, native
 splits (SWE-bench's ``dev`` becomes ``validation``), targeted code injection with
 in-fence enforcement and the fabricated-reference check.
@@ -21,7 +21,7 @@ from typing import Any
 
 import git
 
-from lettuce_build.patches import FilePatch, parse_patch
+from lettuce_build.patches import FilePatch, PatchInfo, parse_patch
 from lettuce_build.primitives.injection import InjectTaxonomyStage
 from lettuce_build.repos import RepoManager, host_git_env
 from lettuce_build.runner import Stage
@@ -96,20 +96,46 @@ def _enclosing_function(source: str, line: int) -> str | None:
     return ast.get_source_segment(source, best) if best else None
 
 
-def build_answer(style: str, file: FilePatch, patched: str | None) -> tuple[str, str]:
-    """(answer, code) of the gold fix in a style; the code alone is what the size limits measure."""
-    path, hunks = file.path, file.hunks
-    if style == "function" and patched is not None and hunks:
-        function = _enclosing_function(patched, hunks[0].first_changed_line)
-        if function:
-            code = function
-            return f"In `{path}`, the fixed function:\n```{fence_language(path)}\n{code}\n```", code
-    if style == "replace" and hunks:
-        old, new = hunks[0].side(new=False), hunks[0].side(new=True)
-        lang = fence_language(path)
-        return (f"In file `{path}`, replace:\n```{lang}\n{old}\n```\nwith:\n```{lang}\n{new}\n```", old + new)
-    code = "\n".join(h.text for h in hunks)
-    return f"The fix to `{path}`:\n```diff\n{code}\n```", code
+def _functions(file: FilePatch, patched: str | None) -> list[str] | None:
+    """The fixed functions around every hunk of a file, in order, or None when a hunk lies outside
+    any function (module-level code): then only the diff shows the whole fix."""
+    if patched is None or not file.path.endswith(".py"):
+        return None
+    found: list[str] = []
+    for hunk in file.hunks:
+        function = _enclosing_function(patched, hunk.first_changed_line)
+        if function is None:
+            return None
+        if function not in found:
+            found.append(function)
+    return found
+
+
+def build_answer(style: str, patch: PatchInfo, patched: dict[str, str | None]) -> tuple[str, str]:
+    """(answer, code) of the whole gold fix, every file and hunk of it, in a style; the code alone is
+    what the size limits measure. A file the function style cannot show (module-level changes)
+    falls back to its diff, so the answer never leaves part of the fix out."""
+    parts, code = [], []
+    for file in patch.files:
+        lang = fence_language(file.path)
+        functions = _functions(file, patched.get(file.path)) if style == "function" else None
+        if functions:
+            body = "\n\n".join(functions)
+            noun = "function" if len(functions) == 1 else "functions"
+            parts.append(f"In `{file.path}`, the fixed {noun}:\n```{lang}\n{body}\n```")
+            code.append(body)
+        elif style == "replace" and file.hunks:
+            for hunk in file.hunks:
+                old, new = hunk.side(new=False), hunk.side(new=True)
+                parts.append(
+                    f"In file `{file.path}`, replace:\n```{lang}\n{old}\n```\nwith:\n```{lang}\n{new}\n```"
+                )
+                code.append(old + new)
+        else:
+            diff = "\n".join(h.text for h in file.hunks)
+            parts.append(f"The fix to `{file.path}`:\n```diff\n{diff}\n```")
+            code.append(diff)
+    return "\n\n".join(parts), "\n".join(code)
 
 
 def _choose(seed: int, key: str, salt: str, options: tuple[tuple[str, float], ...]) -> str:
@@ -131,7 +157,7 @@ class CodeSource(Source):
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         repos = RepoManager(options.work_dir or Path("repos"), options.repo_url)
         statuses: dict[str, bool] = {}
-        for row in self.rows(input_path, REQUIRED, hub_splits=("dev", "test")):
+        for row in self.rows(input_path, REQUIRED, hub_splits=("train", "dev", "test")):
             tally.documents += 1
             repo = row["repo"]
             if repo not in statuses:
@@ -161,11 +187,11 @@ class CodeSource(Source):
             blocks.append(file_context(file.path, texts[file.path], file))
         key = f"code::{row['instance_id']}"
         style = _choose(options.seed, key, "style", STYLES)
-        main_file = next((f for f in info.files if f.path.endswith(".py")), info.files[0])
-        patched = None
-        if style == "function":
-            patched = _patched_text(texts.get(main_file.path, ""), patch, main_file.path)
-        answer, code = build_answer(style, main_file, patched)
+        patched = {
+            f.path: _patched_text(texts[f.path], patch, f.path) if style == "function" else None
+            for f in info.files
+        }
+        answer, code = build_answer(style, info, patched)
         if len(code.strip()) < MIN_CODE_CHARS:
             skipped["trivial_answer"] += 1
             return None

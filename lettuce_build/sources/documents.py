@@ -145,6 +145,7 @@ class WikipediaSource(DocumentSource):
     dataset_name = "lettucedetect-wikipedia"
     hub_id = "open-index/open-wikipedia-markdown"
     min_document_chars = 1500
+    chunking = ChunkConfig(min_chars=1500, max_chars=6000)  # article sections, as LettuceDetect sizes them
     question_types = (
         "Concept Completion",
         "Quantification",

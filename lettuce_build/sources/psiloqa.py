@@ -33,6 +33,18 @@ from lettuce_build.tables import read_table
 REQUIRED = ("wiki_passage", "question", "llm_answer", "labels")
 
 
+def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping or touching annotator spans as one: classified separately they would make a
+    sample with overlapping labels, which fails whole after every call was paid for."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(set(spans)):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def _spans(raw: Any) -> list[Any]:
     if isinstance(raw, str):
         return json.loads(raw) if raw.strip() else []
@@ -72,6 +84,9 @@ class PsiloQASource(Source):
                     spans.append(widen_to_graphemes(answer, start, end))  # never half a character
                 else:
                     tally.skipped["span_out_of_range"] += 1
+            merged = merge_spans(spans)
+            if len(set(spans)) > len(merged):
+                tally.skipped["spans_merged"] += len(set(spans)) - len(merged)
             split = SPLIT_ALIASES.get(str(row.get("split") or "train"), str(row.get("split") or "train"))
             yield {
                 "key": f"psiloqa::{split}::{row.get('id', index)}",
@@ -79,7 +94,7 @@ class PsiloQASource(Source):
                 "context": row["wiki_passage"],
                 "question": row["question"],
                 "answer": answer,
-                "spans": sorted(set(spans)),
+                "spans": merged,
                 "language": str(row.get("lang") or "en"),
                 "metadata": {"model": row.get("model_id"), "wiki_title": row.get("wiki_title")},
             }

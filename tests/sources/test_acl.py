@@ -1,4 +1,4 @@
-"""ACL: rows grouped per question, top 5 by retrieval rank, an answerable excerpt required."""
+"""ACL: rows grouped per question, top 5 retrieved chunks with text, an answerable row required."""
 
 import json
 
@@ -40,11 +40,19 @@ def test_excerpts_come_in_retrieval_order_top_five(tmp_path):
     assert json.loads(item["metadata"])["answerable_excerpts"] == [3]
 
 
-def test_a_question_without_an_answerable_excerpt_in_the_top_five_is_skipped(tmp_path):
-    rows = [row("Q?", "P", r, r == 7) for r in range(1, 8)] + [row("Other?", "P", 1, True)]
+def test_answerable_is_read_off_all_rows_and_unanswerable_questions_are_skipped(tmp_path):
+    rows = [row("Q?", "P", r, r == 7) for r in range(1, 8)]  # answerable only outside the top five
+    rows += [row("None?", "P", r, False) for r in (1, 2)] + [row("Other?", "P", 1, True)]
     loaded = AclSource().load(write(tmp_path, rows), LoadOptions())
-    assert [i["question"] for i in loaded.items] == ["Other?"]
-    assert loaded.skipped["no_answerable_excerpt"] == 1
+    assert [i["question"] for i in loaded.items] == ["Q?", "Other?"]
+    assert loaded.skipped["no_answerable_row"] == 1
+
+
+def test_only_retrieved_chunks_with_text_are_context(tmp_path):
+    rows = [row("Q?", "P", 0, True, chunk="Not retrieved."), row("Q?", "P", -1, False, chunk="Never.")]
+    rows += [row("Q?", "P", 2, False, chunk="   "), row("Q?", "P", 3, False, chunk="Third.")]
+    [item] = AclSource().load(write(tmp_path, rows), LoadOptions()).items
+    assert item["context"] == "Excerpt 1:\nThird."
 
 
 def test_acl_uses_the_paper_menu_without_a_question_stage():

@@ -61,14 +61,28 @@ def test_a_long_file_keeps_a_window_around_the_patch():
 
 def test_the_three_answer_styles(world):
     _, _, info = world
-    core = parse_patch(info["patch"]).file("widgets/core.py")
-    function, code = build_answer("function", core, CORE_FIXED)
+    patch = parse_patch(info["patch"])
+    function, code = build_answer("function", patch, {"widgets/core.py": CORE_FIXED})
     assert "def scale(value, factor=DEFAULT_FACTOR):" in function and "if value < 0" not in function
-    assert function.startswith("In `widgets/core.py`, the fixed function:\n```python")
-    hunk, _ = build_answer("hunk", core, None)
+    assert function.startswith("In `widgets/core.py`, the fixed functions:\n```python")
+    hunk, _ = build_answer("hunk", patch, {})
     assert hunk.startswith("The fix to `widgets/core.py`:\n```diff\n@@ -") and "-    if value < 0:" in hunk
-    replace, _ = build_answer("replace", core, None)
+    replace, _ = build_answer("replace", patch, {})
     assert "replace:\n```python" in replace and "\nwith:\n```python" in replace
+    # every hunk of the fix, in every style: the empty-readings guard is the patch's second hunk
+    for answer in (function, hunk, replace):
+        assert "if not self.readings:" in answer
+    assert replace.count("replace:") == 2
+
+
+def test_an_answer_covers_every_file_of_the_patch():
+    patch = parse_patch(
+        "diff --git a/pkg/a.py b/pkg/a.py\n--- a/pkg/a.py\n+++ b/pkg/a.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n"
+        "diff --git a/docs/b.md b/docs/b.md\n--- a/docs/b.md\n+++ b/docs/b.md\n@@ -1 +1 @@\n-old text\n+new text\n"
+    )
+    for style in ("function", "hunk", "replace"):
+        answer, _ = build_answer(style, patch, {"pkg/a.py": "x = 1\ny = 3\n", "docs/b.md": None})
+        assert "pkg/a.py" in answer and "docs/b.md" in answer and "new text" in answer and "y = 3" in answer
     assert CORE_BASE != CORE_FIXED
 
 

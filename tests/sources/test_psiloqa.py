@@ -69,3 +69,13 @@ def test_the_failed_item_is_retried_on_the_next_run(tmp_path):
     summary = run_build(BuildOptions(source="psiloqa", input=str(folder), out=tmp_path / "out"), fixed)
     assert summary.by_split == {"train": 3, "validation": 1}
     assert len(fixed.requests) == 1  # only the span that failed is asked again
+
+
+def test_overlapping_and_touching_spans_are_merged_before_classification():
+    from lettuce_build.sources.psiloqa import merge_spans
+
+    assert merge_spans([(10, 20), (0, 5), (15, 25), (25, 30), (40, 45), (0, 5)]) == [
+        (0, 5),
+        (10, 30),
+        (40, 45),
+    ]
