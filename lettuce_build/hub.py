@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 
 from lettuce_build import __version__
 from lettuce_build.audit import audit
+from lettuce_build.balance import RatioReport
 from lettuce_build.builddir import MANIFEST_FILE, BuildDir
 from lettuce_build.cards import DatasetCardText, card_text
 from lettuce_build.catalog import COLLECTIONS
@@ -61,8 +62,10 @@ class ConfigStats(BaseModel):
     card: DatasetCardText
     modality: str
     rows: int
+    items: int
     hallucinated: int
     achieved_ratio: float
+    ratio_shortfall: str | None = None
     requested_ratio: float | None
     splits: dict[str, int]
     taxonomy_counts: list[dict[str, Any]]
@@ -131,8 +134,10 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         card=card,
         modality=source.modality,
         rows=rows,
+        items=items,
         hallucinated=hallucinated,
         achieved_ratio=hallucinated / rows if rows else 0.0,
+        ratio_shortfall=_shortfall(manifest.counts.get("ratio")),
         requested_ratio=manifest.parameters.get("ratio"),
         splits={s: len(d) for s, d in dataset.items()},
         taxonomy_counts=[
@@ -154,6 +159,10 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         example=_example(dataset),
     )
     return dataset, stats
+
+
+def _shortfall(ratio: dict[str, Any] | None) -> str | None:
+    return RatioReport.model_validate(ratio).shortfall() if ratio else None
 
 
 def _size_category(rows: int) -> str:
