@@ -38,6 +38,7 @@ DEFAULT_CHUNK_CHARS = 6000
 
 _PREFIX = regex.compile(r"^\s*(?:\*\*)?(?:question|q)\s*[:.)-]\s*(?:\*\*)?\s*", regex.IGNORECASE)
 _QUOTES = "\"'“”‘’`*"
+_DECORATION = regex.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)+")
 _RESIDUE = regex.compile(r"\{\{|\}\}|\{%|%\}|<\|")
 _MARKDOWN = regex.compile(r"\]\(|!\[|^#+\s|\[[^\]]*\]\[")
 _SENTENCE_BREAK = regex.compile(r"[.!?]\s+\S")
@@ -60,11 +61,21 @@ def question_problem(question: str) -> tuple[str, str] | None:
     return None
 
 
-def clean_question(text: str) -> str:
-    """First non-empty line, without "Question:"/"Q:" prefixes or surrounding quotes."""
-    line = next((line for line in text.splitlines() if line.strip()), "")
+def _clean_line(line: str) -> str:
+    line = _DECORATION.sub("", line)
     line = _PREFIX.sub("", line).strip().strip(_QUOTES).strip()
     return _PREFIX.sub("", line).strip()
+
+
+def clean_question(text: str) -> str:
+    """The first line of the response that reads as a question, without "Question:"/"Q:" prefixes,
+    heading or list markers, or surrounding quotes; else its first non-empty line, so cleaned.
+
+    Small models wrap the question in chatter ("Sure! Here is one:\n\nQuestion: ...?"): the
+    question itself is kept, never the chatter.
+    """
+    lines = [cleaned for line in text.splitlines() if (cleaned := _clean_line(line))]
+    return next((line for line in lines if question_problem(line) is None), lines[0] if lines else "")
 
 
 class QuestionStage(Stage):
@@ -73,6 +84,8 @@ class QuestionStage(Stage):
     name = "question"
     prompt_version = load_prompt("question").version
     requires = ("chunk", "question_type")
+    # a small model writes a usable question about half the time; attempts are 80 tokens each
+    max_attempts = 4
     outputs = {"question": Value("string")}
     sampling = Sampling(temperature=0.7, max_tokens=80)
 
