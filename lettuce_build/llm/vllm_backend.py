@@ -116,6 +116,34 @@ class VLLMBackend:
                 ) from err
         return _ENGINES[key]
 
+    def _prefill_groups(
+        self, conversations: list[list[dict[str, str]]], seeded: bool
+    ) -> list[tuple[int, int]]:
+        """Consecutive (start, end) groups of requests to send to the engine in one call.
+
+        On the CPU, a seeded batch crashes the engine ("CPU Generator does not use offset")
+        whenever its prefill is chunked, i.e. when its prompts hold more tokens than one engine
+        step schedules (``max_num_batched_tokens``). There, a batch is split so that each group's
+        prompts fit in one step; elsewhere it goes whole.
+        """
+        budget = self.options.max_num_batched_tokens
+        if _has_gpu() or not seeded or budget is None:
+            return [(0, len(conversations))]
+        tokenizer = self.engine().get_tokenizer()
+        kwargs = self.options.chat_template_kwargs
+        groups, start, used = [], 0, 0
+        for index, conversation in enumerate(conversations):
+            prompt = tokenizer.apply_chat_template(
+                conversation, tokenize=False, add_generation_prompt=True, **kwargs
+            )
+            tokens = len(tokenizer.encode(prompt, add_special_tokens=False))
+            if index > start and used + tokens + (index - start + 1) > budget:
+                groups.append((start, index))
+                start, used = index, 0
+            used += tokens
+        groups.append((start, len(conversations)))
+        return groups
+
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         if not requests:
             return []
@@ -132,12 +160,16 @@ class VLLMBackend:
             for r in requests
         ]
         conversations = [r.conversation() for r in requests]
-        outputs = self.engine().chat(
-            conversations,
-            params,
-            use_tqdm=False,  # the stage's own progress bar covers it
-            chat_template_kwargs=self.options.chat_template_kwargs or None,
-        )
+        outputs = []
+        for start, end in self._prefill_groups(
+            conversations, seeded=any(r.seed is not None for r in requests)
+        ):
+            outputs += self.engine().chat(
+                conversations[start:end],
+                params[start:end],
+                use_tqdm=False,  # the stage's own progress bar covers it
+                chat_template_kwargs=self.options.chat_template_kwargs or None,
+            )
         completions = []
         for output in outputs:
             best = output.outputs[0]

@@ -65,3 +65,15 @@ def test_cpu_options_carry_the_measured_settings():
     assert options.enforce_eager and options.max_num_batched_tokens == 32768
     assert "chat_template_kwargs" not in options.engine_kwargs()  # a chat() argument, not an engine one
     assert options.trust_remote_code is False
+
+
+def test_a_seeded_batch_longer_than_one_engine_step_is_split_instead_of_crashing_the_cpu_engine(
+    embedded_backend,
+):
+    # 24 prompts of ~1,500 tokens hold more than the 32,768 tokens one CPU engine step schedules:
+    # sent whole, the engine chunks the prefill and dies ("CPU Generator does not use offset")
+    padding = "word " * 1500
+    requests = [ChatRequest.of(None, f"{i} {padding} Say hi.", max_tokens=4, seed=i) for i in range(24)]
+    groups = embedded_backend._prefill_groups([r.conversation() for r in requests], seeded=True)
+    assert len(groups) >= 2 and groups[0][0] == 0 and groups[-1][1] == 24
+    assert len(embedded_backend.generate(requests)) == 24
