@@ -41,7 +41,7 @@ def test_the_prompt_carries_the_type_and_the_truncated_chunk():
         {"chunk": "x" * 50 + "TAIL", "question_type": "Definition"}
     )
     user = request.messages[-1].content
-    assert "Definition (asks what something means)" in user and "TAIL" not in user
+    assert "Definition question (asks what something means)" in user and "TAIL" not in user
     assert request.temperature == 0.7 and request.max_tokens == 80
 
 
