@@ -13,7 +13,6 @@ _DIFF = regex.compile(r"^diff --git a/(.+?) b/(.+)$")
 _HUNK = regex.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _DEF = regex.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
 _ASSIGN = regex.compile(r"^\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")
-_QUOTED = regex.compile(r"""(?:"([^"\n]{3,60})"|'([^'\n]{3,60})')""")
 
 
 class Hunk(BaseModel):
@@ -76,16 +75,6 @@ class PatchInfo(BaseModel):
                     if (match := pattern.match(line)) and len(match.group(1)) > 2:
                         names.setdefault(match.group(1), None)
         return list(names)
-
-    def quoted_strings(self) -> list[str]:
-        found: dict[str, None] = {}
-        for file in self.files:
-            for line in file.added:
-                for match in _QUOTED.finditer(line):
-                    text = match.group(1) or match.group(2)
-                    if text.strip() and not text.isspace():
-                        found.setdefault(text, None)
-        return list(found)
 
 
 def parse_patch(patch: str) -> PatchInfo:

@@ -105,6 +105,23 @@ def sift(
 @click.option(
     "--allow-network", is_flag=True, help="Run curl calls (with network); otherwise they are skipped."
 )
+@click.option(
+    "--python",
+    "python",
+    help="Phase 4 environments: the Python version (3.9) or interpreter path to use instead of "
+    "the swebench spec's.",
+)
+@click.option(
+    "--find-links",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Phase 4 environments: a local folder of wheels to install from (repeatable).",
+)
+@click.option(
+    "--offline",
+    is_flag=True,
+    help="Phase 4 environments: install only from --find-links, never from the package index.",
+)
 def squeez(
     first_phase: int,
     more_phases: tuple[int, ...],
@@ -119,10 +136,14 @@ def squeez(
     limit: int | None,
     seed: int,
     allow_network: bool,
+    python: str | None,
+    find_links: tuple[Path, ...],
+    offline: bool,
 ) -> None:
     """Build the squeez tool-output dataset from SWE-bench repositories (phases 1-8)."""
     from lettuce_build.builddir import BuildDir
     from lettuce_build.llm.factory import make_backend
+    from lettuce_build.squeez.environments import EnvOptions
     from lettuce_build.squeez.pipeline import Squeez
 
     teacher = None
@@ -136,7 +157,12 @@ def squeez(
             concurrency=concurrency,
         )
     pipeline = Squeez(
-        output_dir, url_template=repo_url, workers=workers, seed=seed, allow_network=allow_network
+        output_dir,
+        url_template=repo_url,
+        workers=workers,
+        seed=seed,
+        allow_network=allow_network,
+        env_options=EnvOptions(python=python, find_links=[p.resolve() for p in find_links], offline=offline),
     )
     with BuildDir(output_dir).lock():
         for message in pipeline.run(

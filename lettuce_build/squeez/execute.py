@@ -5,6 +5,8 @@
 - every other call runs in the sandbox (`squeez.sandbox`) on a fresh copy of the instance's
   exported tree, thrown away afterwards: nothing a command writes survives it, and host git
   never touches anything a command could have written;
+- python, test_output and build_output run on the instance's environment (`environments`),
+  mounted read-only, never on lettuce-build's own interpreter; without one they are skipped;
 - per-type timeouts: a timeout kills the sandbox and everything in it, and is recorded as output;
 - output capped at 500 lines (and a byte budget while reading) with an omission marker;
 - an output holding a secret (a token-shaped string, or the value of one of this process's
@@ -28,8 +30,11 @@ from pydantic import BaseModel
 from lettuce_build.leaks import SecretScanner
 from lettuce_build.patches import parse_patch
 from lettuce_build.repos import RepoError, RepoManager, host_git_env
+from lettuce_build.squeez.environments import Environments, EnvStatus
+from lettuce_build.squeez.instances import SqueezInstance
 from lettuce_build.squeez.sandbox import (
     SANDBOX_HOME,
+    SANDBOX_TREE,
     Isolation,
     IsolationMode,
     Sandbox,
@@ -43,6 +48,7 @@ from lettuce_build.squeez.sandbox import (
 from lettuce_build.squeez.toolcalls import ToolCall
 
 MAX_LINES = 500
+_NO_ENV = "no environment for this repository: repository code never runs on lettuce-build's interpreter"
 
 
 class ToolResult(BaseModel):
@@ -87,24 +93,30 @@ class Executor:
         isolation: Isolation,
         *,
         allow_network: bool = False,
-        test_patches: dict[str, str] | None = None,
+        instances: dict[str, SqueezInstance] | None = None,
+        environments: Environments | None = None,
         scanner: SecretScanner | None = None,
     ) -> None:
         self.repos = repos
         self.isolation = isolation
         self.allow_network = allow_network
-        self.test_patches = test_patches or {}
+        self.instances = instances or {}
+        self.environments = environments
         self.scanner = scanner or SecretScanner.from_environment()
         self.sandbox = Sandbox(isolation, repos.root / "sandbox")
         self.tool_path = [str(Path(sys.executable).parent)]  # pytest and ruff of lettuce-build's env
         self.has_ruff = shutil.which("ruff", path=scrubbed_env("/", self.tool_path)["PATH"]) is not None
         self._scratch = itertools.count()
 
-    def _skip(self, call: ToolCall) -> str | None:
+    def _skip(self, call: ToolCall, env: EnvStatus | None) -> str | None:
         if call.needs_network and not self.allow_network:
             return "network disabled: curl calls run only with --allow-network"
         if call.runs_in == "tree" and self.isolation.mode != "bwrap":
             return "no sandbox on this machine (install bubblewrap): repository code is never run unconfined"
+        if call.needs_env and env is None:
+            return _NO_ENV
+        if call.needs_env and env is not None and not env.ok:
+            return f"environment {env.key} failed: {env.reason}"
         if call.tool_type == "lint_output" and not self.has_ruff:
             return "ruff is not installed"
         if call.tool_type == "git_diff" and not self.repos.has_commit(call.repo, f"{call.base_commit}~3"):
@@ -112,14 +124,21 @@ class Executor:
         return None
 
     def run_instance(self, calls: list[ToolCall], worker: int = 0) -> list[ToolResult]:
-        """Every call of one instance, sharing one export of its tree (removed afterwards)."""
+        """Every call of one instance, sharing one export of its tree (removed afterwards) and, for
+        the calls that import the repository, its environment (built on first need)."""
         if not calls:
             return []
-        if not any(c.runs_in == "tree" and self._skip(c) is None for c in calls):
+        if not any(c.runs_in == "tree" and self._skip(c, None) in (None, _NO_ENV) for c in calls):
             return [self.run(call, worker) for call in calls]
+        first = calls[0]
         try:
-            with self.repos.exported(calls[0].repo, calls[0].base_commit) as tree:
-                return [self.run(call, worker, tree) for call in calls]
+            with self.repos.exported(first.repo, first.base_commit) as tree:
+                env = None
+                if self.environments is not None and any(c.needs_env for c in calls):
+                    instance = self.instances.get(first.instance_id)
+                    version = instance.version if instance else None
+                    env = self.environments.ensure(first.instance_id, first.repo, version, tree, worker)
+                return [self.run(call, worker, tree, env) for call in calls]
         except RepoError as err:
             return [self._result(c, skipped=f"cannot export the tree: {err}") for c in calls]
 
@@ -136,8 +155,10 @@ class Executor:
             **values,
         )
 
-    def run(self, call: ToolCall, worker: int = 0, tree: Path | None = None) -> ToolResult:
-        if reason := self._skip(call):
+    def run(
+        self, call: ToolCall, worker: int = 0, tree: Path | None = None, env: EnvStatus | None = None
+    ) -> ToolResult:
+        if reason := self._skip(call, env):
             return self._result(call, skipped=reason)
         started = time.perf_counter()
         if call.runs_in == "bare":
@@ -146,7 +167,7 @@ class Executor:
             captured = run_bounded(call.argv, cwd=bare, env=env, timeout=call.timeout)
         else:
             with self._scratch_tree(call, worker, tree) as scratch:
-                captured = self._run_sandboxed(call, worker, scratch)
+                captured = self._run_sandboxed(call, worker, scratch, env)
         result = self._result(
             call,
             seconds=time.perf_counter() - started,
@@ -186,15 +207,25 @@ class Executor:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def _run_sandboxed(self, call: ToolCall, worker: int, scratch: Path):  # noqa: ANN202
+    def _run_sandboxed(self, call: ToolCall, worker: int, scratch: Path, env: EnvStatus | None):  # noqa: ANN202
         network = call.needs_network and self.allow_network
+        if call.needs_env and env is not None:
+            # the environment and the interpreter it links to, read-only; the tree's own code
+            # first on the path (a src layout's package lives under src/)
+            read_only = [*interpreter_paths(Path(env.interpreter)), Path(env.path)]
+            path, extra = [str(env.bin)], {"VIRTUAL_ENV": env.path}
+            if (scratch / "src").is_dir():
+                extra["PYTHONPATH"] = f"{SANDBOX_TREE}/src"
+        else:  # ls, lint: lettuce-build's own tools, never repository code
+            read_only, path, extra = interpreter_paths(), self.tool_path, {}
         argv = self.sandbox.argv(
             call.argv,
             tree=scratch,
-            read_only=interpreter_paths(),
+            read_only=read_only,
             network=network,
             uid=sandbox_uid(worker),
-            env_path=self.tool_path,
+            env_path=path,
+            extra_env=extra,
         )
         return run_bounded(argv, cwd=scratch, env=scrubbed_env(SANDBOX_HOME), timeout=call.timeout)
 
@@ -203,7 +234,8 @@ class Executor:
         A patch that does not apply leaves the tests as they are at the base commit. Runs before
         any repository code has touched the copy; linked files are copied first, so the pristine
         export never changes."""
-        patch = self.test_patches.get(call.instance_id)
+        instance = self.instances.get(call.instance_id)
+        patch = instance.test_patch if instance else ""
         if not patch:
             return
         unlink_copies(scratch, parse_patch(patch).paths)

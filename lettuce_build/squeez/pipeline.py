@@ -6,6 +6,7 @@ DIR/phase3_tool_calls.jsonl    seeded tool calls
 DIR/phase4/<instance>.jsonl    tool results, one file per finished instance (the resume unit;
                                the file name is the instance id made safe, see paths.safe_name)
 DIR/phase4_isolation.json      the isolation mode that ran them
+DIR/envs/<key>/, <key>.json    one Python environment per (repository, version) and its status
 DIR/phase5_labels.jsonl        auto-labels and the keep decision of every result
 DIR/cache.sqlite, failures/    the teacher's raw responses and failure rows (phase 6)
 DIR/phase6_distilled.jsonl     teacher spans per kept output
@@ -40,11 +41,12 @@ from lettuce_build.repos import DEFAULT_URL_TEMPLATE, RepoManager, RepoStatus
 from lettuce_build.schema import SPLITS
 from lettuce_build.squeez.assemble import SQUEEZ_FEATURES, build_row, spans_from_indices
 from lettuce_build.squeez.distill import DistillStage
+from lettuce_build.squeez.environments import Environments, EnvOptions
 from lettuce_build.squeez.execute import Executor, ToolResult
 from lettuce_build.squeez.instances import SqueezInstance, load_instances
 from lettuce_build.squeez.labels import label, output_lines
 from lettuce_build.squeez.report import ValidationReport, validate_rows
-from lettuce_build.squeez.sandbox import Isolation, detect_isolation
+from lettuce_build.squeez.sandbox import Isolation, Sandbox, detect_isolation
 from lettuce_build.squeez.toolcalls import ToolCall, generate_tool_calls
 from lettuce_build.tables import read_jsonl
 
@@ -77,8 +79,10 @@ class Squeez:
         workers: int = 1,
         seed: int = 0,
         allow_network: bool = False,
+        env_options: EnvOptions | None = None,
     ) -> None:
         self.out = out
+        self.env_options = env_options or EnvOptions()
         self.repos = RepoManager(out, url_template)
         self.workers = max(1, workers)
         self.seed = seed
@@ -163,9 +167,15 @@ class Squeez:
         todo = {i: c for i, c in by_instance.items() if not (folder / f"{safe_name(i)}.jsonl").exists()}
         isolation = detect_isolation()
         write_atomic(self.out / "phase4_isolation.json", isolation.model_dump_json())
-        test_patches = {i.instance_id: i.test_patch for i in self.instances()}
+        environments = Environments(
+            self.out / "envs", Sandbox(isolation, self.repos.root / "sandbox"), self.env_options
+        )
         executor = Executor(
-            self.repos, isolation, allow_network=self.allow_network, test_patches=test_patches
+            self.repos,
+            isolation,
+            allow_network=self.allow_network,
+            instances={i.instance_id: i for i in self.instances()},
+            environments=environments,
         )
         worker_ids = itertools.count()
         local = threading.local()
@@ -181,9 +191,13 @@ class Squeez:
             futures = [pool.submit(run_instance, i) for i in todo]
             for future in tqdm(as_completed(futures), total=len(futures), desc="phase 4 execute"):
                 future.result()
+        envs = environments.statuses()
+        failed = [f"{e.key} ({e.reason})" for e in envs if not e.ok]
         return (
             f"phase 4: ran {len(todo)} instances ({len(by_instance) - len(todo)} already done) "
-            f"with {self.workers} worker(s); isolation: {isolation.note}"
+            f"with {self.workers} worker(s); isolation: {isolation.note}; "
+            f"environments: {len(envs) - len(failed)} of {len(envs)} ready"
+            + (f"; failed: {'; '.join(failed)}" if failed else "")
         )
 
     def results(self) -> list[ToolResult]:

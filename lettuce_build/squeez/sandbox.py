@@ -160,6 +160,7 @@ class Sandbox:
         network: bool = False,
         uid: int | None = None,
         env_path: Sequence[str] = (),
+        extra_env: dict[str, str] | None = None,
     ) -> list[str]:
         """``argv`` run inside the sandbox with ``tree`` at /repo (writable) and the given mounts."""
         if self.isolation.mode != "bwrap":
@@ -192,7 +193,7 @@ class Sandbox:
             wrap += [mode, str(path), str(path)]
             made.add(str(path))
         wrap += ["--bind", str(tree), SANDBOX_TREE, "--chdir", SANDBOX_TREE, "--clearenv"]
-        for key, value in scrubbed_env(SANDBOX_HOME, env_path).items():
+        for key, value in {**scrubbed_env(SANDBOX_HOME, env_path), **(extra_env or {})}.items():
             wrap += ["--setenv", key, value]
         wrap.append("--")
         if uid is not None:
@@ -200,9 +201,9 @@ class Sandbox:
         return wrap + list(argv)
 
 
-def _limits(cpu_seconds: int) -> None:
+def _limits(cpu_seconds: int, address_space: int) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_BYTES, ADDRESS_SPACE_BYTES))
+    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
     resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_FILE_BYTES, MAX_FILE_BYTES))
     # Enforced for the sandbox's unprivileged uid (or a non-root user); root ignores it, which
     # is why root's commands drop to a uid of their own.
@@ -218,7 +219,13 @@ class Captured(BaseModel):
 
 
 def run_bounded(
-    argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float, limits: bool = True
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    limits: bool = True,
+    address_space: int = ADDRESS_SPACE_BYTES,
 ) -> Captured:
     """Run argv with limits; read at most MAX_READ_BYTES; kill the whole group on timeout."""
     process = subprocess.Popen(
@@ -229,7 +236,7 @@ def run_bounded(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        preexec_fn=(lambda: _limits(int(timeout) + CPU_SECONDS_MARGIN)) if limits else None,
+        preexec_fn=(lambda: _limits(int(timeout) + CPU_SECONDS_MARGIN, address_space)) if limits else None,
     )
     chunks: list[bytes] = []
     kept = 0
@@ -263,15 +270,20 @@ def run_bounded(
     )
 
 
-def copy_tree(source: Path, target: Path, uid: int | None) -> Path:
+def copy_tree(source: Path, target: Path, uid: int | None, *, link: bool = True) -> Path:
     """A throwaway copy of a pristine tree for one sandboxed command.
 
     With an unprivileged ``uid`` the files are hard links (cheap): the folders belong to the
     uid, so it may add, remove and replace files, while the linked files stay root's and
-    cannot be changed in place. Otherwise the files are copied.
+    cannot be changed in place. Otherwise (or with ``link=False``, for builds that rewrite
+    files in place) the files are copied, and given to the uid.
     """
-    if uid is None:
+    if uid is None or not link:
         shutil.copytree(source, target, symlinks=True)
+        if uid is not None:
+            for folder, dirs, names in os.walk(target):
+                for name in [*dirs, *names, "."]:
+                    os.lchown(Path(folder) / name, uid, uid)
         return target
     for folder, dirs, names in os.walk(source):
         relative = Path(folder).relative_to(source)

@@ -1,4 +1,5 @@
-"""Phase 3: seeded, reproducible tool calls per instance (3-7, drawn by type weight, >= 1 read_file).
+"""Phase 3: seeded, reproducible tool calls per instance (3-7, drawn by type weight, always a
+read_file, and a test_output wherever a test can be found).
 
 Names come from the gold patch (def/class names, assignment targets, quoted strings),
 the touched files and hunks, and the issue text (backticked terms, CamelCase words).
@@ -8,7 +9,9 @@ read_file mostly targets a patch file, sometimes a sibling "decoy" in the same f
 
 from __future__ import annotations
 
+import builtins
 import hashlib
+import keyword
 import random
 from pathlib import PurePosixPath
 from typing import Literal
@@ -36,7 +39,22 @@ TOOL_WEIGHTS: dict[str, float] = {
 TIMEOUTS: dict[str, float] = {"test_output": 60.0, "build_output": 120.0}
 DEFAULT_TIMEOUT = 30.0
 DECOY_SHARE = 0.2
+ENV_TOOLS = frozenset({"python", "test_output", "build_output"})
 
+_NAME = regex.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,}\b")
+_HUNK_CONTEXT = regex.compile(r"@@[^@]*@@\s*(?:async\s+)?(?:def|class)\s+(\w+)")
+#: names too common to say anything about a fix: grepping them finds half the repository
+_GENERIC = frozenset(
+    {
+        *keyword.kwlist,
+        *dir(builtins),
+        *"""self args kwargs name names value values data result results item items path text line
+        lines func test tests kind type info msg message error key keys obj other options config
+        request response method params default string number index attr""".split(),
+    }
+)
+MAX_GREP_TERMS = 8
+MAX_RELATED_TESTS = 3
 _BACKTICKED = regex.compile(r"`([A-Za-z_][\w.]{2,60})`")
 _CAMEL = regex.compile(r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)\b")
 _URL = regex.compile(r"https?://[^\s)>\]\"'`]+")
@@ -54,6 +72,11 @@ class ToolCall(BaseModel):
     query: str
     timeout: float = DEFAULT_TIMEOUT
     needs_network: bool = False
+
+    @property
+    def needs_env(self) -> bool:
+        """Calls that import the repository's code run on its environment."""
+        return self.tool_type in ENV_TOOLS
 
     @property
     def command(self) -> str:
@@ -74,6 +97,70 @@ def issue_terms(text: str) -> list[str]:
         for match in pattern.finditer(text):
             terms.setdefault(match.group(1).split(".")[-1], None)
     return list(terms)
+
+
+def grep_terms(patch: PatchInfo) -> list[str]:
+    """What grep looks for: names from the patch, most telling first.
+
+    Defined names (def/class/assignment targets), then the functions the hunks sit in, then
+    the other names on changed lines; never keywords, builtins or generic words, never
+    shorter than 4 characters.
+    """
+    found: dict[str, None] = {}
+    for name in patch.identifiers():
+        found.setdefault(name, None)
+    for file in patch.files:
+        for hunk in file.hunks:
+            if match := _HUNK_CONTEXT.match(hunk.header):
+                found.setdefault(match.group(1), None)
+    for file in patch.files:
+        for line in file.removed + file.added:
+            code = line.split("#", 1)[0]
+            for match in _NAME.finditer(code):
+                found.setdefault(match.group(0), None)
+    return [t for t in found if len(t) >= 4 and t not in _GENERIC and not t.isdigit()][:MAX_GREP_TERMS]
+
+
+def related_tests(bare: git.Repo | None, commit: str, patch: PatchInfo) -> list[str]:
+    """Test files at the base commit that exercise the patched modules, best first.
+
+    A test file named after a patched module (``test_blueprints.py`` for ``blueprints.py``)
+    ranks first, then files importing the module by its dotted path, then files importing
+    its package.
+    """
+    if bare is None:
+        return []
+    modules = [m for m in (module_name(p) for p in patch.paths) if m]
+    if not modules:
+        return []
+    try:
+        listing = bare.git.ls_tree("-r", "--name-only", commit).splitlines()
+    except git.GitCommandError:
+        return []
+    tests = [p for p in listing if _is_test_file(p)]
+    score: dict[str, int] = {}
+    stems = {m.rsplit(".", 1)[-1] for m in modules}
+    for path in tests:
+        stem = PurePosixPath(path).stem.removeprefix("test_").removesuffix("_test")
+        if stem in stems:
+            score[path] = 3
+    for rank, terms in ((2, modules), (1, sorted({m.split(".")[0] for m in modules}))):
+        args = [a for t in terms for a in ("-e", f"import {t}" if rank == 1 else t)]
+        try:
+            hits = bare.git.grep("-l", "-F", *args, commit, "--", "*test*.py").splitlines()
+        except git.GitCommandError:  # no match
+            hits = []
+        for hit in hits:
+            path = hit.split(":", 1)[1] if hit.startswith(commit) else hit
+            if path in tests:
+                score[path] = max(score.get(path, 0), rank)
+    ranked = sorted(score, key=lambda p: (-score[p], len(p), p))
+    return ranked[:MAX_RELATED_TESTS]
+
+
+def _is_test_file(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 def module_name(path: str) -> str | None:
@@ -152,7 +239,7 @@ def _make(ctx: _Context, tool: str, rng: random.Random) -> ToolCall | None:
     if tool == "grep":
         if not ctx.terms:
             return None
-        term = rng.choice(ctx.terms[:8])
+        term = rng.choice(ctx.terms)
         return ToolCall(
             **base,
             argv=["git", "grep", "-n", "-F", "-e", term, commit],
@@ -251,7 +338,9 @@ def _make(ctx: _Context, tool: str, rng: random.Random) -> ToolCall | None:
 
 
 def generate_tool_calls(instance: SqueezInstance, seed: int, bare: git.Repo | None) -> list[ToolCall]:
-    """3-7 distinct calls for an instance, the same for the same seed, at least one read_file."""
+    """3-7 distinct calls for an instance, the same for the same seed: always a read_file, and a
+    test_output run of the FAIL_TO_PASS tests, the patch's test files, or the test files that
+    exercise the patched modules, whichever the instance has first."""
     patch = parse_patch(instance.patch)
     test_files = [p for p in patch.paths if "test" in PurePosixPath(p).name] + [
         f.path for f in parse_patch(instance.test_patch).files
@@ -260,17 +349,21 @@ def generate_tool_calls(instance: SqueezInstance, seed: int, bare: git.Repo | No
         instance=instance,
         patch=patch,
         siblings=_siblings(bare, instance.base_commit, patch.paths),
-        terms=patch.identifiers() + issue_terms(instance.problem_statement) + patch.quoted_strings(),
-        tests=instance.FAIL_TO_PASS or sorted(set(test_files)),
+        # the patch's own names; the issue's backticked and CamelCase terms only when it has none
+        terms=grep_terms(patch) or issue_terms(instance.problem_statement)[:MAX_GREP_TERMS],
+        tests=instance.FAIL_TO_PASS
+        or sorted(set(test_files))
+        or related_tests(bare, instance.base_commit, patch),
         urls=_URL.findall(instance.problem_statement),
     )
     rng = _rng(seed, instance.instance_id)
     wanted = rng.randint(3, 7)
     types, weights = list(TOOL_WEIGHTS), list(TOOL_WEIGHTS.values())
     calls: dict[str, ToolCall] = {}
-    read_file = _make(ctx, "read_file", rng)
-    if read_file is not None:
-        calls[read_file.command] = read_file
+    for always in ("read_file", "test_output"):  # every instance gets a file read and a test run
+        call = _make(ctx, always, rng)
+        if call is not None:
+            calls[call.command] = call
     for _ in range(wanted * 6):  # draws that yield nothing (no term, no URL) or repeat are redrawn
         if len(calls) >= wanted:
             break

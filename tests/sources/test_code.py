@@ -77,8 +77,10 @@ def test_the_three_answer_styles(world):
 
 def test_an_answer_covers_every_file_of_the_patch():
     patch = parse_patch(
-        "diff --git a/pkg/a.py b/pkg/a.py\n--- a/pkg/a.py\n+++ b/pkg/a.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n"
-        "diff --git a/docs/b.md b/docs/b.md\n--- a/docs/b.md\n+++ b/docs/b.md\n@@ -1 +1 @@\n-old text\n+new text\n"
+        "diff --git a/pkg/a.py b/pkg/a.py\n--- a/pkg/a.py\n+++ b/pkg/a.py\n"
+        "@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n"
+        "diff --git a/docs/b.md b/docs/b.md\n--- a/docs/b.md\n+++ b/docs/b.md\n"
+        "@@ -1 +1 @@\n-old text\n+new text\n"
     )
     for style in ("function", "hunk", "replace"):
         answer, _ = build_answer(style, patch, {"pkg/a.py": "x = 1\ny = 3\n", "docs/b.md": None})

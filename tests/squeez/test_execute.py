@@ -20,11 +20,24 @@ needs_bwrap = pytest.mark.skipif(
 
 
 @pytest.fixture
-def setup(tmp_path):
+def setup(tmp_path, plain_env):
     info = make_widgets_repo(tmp_path / "src" / "acme" / "widgets")
     repos = RepoManager(tmp_path / "out", f"file://{tmp_path}/src/{{repo}}")
     assert repos.clone("acme/widgets").ok
-    return repos, info["base_commit"], tmp_path
+    return Runner(Executor(repos, ISOLATION), plain_env), info["base_commit"], tmp_path
+
+
+class Runner:
+    """Runs one call at a time on a ready environment, as phase 4 does after building it."""
+
+    def __init__(self, executor, env):
+        self.executor, self.env, self.repos = executor, env, executor.repos
+
+    def run(self, call, **kw):
+        return self.executor.run(call, env=self.env, **kw)
+
+    def __getattr__(self, name):  # the repositories' own methods (export, has_commit)
+        return getattr(self.repos, name)
 
 
 def call(commit, tool_type, argv, runs_in="tree", timeout=20.0, **kw):
@@ -43,7 +56,7 @@ def call(commit, tool_type, argv, runs_in="tree", timeout=20.0, **kw):
 
 def test_read_file_shows_numbered_lines_from_the_bare_clone(setup):
     repos, commit, _ = setup
-    result = Executor(repos, ISOLATION).run(
+    result = repos.run(
         call(commit, "read_file", ["git", "show", f"{commit}:widgets/core.py"], runs_in="bare")
     )
     lines = result.output.split("\n")
@@ -52,7 +65,7 @@ def test_read_file_shows_numbered_lines_from_the_bare_clone(setup):
 
 def test_a_command_that_hangs_is_killed_and_the_timeout_is_output(setup):
     repos, commit, _ = setup
-    result = Executor(repos, ISOLATION).run(
+    result = repos.run(
         call(commit, "python", ["python", "-c", "import time; time.sleep(600)"], timeout=2)
     )
     assert result.timed_out and result.exit_code is None
@@ -65,7 +78,7 @@ def test_the_network_is_unreachable(setup):
         "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 80), timeout=3)\n    print('ONLINE')\n"
         "except OSError as err:\n    print('OFFLINE', err)"
     )
-    result = Executor(repos, ISOLATION).run(call(commit, "python", ["python", "-c", code]))
+    result = repos.run(call(commit, "python", ["python", "-c", code]))
     if ISOLATION.mode == "none":
         pytest.skip(f"no network isolation here: {ISOLATION.note}")
     assert "OFFLINE" in result.output and "ONLINE\n" not in result.output
@@ -79,7 +92,7 @@ def test_writes_outside_the_worktree_never_reach_the_host(setup):
         target.unlink(missing_ok=True)
     attempt = "try:\n    open({!r}, 'w').write('x')\nexcept OSError as err:\n    print('REFUSED', err)"
     code = "\n".join(attempt.format(str(t)) for t in targets)
-    result = Executor(repos, ISOLATION).run(call(commit, "python", ["python", "-c", code]))
+    result = repos.run(call(commit, "python", ["python", "-c", code]))
     assert not any(t.exists() for t in targets)
     assert result.output.count("REFUSED") == 2
 
@@ -88,7 +101,7 @@ def test_no_secret_reaches_the_command(setup, monkeypatch):
     repos, commit, _ = setup
     monkeypatch.setenv("HF_TOKEN", "hf_secret_value")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
-    result = Executor(repos, ISOLATION).run(
+    result = repos.run(
         call(commit, "python", ["python", "-c", "import os; print(sorted(os.environ))"])
     )
     assert "HF_TOKEN" not in result.output and "OPENAI_API_KEY" not in result.output
@@ -97,7 +110,7 @@ def test_no_secret_reaches_the_command(setup, monkeypatch):
 
 def test_a_huge_output_is_capped_with_an_omission_marker(setup):
     repos, commit, _ = setup
-    result = Executor(repos, ISOLATION).run(
+    result = repos.run(
         call(commit, "python", ["python", "-c", "for i in range(200000): print(i)"])
     )
     lines = result.output.split("\n")
@@ -107,7 +120,7 @@ def test_a_huge_output_is_capped_with_an_omission_marker(setup):
 
 def test_a_binary_file_is_shown_as_a_marker(setup):
     repos, commit, _ = setup
-    result = Executor(repos, ISOLATION).run(
+    result = repos.run(
         call(commit, "read_file", ["git", "show", f"{commit}:assets/logo.bin"], runs_in="bare")
     )
     assert result.output.startswith("[binary output:")
@@ -115,7 +128,7 @@ def test_a_binary_file_is_shown_as_a_marker(setup):
 
 def test_curl_is_skipped_without_network_permission(setup):
     repos, commit, _ = setup
-    result = Executor(repos, ISOLATION).run(
+    result = repos.run(
         call(commit, "curl", ["curl", "-sS", "https://example.org"], needs_network=True)
     )
     assert result.skipped.startswith("network disabled")
@@ -123,7 +136,7 @@ def test_curl_is_skipped_without_network_permission(setup):
 
 def test_the_worktree_is_cleaned_between_commands(setup):
     repos, commit, _ = setup
-    executor = Executor(repos, ISOLATION)
+    executor = repos
     executor.run(call(commit, "python", ["python", "-c", "open('leftover.txt', 'w').write('x')"]))
     result = executor.run(call(commit, "ls", ["ls", "-la"]))
     assert "leftover.txt" not in result.output and "widgets" in result.output
@@ -139,7 +152,7 @@ def test_cap_and_numbering_helpers():
 
 
 def run_python(repos, commit, code, **kw):
-    return Executor(repos, ISOLATION).run(call(commit, "python", ["python", "-c", code], **kw))
+    return repos.run(call(commit, "python", ["python", "-c", code], **kw))
 
 
 def processes_matching(needle: str) -> list[str]:
@@ -168,7 +181,7 @@ def test_a_forged_git_file_in_the_tree_never_reaches_host_git(setup):
     )
     assert "FORGED" in run_python(repos, commit, forge).output
     # the next call of the same instance starts from a clean copy and host git keeps working
-    listing = Executor(repos, ISOLATION).run(call(commit, "ls", ["ls", "-a"]))
+    listing = repos.run(call(commit, "ls", ["ls", "-a"]))
     assert ".git" not in listing.output.split() and "evil" not in listing.output
     assert not marker.exists()
     assert repos.has_commit("acme/widgets", commit)
@@ -177,7 +190,7 @@ def test_a_forged_git_file_in_the_tree_never_reaches_host_git(setup):
 @needs_bwrap
 def test_a_command_cannot_change_the_files_later_commands_see(setup):
     repos, commit, _ = setup
-    executor = Executor(repos, ISOLATION)
+    executor = repos
     tree = repos.export("acme/widgets", commit)
     vandal = (
         "import os\n"
@@ -269,11 +282,10 @@ def test_the_process_limit_holds_even_when_lettuce_build_runs_as_root(setup):
 def test_an_output_holding_a_secret_is_withheld(setup, monkeypatch):
     repos, commit, _ = setup
     monkeypatch.setenv("MY_SERVICE_TOKEN", "plainly-secret-value-123")
-    leak = Executor(repos, ISOLATION).run(
+    leak = repos.run(
         call(commit, "git_log", ["echo", "ghp_" + "x" * 36], runs_in="bare")
     )
     assert leak.output == "" and leak.skipped.startswith("output withheld: it holds a secret (github token)")
-    own = Executor(repos, ISOLATION).run(
-        call(commit, "git_log", ["echo", "token=plainly-secret-value-123"], runs_in="bare")
-    )
+    fresh = Executor(repos.repos, ISOLATION)  # secret values are read when an executor starts
+    own = fresh.run(call(commit, "git_log", ["echo", "token=plainly-secret-value-123"], runs_in="bare"))
     assert own.output == "" and "a secret environment value" in own.skipped

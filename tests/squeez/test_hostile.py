@@ -36,7 +36,7 @@ def processes_matching(needle: str) -> list[str]:
 
 
 @pytest.mark.skipif(detect_isolation().mode != "bwrap", reason="the sandbox needs bubblewrap")
-def test_a_hostile_repository_leaks_nothing_and_leaves_nothing_behind(tmp_path):
+def test_a_hostile_repository_leaks_nothing_and_leaves_nothing_behind(tmp_path, offline_wheels):
     out = tmp_path / "out"
     stolen = Path("/tmp/stolen-env")
     stolen.unlink(missing_ok=True)
@@ -68,13 +68,14 @@ def test_a_hostile_repository_leaks_nothing_and_leaves_nothing_behind(tmp_path):
     command = [str(Path(sys.executable).parent / "lettuce-build"), "squeez", "--phase", "1", "2", "3", "4"]
     command += ["5", "7", "8", "--output-dir", "out", "--instances", "instances.jsonl"]
     command += ["--repo-url", f"file://{tmp_path}/src/{{repo}}", "--seed", "2", "--workers", "2"]
+    command += ["--offline", "--find-links", str(offline_wheels)]  # its environment, setup.py and all
     run = subprocess.run(
         command, cwd=tmp_path, env={**os.environ, **SECRETS}, capture_output=True, text=True, timeout=600
     )
     assert run.returncode == 0, run.stdout + run.stderr
     time.sleep(0.5)
 
-    assert processes_matching("sleep 917") == [] and processes_matching("sleep 918") == []
+    assert [processes_matching(f"sleep {n}") for n in (917, 918, 919)] == [[], [], []]
     assert not stolen.exists()
     assert [t for t in targets if Path(t).exists()] == []
     assert not (tmp_path.parent / "escape-1.jsonl").exists() and not (tmp_path / "escape-1.jsonl").exists()
@@ -94,3 +95,5 @@ def test_a_hostile_repository_leaks_nothing_and_leaves_nothing_behind(tmp_path):
     assert ran_code, "the seed must draw calls that run the repository's code"
     assert any("ENVIRON" in r["output"] and "FORKS REFUSED" in r["output"] for r in ran_code)  # it did attack
     assert "squeez validation: OK" in run.stdout
+    build_log = next((out / "envs").glob("*.log")).read_text()
+    assert "ENVIRON" in build_log and "WRITE DENIED" in build_log  # setup.py attacked, and failed

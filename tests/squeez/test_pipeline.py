@@ -19,7 +19,7 @@ def run_cli(*args):
     return CliRunner().invoke(main, ["squeez", *map(str, args)])
 
 
-def test_phases_1_to_5_7_8_over_local_repositories(tmp_path, fixture_repos):
+def test_phases_1_to_5_7_8_over_local_repositories(tmp_path, fixture_repos, offline_options):
     instances, template = fixture_repos
     out = tmp_path / "out"
     result = run_cli(
@@ -41,6 +41,9 @@ def test_phases_1_to_5_7_8_over_local_repositories(tmp_path, fixture_repos):
         2,
         "--seed",
         3,
+        "--offline",
+        "--find-links",
+        offline_options.find_links[0],
     )
     assert result.exit_code == 0, result.output
     assert "ghost/missing (clone failed: fatal:" in result.output
@@ -60,9 +63,9 @@ def test_phases_1_to_5_7_8_over_local_repositories(tmp_path, fixture_repos):
     assert isinstance(loaded["train"][0]["gold_spans"], list)
 
 
-def test_every_generated_call_is_executed_or_skipped_with_a_reason(tmp_path, fixture_repos):
+def test_every_generated_call_is_executed_or_skipped_with_a_reason(tmp_path, fixture_repos, offline_options):
     instances, template = fixture_repos
-    squeez = Squeez(tmp_path / "out", url_template=template, seed=1)
+    squeez = Squeez(tmp_path / "out", url_template=template, seed=1, env_options=offline_options)
     squeez.phase1(str(instances))
     squeez.phase2()
     squeez.phase3()
@@ -73,9 +76,9 @@ def test_every_generated_call_is_executed_or_skipped_with_a_reason(tmp_path, fix
     assert all(r.output or r.skipped or r.exit_code is not None for r in results)
 
 
-def test_phase_4_resumes_per_instance(tmp_path, fixture_repos):
+def test_phase_4_resumes_per_instance(tmp_path, fixture_repos, offline_options):
     instances, template = fixture_repos
-    squeez = Squeez(tmp_path / "out", url_template=template, seed=1)
+    squeez = Squeez(tmp_path / "out", url_template=template, seed=1, env_options=offline_options)
     squeez.phase1(str(instances))
     squeez.phase2()
     squeez.phase3()
@@ -92,8 +95,8 @@ def test_a_phase_without_its_input_says_which_phase_to_run(tmp_path):
         Squeez(tmp_path / "empty").phase2()
 
 
-def through_phase_5(tmp_path, instances, template) -> Squeez:
-    squeez = Squeez(tmp_path / "out", url_template=template, seed=3)
+def through_phase_5(tmp_path, instances, template, offline_options) -> Squeez:
+    squeez = Squeez(tmp_path / "out", url_template=template, seed=3, env_options=offline_options)
     squeez.phase1(str(instances))
     for phase in (squeez.phase2, squeez.phase3, squeez.phase4, squeez.phase5):
         phase()
@@ -110,9 +113,9 @@ def teacher(request):
     return json.dumps({"spans": [{"start": n, "end": n} for n in picked[:3]]})
 
 
-def test_phase_6_distils_with_a_teacher_and_slices_original_lines(tmp_path, fixture_repos):
+def test_phase_6_distils_with_a_teacher_and_slices_original_lines(tmp_path, fixture_repos, offline_options):
     instances, template = fixture_repos
-    squeez = through_phase_5(tmp_path, instances, template)
+    squeez = through_phase_5(tmp_path, instances, template, offline_options)
     backend = ScriptedBackend(teacher)
     assert "distilled" in squeez.phase6(backend)
     squeez.phase7()
@@ -133,9 +136,9 @@ def test_phase_6_distils_with_a_teacher_and_slices_original_lines(tmp_path, fixt
     assert again.calls == []  # resumed from the request cache
 
 
-def test_phase_6_smoke_on_the_real_engine(tmp_path, fixture_repos, embedded_backend):
+def test_phase_6_smoke_on_the_real_engine(tmp_path, fixture_repos, embedded_backend, offline_options):
     instances, template = fixture_repos
-    squeez = through_phase_5(tmp_path, instances, template)
+    squeez = through_phase_5(tmp_path, instances, template, offline_options)
     message = squeez.phase6(embedded_backend)
     assert message.startswith("phase 6: teacher smollm2-135m")
     squeez.phase7()

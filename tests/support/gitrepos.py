@@ -209,6 +209,30 @@ def compute(value):
     return value + 1
 '''
 
+#: attacks while its environment is built (setup.py is repository code too): the host's
+#: environment through /proc, writes outside the tree, a detached daemon; then it fails, so the
+#: build log shows what it printed
+HOSTILE_SETUP = """import glob
+import os
+import subprocess
+
+for path in glob.glob("/proc/*/environ"):
+    try:
+        print("ENVIRON", path, open(path, "rb").read().replace(b"\\0", b" ").decode())
+    except OSError as err:
+        print("ENVIRON DENIED", path, err)
+for target in {targets!r}:
+    try:
+        with open(target, "w") as handle:
+            handle.write("#!/bin/sh\\nenv > /tmp/stolen-env\\n")
+        print("WROTE", target)
+    except OSError as err:
+        print("WRITE DENIED", target, err)
+quiet = subprocess.DEVNULL
+subprocess.Popen(["setsid", "sleep", "919"], stdin=quiet, stdout=quiet, stderr=quiet, start_new_session=True)
+raise SystemExit("setup.py: attacks done")
+"""
+
 HOSTILE_TESTS = """from evil.core import compute
 
 
@@ -221,10 +245,12 @@ def make_hostile_repo(path: Path, targets: list[str]) -> dict[str, str]:
     """A repository whose code (on import, so in python, test and build calls) tries every attack
     of the security review: read the host environment through /proc, read /etc/shadow, write
     outside its tree (``targets``: host files and git hooks), forge a ``.git`` pointing at its own
-    hooks, leave detached processes behind, and fork past the process limit."""
+    hooks, leave detached processes behind, and fork past the process limit. Its setup.py runs
+    them all again while its environment is built."""
     repo = git.Repo.init(path, initial_branch="main")
     core = HOSTILE_CORE.format(targets=targets)
-    _commit(repo, {"README.md": "# evil\n", "evil/__init__.py": ""}, "Start")
+    setup = HOSTILE_SETUP.format(targets=targets)
+    _commit(repo, {"README.md": "# evil\n", "evil/__init__.py": "", "setup.py": setup}, "Start")
     base = _commit(repo, {"evil/core.py": core, "tests/test_core.py": HOSTILE_TESTS}, "Add core")
     (path / "evil/core.py").write_text(core.replace("return value + 1", "return value + 2"))
     patch = repo.git.diff() + "\n"

@@ -1,0 +1,444 @@
+"""Phase 4, before execution: one Python environment per (repository, environment version).
+
+python, test_output and build_output calls import the repository's package and its
+dependencies, so they run on an environment built for the repository, never on
+lettuce-build's own interpreter:
+
+- the spec comes from the ``swebench`` package's per-repository/version specs where it has
+  them (the instance's ``version``, else the version read from the repository's own files at
+  the base commit): the Python version, pinned packages, requirement files;
+- the interpreter is one this machine has (found on PATH and in pyenv-style version folders,
+  never a hard-coded path), or ``--python``;
+- ``uv`` builds it: a virtualenv, the pins, the requirement files, then the repository
+  installed editable from ``/repo``, the path at which every sandboxed call later sees its own
+  tree, so one environment serves every instance of the same spec;
+- the build runs repository code (setup.py, build backends), so it runs in the sandbox: network
+  only for installing, no secret in its environment, writes only to its environment folder (and
+  a throwaway copy of the tree);
+- environments are cached in ``DIR/envs/<key>/`` with a status file beside them written by the
+  host; a failed build is recorded with its reason and its instances' execution calls are
+  skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel
+
+from lettuce_build.paths import safe_name
+from lettuce_build.repos import repo_slug
+from lettuce_build.squeez.sandbox import (
+    SANDBOX_HOME,
+    Sandbox,
+    copy_tree,
+    interpreter_paths,
+    run_bounded,
+    sandbox_uid,
+    scrubbed_env,
+)
+
+BUILD_TIMEOUT = 900.0
+BUILD_ADDRESS_SPACE = 16 * 1024**3  # uv and compilers reserve far more address space than they use
+_VERSION_PATTERNS = (
+    re.compile(r"""^__version__\s*=\s*['"](\d+\.\d+)""", re.M),
+    re.compile(r"""^VERSION\s*=\s*\(\s*(\d+)\s*,\s*(\d+)""", re.M),  # Django's tuple
+    re.compile(r"""^version\s*=\s*['"]?(\d+\.\d+)""", re.M),  # setup.cfg, pyproject.toml
+    re.compile(r"""\bversion\s*=\s*['"](\d+\.\d+)"""),  # setup.py
+)
+_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
+class EnvOptions(BaseModel):
+    """How environments are built: ``python`` overrides the spec's (a version or a path);
+    ``find_links`` are local wheel folders; ``offline`` installs from them alone."""
+
+    python: str | None = None
+    find_links: list[Path] = []
+    offline: bool = False
+
+
+class EnvSpec(BaseModel):
+    repo: str
+    version: str | None
+    python: str
+    interpreter: str
+    requirements: list[str]  # requirement files, relative to the tree
+    packages: list[str]  # pinned packages (and pytest)
+    notes: list[str] = []
+
+    @property
+    def key(self) -> str:
+        return safe_name(f"{repo_slug(self.repo)}-{self.version or 'unversioned'}-py{self.python}")
+
+
+class EnvStatus(BaseModel):
+    key: str
+    repo: str
+    version: str | None
+    python: str
+    interpreter: str
+    path: str
+    ok: bool
+    reason: str | None = None
+    notes: list[str] = []
+    built_from: str
+    seconds: float = 0.0
+
+    @property
+    def bin(self) -> Path:
+        return Path(self.path) / "bin"
+
+
+# --- interpreters --------------------------------------------------------------------------
+
+
+def find_interpreters(search_path: str | None = None) -> dict[str, Path]:
+    """``{"3.9": path, ...}``: the CPython interpreters on PATH and in pyenv-style version folders.
+
+    Found by name (``python3.N``) and checked to exist and be executable; the first found per
+    version wins, PATH first.
+    """
+    folders = [Path(p) for p in (search_path or os.environ.get("PATH", "")).split(os.pathsep) if p]
+    roots = [os.environ.get("PYENV_ROOT", ""), str(Path.home() / ".pyenv")]
+    for root in filter(None, roots):
+        folders += sorted(Path(root, "versions").glob("*/bin"))
+    found: dict[str, Path] = {}
+    for folder in folders:
+        for candidate in sorted(folder.glob("python[23].*")):
+            match = re.fullmatch(r"python(\d\.\d+)", candidate.name)
+            if match and os.access(candidate, os.X_OK) and "shims" not in candidate.parts:
+                found.setdefault(match.group(1), candidate.resolve())
+    return found
+
+
+def _pick_interpreter(wanted: str, interpreters: dict[str, Path]) -> tuple[str, Path] | None:
+    """The wanted version, else the nearest newer one this machine has."""
+    if wanted in interpreters:
+        return wanted, interpreters[wanted]
+    newer = sorted((v for v in interpreters if Version(v) > Version(wanted)), key=Version)
+    return (newer[0], interpreters[newer[0]]) if newer else None
+
+
+# --- specs ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def swebench_specs() -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, list[str]]]:
+    """The swebench package's per-repository/version specs and requirement paths ({} without it)."""
+    try:
+        from swebench.harness.constants import MAP_REPO_TO_REQS_PATHS, MAP_REPO_VERSION_TO_SPECS
+    except ImportError:
+        return {}, {}
+    return MAP_REPO_VERSION_TO_SPECS, MAP_REPO_TO_REQS_PATHS
+
+
+def detect_version(tree: Path) -> str | None:
+    """``major.minor`` read from the repository's own files (``__version__``, Django's VERSION,
+    setup.cfg/pyproject/setup.py); None when it is not written down (setuptools_scm, say)."""
+    candidates = [
+        *sorted(tree.glob("src/*/__init__.py")),
+        *sorted(tree.glob("*/__init__.py")),
+        *sorted(tree.glob("*/__version__.py")),
+        *sorted(tree.glob("*/version.py")),
+        *(tree / name for name in ("setup.cfg", "pyproject.toml", "setup.py")),
+    ]
+    for file in candidates:
+        if not file.is_file() or file.is_symlink():
+            continue
+        text = file.read_text(encoding="utf-8", errors="replace")[:200_000]
+        for pattern in _VERSION_PATTERNS:
+            if match := pattern.search(text):
+                return ".".join(match.groups()) if match.lastindex and match.lastindex > 1 else match.group(1)
+    return None
+
+
+def _spec_version(known: Sequence[str], wanted: str | None) -> str | None:
+    """The spec key for a version: itself, else the newest known one not above it."""
+    if wanted in known:
+        return wanted
+    try:
+        parsed = Version(wanted) if wanted else None
+    except InvalidVersion:
+        parsed = None
+    usable = sorted((k for k in known if _parses(k)), key=Version)
+    if parsed is None:
+        return usable[-1] if usable else None
+    below = [k for k in usable if Version(k) <= parsed]
+    return below[-1] if below else (usable[0] if usable else None)
+
+
+def _parses(version: str) -> bool:
+    try:
+        Version(version)
+    except InvalidVersion:
+        return False
+    return True
+
+
+def spec_for(
+    repo: str, version: str | None, tree: Path, interpreters: dict[str, Path], options: EnvOptions
+) -> EnvSpec | str:
+    """The environment an instance needs, or why none can be made on this machine."""
+    specs, requirement_paths = swebench_specs()
+    notes: list[str] = []
+    detected = version or detect_version(tree)
+    repo_specs = specs.get(repo, {})
+    key = _spec_version(list(repo_specs), detected) if repo_specs else None
+    spec = repo_specs.get(key, {}) if key else {}
+    if repo_specs and key != detected:
+        notes.append(f"version {detected or 'not found'}: swebench spec {key} used")
+    elif not repo_specs:
+        notes.append("no swebench spec for this repository: its own dependencies only")
+    python = str(spec.get("python", "3.11"))
+    if options.python:
+        if os.sep in options.python:
+            return _spec(repo, key or detected, options.python, Path(options.python), tree, spec, notes)
+        python = options.python
+    picked = _pick_interpreter(python, interpreters)
+    if picked is None:
+        found = ", ".join(sorted(interpreters, key=Version))
+        return f"no Python {python} or newer on this machine (found: {found})"
+    if picked[0] != python:
+        notes.append(f"Python {python} is not installed: {picked[0]} used")
+    spec_packages = spec.get("packages", "")
+    requirements = []
+    if spec_packages == "requirements.txt":
+        requirements = [p for p in requirement_paths.get(repo, []) if (tree / p).is_file()][:1]
+    elif spec_packages == "environment.yml":
+        notes.append("the spec asks for a conda environment: its pip pins only")
+    return _spec(repo, key or detected, picked[0], picked[1], tree, spec, notes, requirements)
+
+
+def _spec(
+    repo: str,
+    version: str | None,
+    python: str,
+    interpreter: Path,
+    tree: Path,
+    spec: dict[str, Any],
+    notes: list[str],
+    requirements: list[str] | None = None,
+) -> EnvSpec:
+    packages = list(spec.get("pip_packages", []))
+    listed = spec.get("packages", "")
+    if listed and listed not in ("requirements.txt", "environment.yml"):
+        packages += listed.split()
+    if not any(re.match(r"pytest\b", p) for p in packages):
+        packages.append("pytest")
+    return EnvSpec(
+        repo=repo,
+        version=version,
+        python=python,
+        interpreter=str(interpreter),
+        requirements=requirements or [],
+        packages=packages,
+        notes=notes,
+    )
+
+
+# --- builds --------------------------------------------------------------------------------
+
+
+def _uv_binary() -> Path | None:
+    try:
+        import uv
+
+        return Path(uv.find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        found = shutil.which("uv")
+        return Path(found) if found else None
+
+
+def _failure_line(text: str) -> str:
+    """The line of a build log that says what went wrong."""
+    lines = [line.strip(" ×╰─▶│") for line in text.splitlines() if line.strip(" ×╰─▶│")]
+    errors = [line for line in lines if re.search(r"error|failed|no solution|not found", line, re.I)]
+    return (errors or lines or ["no output"])[-1][:300]
+
+
+class Environments:
+    """Builds (or reuses) the environment of each spec; thread-safe, one build per key at a time."""
+
+    def __init__(self, root: Path, sandbox: Sandbox, options: EnvOptions | None = None) -> None:
+        self.root = root.resolve()
+        self.sandbox = sandbox
+        self.options = options or EnvOptions()
+        self.interpreters = find_interpreters()
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def status_path(self, key: str) -> Path:
+        return self.root / f"{key}.json"
+
+    def statuses(self) -> list[EnvStatus]:
+        return [EnvStatus.model_validate_json(p.read_text()) for p in sorted(self.root.glob("*.json"))]
+
+    def ensure(
+        self, instance_id: str, repo: str, version: str | None, tree: Path, worker: int = 0
+    ) -> EnvStatus:
+        spec = spec_for(repo, version, tree, self.interpreters, self.options)
+        if isinstance(spec, str):
+            key = safe_name(f"{repo_slug(repo)}-{version or 'unversioned'}")
+            return self._record(
+                EnvStatus(
+                    key=key,
+                    repo=repo,
+                    version=version,
+                    python="?",
+                    interpreter="",
+                    path="",
+                    ok=False,
+                    reason=spec,
+                    built_from=instance_id,
+                )
+            )
+        with self._guard:
+            lock = self._locks.setdefault(spec.key, threading.Lock())
+        with lock:
+            done = self.status_path(spec.key)
+            if done.exists():
+                return EnvStatus.model_validate_json(done.read_text())
+            return self._record(self._build(spec, instance_id, tree, worker))
+
+    def _record(self, status: EnvStatus) -> EnvStatus:
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.status_path(status.key)
+        if not path.exists():
+            path.write_text(status.model_dump_json(indent=2))
+        return status
+
+    def _build(self, spec: EnvSpec, instance_id: str, tree: Path, worker: int) -> EnvStatus:
+        started = time.perf_counter()
+        env = self.root / spec.key
+        status = EnvStatus(
+            key=spec.key,
+            repo=spec.repo,
+            version=spec.version,
+            python=spec.python,
+            interpreter=spec.interpreter,
+            path=str(env),
+            ok=False,
+            notes=list(spec.notes),
+            built_from=instance_id,
+        )
+        uv = _uv_binary()
+        if uv is None:
+            status.reason = "uv is not installed"
+            return status
+        if self.sandbox.isolation.mode != "bwrap":
+            status.reason = "no sandbox on this machine: environment builds run repository code"
+            return status
+        shutil.rmtree(env, ignore_errors=True)  # what a crashed build left
+        env.mkdir(parents=True)
+        uid = sandbox_uid(worker)
+        if uid is not None:
+            os.chown(env, uid, uid)
+        scratch = self.root / "scratch" / f"{spec.key}-w{worker}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.parent.mkdir(parents=True, exist_ok=True)
+        copy_tree(tree, scratch, uid, link=False)  # setup.py rewrites files it ships (egg-info)
+        log: list[str] = []
+        try:
+            steps = self._steps(spec, env, uv, scratch)
+            for name, argv, required in steps:
+                captured = self._run(argv, spec, env, uv, scratch, worker)
+                log.append(f"$ {' '.join(argv)}\n{captured.text}")
+                if captured.exit_code == 0:
+                    continue
+                why = "timed out" if captured.timed_out else _failure_line(captured.text)
+                if required:
+                    status.reason = f"{name}: {why}"
+                    return status
+                status.notes.append(f"{name} failed ({why})")
+            status.ok = True
+            return status
+        finally:
+            status.seconds = round(time.perf_counter() - started, 1)
+            shutil.rmtree(scratch, ignore_errors=True)
+            (self.root / f"{spec.key}.log").write_text("\n".join(log), encoding="utf-8")
+            if not status.ok:
+                shutil.rmtree(env, ignore_errors=True)
+
+    def _find_links(self) -> list[Path]:
+        """The --find-links folders, copied where the sandbox's uid can read them (a user's own
+        folder may be private to them); made once."""
+        staged = []
+        for number, folder in enumerate(self.options.find_links):
+            target = self.root / "find-links" / str(number)
+            with self._guard:
+                if not target.exists():
+                    partial = target.with_name(f"{number}.partial")
+                    shutil.rmtree(partial, ignore_errors=True)
+                    shutil.copytree(folder, partial)
+                    for dirpath, _, files in os.walk(partial):
+                        os.chmod(dirpath, 0o755)
+                        for name in files:
+                            os.chmod(Path(dirpath) / name, 0o644)
+                    partial.rename(target)
+            staged.append(target)
+        return staged
+
+    def _steps(self, spec: EnvSpec, env: Path, uv: Path, tree: Path) -> list[tuple[str, list[str], bool]]:
+        """(name, argv, required): a failed required step fails the build, others become notes."""
+        install = [str(uv), "pip", "install", "--python", str(env / "bin" / "python")]
+        for folder in self._find_links():
+            install += ["--find-links", str(folder)]
+        if self.options.offline:
+            install += ["--offline", "--no-index"]
+        steps = [
+            (
+                "create the virtualenv",
+                [str(uv), "venv", "--python", spec.interpreter, str(env)],
+                True,
+            ),
+            ("install the pinned packages", [*install, *spec.packages], True),
+        ]
+        for requirement in spec.requirements:
+            steps.append((f"install {requirement}", [*install, "-r", f"/repo/{requirement}"], False))
+        if any((tree / name).is_file() for name in _PROJECT_FILES):
+            steps.append(("install the repository", [*install, "-e", "/repo"], False))
+        return steps
+
+    def _run(self, argv: list[str], spec: EnvSpec, env: Path, uv: Path, tree: Path, worker: int):  # noqa: ANN202
+        # every step runs on the spec's base interpreter (the environment's python links to it);
+        # its mounts come from the host's choice, never from files the build wrote
+        wrapped = self.sandbox.argv(
+            argv,
+            tree=tree,
+            read_only=[*interpreter_paths(Path(spec.interpreter)), uv, *self._find_links()],
+            writable=[env],
+            network=not self.options.offline,
+            uid=sandbox_uid(worker),
+            extra_env=_uv_env(network=not self.options.offline),
+        )
+        return run_bounded(
+            wrapped,
+            cwd=tree,
+            env=scrubbed_env(SANDBOX_HOME),
+            timeout=BUILD_TIMEOUT,
+            address_space=BUILD_ADDRESS_SPACE,
+        )
+
+
+def _uv_env(network: bool) -> dict[str, str]:
+    env = {
+        "UV_CACHE_DIR": "/tmp/uv-cache",  # inside the sandbox's own /tmp: gone with it
+        "UV_PYTHON_DOWNLOADS": "never",
+        "UV_NO_CONFIG": "1",
+        "UV_LINK_MODE": "copy",
+        "UV_NO_PROGRESS": "1",
+    }
+    bundle = Path("/etc/ssl/certs/ca-certificates.crt")
+    if network and bundle.exists():  # a proxy's certificate authority, where the machine trusts one
+        env["SSL_CERT_FILE"] = str(bundle)
+    return env
