@@ -65,9 +65,7 @@ def test_read_file_shows_numbered_lines_from_the_bare_clone(setup):
 
 def test_a_command_that_hangs_is_killed_and_the_timeout_is_output(setup):
     repos, commit, _ = setup
-    result = repos.run(
-        call(commit, "python", ["python", "-c", "import time; time.sleep(600)"], timeout=2)
-    )
+    result = repos.run(call(commit, "python", ["python", "-c", "import time; time.sleep(600)"], timeout=2))
     assert result.timed_out and result.exit_code is None
     assert result.output.endswith("[timed out after 2 s]")
 
@@ -101,18 +99,14 @@ def test_no_secret_reaches_the_command(setup, monkeypatch):
     repos, commit, _ = setup
     monkeypatch.setenv("HF_TOKEN", "hf_secret_value")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
-    result = repos.run(
-        call(commit, "python", ["python", "-c", "import os; print(sorted(os.environ))"])
-    )
+    result = repos.run(call(commit, "python", ["python", "-c", "import os; print(sorted(os.environ))"]))
     assert "HF_TOKEN" not in result.output and "OPENAI_API_KEY" not in result.output
     assert "secret" not in result.output and "PATH" in result.output
 
 
 def test_a_huge_output_is_capped_with_an_omission_marker(setup):
     repos, commit, _ = setup
-    result = repos.run(
-        call(commit, "python", ["python", "-c", "for i in range(200000): print(i)"])
-    )
+    result = repos.run(call(commit, "python", ["python", "-c", "for i in range(200000): print(i)"]))
     lines = result.output.split("\n")
     assert len(lines) == 501 and lines[-1].startswith("... [") and "more lines omitted]" in lines[-1]
     assert result.truncated_lines > 0
@@ -128,9 +122,7 @@ def test_a_binary_file_is_shown_as_a_marker(setup):
 
 def test_curl_is_skipped_without_network_permission(setup):
     repos, commit, _ = setup
-    result = repos.run(
-        call(commit, "curl", ["curl", "-sS", "https://example.org"], needs_network=True)
-    )
+    result = repos.run(call(commit, "curl", ["curl", "-sS", "https://example.org"], needs_network=True))
     assert result.skipped.startswith("network disabled")
 
 
@@ -282,9 +274,7 @@ def test_the_process_limit_holds_even_when_lettuce_build_runs_as_root(setup):
 def test_an_output_holding_a_secret_is_withheld(setup, monkeypatch):
     repos, commit, _ = setup
     monkeypatch.setenv("MY_SERVICE_TOKEN", "plainly-secret-value-123")
-    leak = repos.run(
-        call(commit, "git_log", ["echo", "ghp_" + "x" * 36], runs_in="bare")
-    )
+    leak = repos.run(call(commit, "git_log", ["echo", "ghp_" + "x" * 36], runs_in="bare"))
     assert leak.output == "" and leak.skipped.startswith("output withheld: it holds a secret (github token)")
     fresh = Executor(repos.repos, ISOLATION)  # secret values are read when an executor starts
     own = fresh.run(call(commit, "git_log", ["echo", "token=plainly-secret-value-123"], runs_in="bare"))

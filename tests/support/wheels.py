@@ -47,7 +47,9 @@ def make_wheel(folder: Path, name: str, version: str, files: dict[str, str]) -> 
     contents = {
         **files,
         f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: lettuce-build-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{info}/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: lettuce-build-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
     }
     record = [_record_line(p, t.encode()) for p, t in contents.items()] + [f"{info}/RECORD,,"]
     target = folder / _wheel_name(name, version)
