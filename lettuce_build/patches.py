@@ -6,6 +6,9 @@ built from hunks) and the sift (added lines with their patch line numbers).
 
 from __future__ import annotations
 
+import builtins
+import keyword
+
 import regex
 from pydantic import BaseModel, Field
 
@@ -13,6 +16,19 @@ _DIFF = regex.compile(r"^diff --git a/(.+?) b/(.+)$")
 _HUNK = regex.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _DEF = regex.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
 _ASSIGN = regex.compile(r"^\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")
+_HUNK_CONTEXT = regex.compile(r"@@[^@]*@@\s*(?:async\s+)?(?:def|class)\s+(\w+)")
+_NAME = regex.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,}\b")
+#: names too common to say anything about a fix: grepping them finds half the repository
+_GENERIC = frozenset(
+    {
+        *keyword.kwlist,
+        *dir(builtins),
+        *"""self args kwargs name names value values data result results item items path text line
+        lines func test tests kind type info msg message error key keys obj other options config
+        request response method params default string number index attr""".split(),
+    }
+)
+MAX_TELLING_NAMES = 8
 
 
 class Hunk(BaseModel):
@@ -75,6 +91,37 @@ class PatchInfo(BaseModel):
                     if (match := pattern.match(line)) and len(match.group(1)) > 2:
                         names.setdefault(match.group(1), None)
         return list(names)
+
+    def definitions(self) -> list[str]:
+        """Functions and classes the patch defines or changes, and those its hunks sit in."""
+        names: dict[str, None] = {}
+        for file in self.files:
+            for line in file.added + file.removed:
+                if match := _DEF.match(line):
+                    names.setdefault(match.group(1), None)
+            for hunk in file.hunks:
+                if match := _HUNK_CONTEXT.match(hunk.header):
+                    names.setdefault(match.group(1), None)
+        return list(names)
+
+    def telling_names(self) -> list[str]:
+        """The names that say what the fix is about, most telling first (at most 8).
+
+        Defined names (def/class/assignment targets), then the functions the hunks sit in,
+        then the other names on changed lines; never keywords, builtins or generic words,
+        never dunders (``__init__`` is in every class), never shorter than 4 characters.
+        """
+        found: dict[str, None] = dict.fromkeys(self.identifiers())
+        found.update((name, None) for name in self.definitions() if name not in found)
+        for file in self.files:
+            for line in file.removed + file.added:
+                for match in _NAME.finditer(line.split("#", 1)[0]):
+                    found.setdefault(match.group(0), None)
+        return [t for t in found if _telling(t)][:MAX_TELLING_NAMES]
+
+
+def _telling(name: str) -> bool:
+    return len(name) >= 4 and name not in _GENERIC and not name.isdigit() and not name.startswith("__")
 
 
 def parse_patch(patch: str) -> PatchInfo:

@@ -122,6 +122,14 @@ def sift(
     is_flag=True,
     help="Phase 4 environments: install only from --find-links, never from the package index.",
 )
+@click.option(
+    "--max-decoy-share",
+    type=click.FloatRange(0.0, 1.0, max_open=True),
+    default=0.10,
+    show_default=True,
+    help="Phase 7: decoy files (read_file of a file the fix does not touch, all lines irrelevant) "
+    "make up at most this share of the rows.",
+)
 def squeez(
     first_phase: int,
     more_phases: tuple[int, ...],
@@ -139,6 +147,7 @@ def squeez(
     python: str | None,
     find_links: tuple[Path, ...],
     offline: bool,
+    max_decoy_share: float,
 ) -> None:
     """Build the squeez tool-output dataset from SWE-bench repositories (phases 1-8)."""
     from lettuce_build.builddir import BuildDir
@@ -163,6 +172,7 @@ def squeez(
         seed=seed,
         allow_network=allow_network,
         env_options=EnvOptions(python=python, find_links=[p.resolve() for p in find_links], offline=offline),
+        max_decoy_share=max_decoy_share,
     )
     with BuildDir(output_dir).lock():
         for message in pipeline.run(

@@ -1,10 +1,19 @@
-"""Phase 7: rows with repository-disjoint splits, as an HF dataset and JSONL, plus a chat view."""
+"""Phase 7: rows with repository-disjoint splits, as an HF dataset and JSONL, plus a chat view.
+
+The chat view follows the published squeez training data: a ChatML prompt whose user turn
+holds the query, the background task and the raw tool output in XML-style tags, and a
+response that is the relevant lines, verbatim, inside ``<relevant_lines>`` tags (empty for an
+irrelevant output). ``messages`` holds the same turns for chat-template trainers.
+Compression is measured in lines: 1 - relevant lines / output lines.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from datasets import Features, List, Value
+from pydantic import BaseModel
 
 TEST_REPOS = frozenset({"pydata/xarray", "pallets/flask"})
 VALIDATION_REPOS = frozenset({"psf/requests"})
@@ -28,8 +37,36 @@ SQUEEZ_FEATURES = Features(
         "compression_ratio": Value("float32"),
         "prompt": Value("string"),
         "response": Value("string"),
+        "messages": List({"role": Value("string"), "content": Value("string")}),
     }
 )
+
+
+DEFAULT_DECOY_SHARE = 0.10
+
+
+class Selection(BaseModel):
+    """What phase 7 assembled: where each row's gold came from and how many decoys stayed."""
+
+    rows: int
+    #: "teacher", "auto" (no teacher, labels passed the keep filter) or "decoy"
+    gold_sources: dict[str, int]
+    #: outputs left out: no teacher's spans and auto-labels that failed the keep filter
+    without_gold: int
+    decoys_available: int
+    decoys_kept: int
+    max_decoy_share: float
+
+    def text(self) -> str:
+        return (
+            f"gold: {self.gold_sources}; {self.without_gold} outputs without gold left out; decoys: "
+            f"{self.decoys_kept} of {self.decoys_available} kept (at most {self.max_decoy_share:.0%} of rows)"
+        )
+
+
+def decoy_cap(rows: int, share: float) -> int:
+    """The most decoys that can join ``rows`` other rows and stay at most ``share`` of them all."""
+    return math.floor(share * rows / (1.0 - share) + 1e-9) if share < 1.0 else rows
 
 
 def repo_split(repo: str) -> str:
@@ -52,10 +89,28 @@ def spans_from_indices(indices: list[int]) -> list[dict[str, int]]:
     return spans
 
 
-def chat_prompt(task: str, query: str, output: str) -> str:
+CHAT_SYSTEM = (
+    "You prune tool output for a coding agent. Given what the agent is looking for, its task and one "
+    "tool output, return only the lines of the output the agent should read next, copied verbatim, "
+    "inside <relevant_lines> tags. Return empty tags when no line matters."
+)
+
+
+def chat_user(task: str, query: str, output: str) -> str:
     return (
-        f"Task: {task}\n\nQuery: {query}\n\nTool output:\n{output}\n\n"
-        "Return only the lines of the tool output that matter for the query, verbatim."
+        f"<query>\n{query}\n</query>\n<background_task>\n{task}\n</background_task>\n"
+        f"<tool_output>\n{output}\n</tool_output>"
+    )
+
+
+def chat_response(relevant: list[str]) -> str:
+    return "<relevant_lines>\n" + "".join(f"{line}\n" for line in relevant) + "</relevant_lines>"
+
+
+def chatml(system: str, user: str) -> str:
+    """The prompt as a ChatML string, ending where the assistant's turn begins."""
+    return (
+        f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
     )
 
 
@@ -68,7 +123,8 @@ def build_row(
 ) -> dict[str, Any]:
     relevant = [line for span in gold for line in lines[span["start_line"] - 1 : span["end_line"]]]
     output = "\n".join(lines)
-    kept = len("\n".join(relevant))
+    user = chat_user(record["task"], record["query"], output)
+    response = chat_response(relevant)
     return {
         "instance_id": record["instance_id"],
         "repo": record["repo"],
@@ -84,8 +140,13 @@ def build_row(
         "relevant_lines": relevant,
         "is_irrelevant": not gold,
         "is_patch_file": record["is_patch_file"] is not False,
-        "compression_ratio": 1.0 - kept / len(output) if output else 0.0,
-        "prompt": chat_prompt(record["task"], record["query"], output),
-        # the response is the relevant lines themselves, joined: a student learns to copy, never to write
-        "response": "\n".join(relevant),
+        "compression_ratio": 1.0 - len(relevant) / len(lines) if lines else 0.0,
+        "prompt": chatml(CHAT_SYSTEM, user),
+        # the relevant lines themselves, tagged: a student learns to copy, never to write
+        "response": response,
+        "messages": [
+            {"role": "system", "content": CHAT_SYSTEM},
+            {"role": "user", "content": user},
+            {"role": "assistant", "content": response},
+        ],
     }

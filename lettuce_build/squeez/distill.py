@@ -1,6 +1,7 @@
 """Phase 6: a teacher picks the relevant lines; the lines themselves always come from the output.
 
-The teacher sees the task, the query and the output with numbered lines
+The teacher sees the task, the tool and the command that ran, the query and the output with
+numbered lines
 (bounded: 500 lines, 400 characters a line) and returns 1-based inclusive line
 spans. Spans are clamped, sorted and merged, and relevant lines are sliced from
 the ORIGINAL output: nothing generated ever reaches the dataset. An empty span
@@ -23,11 +24,12 @@ MAX_LINE_CHARS = 400
 MAX_TASK_CHARS = 3000
 
 SYSTEM = (
-    "You select the lines of a tool output that matter for a software task. You get the task, what the "
-    "agent is looking for, and the output with numbered lines. Return the line spans that a developer "
-    "fixing the task needs, as few and as tight as possible. Return an empty list when nothing matters."
+    "You select the lines of a tool output that matter for a software task. You get the task, what "
+    "the agent is looking for, the tool and command that produced the output, and the output with "
+    "numbered lines. Return the line spans that a developer fixing the task needs, as few and as "
+    "tight as possible. Return an empty list when nothing matters."
 )
-PROMPT_VERSION = "distill-v1"
+PROMPT_VERSION = "distill-v2"
 
 
 class LineSpan(BaseModel):
@@ -64,13 +66,14 @@ class DistillStage(Stage):
     name = "distill"
     prompt_version = PROMPT_VERSION
     response_model = Spans
-    requires = ("task", "query", "lines")
+    requires = ("task", "query", "tool_type", "command", "lines")
     outputs = {"teacher_spans": List({"start_line": Value("int32"), "end_line": Value("int32")})}
     sampling = Sampling(temperature=0.0, max_tokens=512)
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         user = (
             f"Task:\n{item['task'][:MAX_TASK_CHARS]}\n\nLooking for: {item['query']}\n\n"
+            f"Tool: {item['tool_type']}\nCommand: {item['command'][:MAX_LINE_CHARS]}\n\n"
             f"Output ({len(item['lines'])} lines):\n{numbered_view(item['lines'])}"
         )
         return self.request(SYSTEM, user)

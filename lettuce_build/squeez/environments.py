@@ -266,6 +266,11 @@ def _failure_line(text: str) -> str:
     return (errors or lines or ["no output"])[-1][:300]
 
 
+def recorded_statuses(root: Path) -> list[EnvStatus]:
+    """Every environment built (or failed) under ``root``, as recorded."""
+    return [EnvStatus.model_validate_json(p.read_text()) for p in sorted(root.glob("*.json"))]
+
+
 class Environments:
     """Builds (or reuses) the environment of each spec; thread-safe, one build per key at a time."""
 
@@ -281,7 +286,7 @@ class Environments:
         return self.root / f"{key}.json"
 
     def statuses(self) -> list[EnvStatus]:
-        return [EnvStatus.model_validate_json(p.read_text()) for p in sorted(self.root.glob("*.json"))]
+        return recorded_statuses(self.root)
 
     def ensure(
         self, instance_id: str, repo: str, version: str | None, tree: Path, worker: int = 0

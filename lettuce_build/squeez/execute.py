@@ -82,6 +82,12 @@ def cap_lines(text: str, max_lines: int = MAX_LINES) -> tuple[str, int]:
     return "\n".join(lines[:max_lines] + [f"... [{omitted} more lines omitted]"]), omitted
 
 
+def strip_revision(text: str, revision: str) -> str:
+    """git grep over a commit prefixes every hit with ``<commit>:``; an agent's grep shows paths."""
+    prefix = f"{revision}:"
+    return "\n".join(line.removeprefix(prefix) for line in text.split("\n"))
+
+
 def number_lines(text: str) -> str:
     return "\n".join(f"{i:>6}\t{line}" for i, line in enumerate(text.split("\n"), start=1))
 
@@ -119,8 +125,6 @@ class Executor:
             return f"environment {env.key} failed: {env.reason}"
         if call.tool_type == "lint_output" and not self.has_ruff:
             return "ruff is not installed"
-        if call.tool_type == "git_diff" and not self.repos.has_commit(call.repo, f"{call.base_commit}~3"):
-            return "the base commit has fewer than 3 ancestors"
         return None
 
     def run_instance(self, calls: list[ToolCall], worker: int = 0) -> list[ToolResult]:
@@ -180,9 +184,11 @@ class Executor:
         if captured.binary:
             result.output = f"[binary output: {len(captured.text.encode())} bytes not shown]"
         else:
-            text = (
-                number_lines(captured.text.rstrip("\n")) if call.tool_type == "read_file" else captured.text
-            )
+            text = captured.text
+            if call.tool_type == "read_file":
+                text = number_lines(text.rstrip("\n"))
+            elif call.tool_type == "grep":
+                text = strip_revision(text, call.base_commit)
             result.output, result.truncated_lines = cap_lines(text)
         if captured.timed_out:
             result.output += f"\n[timed out after {call.timeout:.0f} s]"

@@ -8,6 +8,7 @@ from typing import Any
 import regex
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from lettuce_build.patches import parse_patch
 from lettuce_build.swebench import InstanceLoadError, load_instance_rows
 
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "problem_statement")
@@ -25,6 +26,13 @@ class SqueezInstance(BaseModel):
     FAIL_TO_PASS: list[str] = Field(default_factory=list)
     PASS_TO_PASS: list[str] = Field(default_factory=list)
     version: str | None = None
+
+    @property
+    def test_files(self) -> list[str]:
+        """The files of its test patch and of its FAIL_TO_PASS tests given as pytest ids."""
+        files = dict.fromkeys(parse_patch(self.test_patch).paths)
+        files.update((t.split("::")[0], None) for t in self.FAIL_TO_PASS if t.split("::")[0].endswith(".py"))
+        return list(files)
 
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
     @classmethod

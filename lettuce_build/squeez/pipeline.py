@@ -7,10 +7,12 @@ DIR/phase4/<instance>.jsonl    tool results, one file per finished instance (the
                                the file name is the instance id made safe, see paths.safe_name)
 DIR/phase4_isolation.json      the isolation mode that ran them
 DIR/envs/<key>/, <key>.json    one Python environment per (repository, version) and its status
-DIR/phase5_labels.jsonl        auto-labels and the keep decision of every result
+DIR/phase5_labels.jsonl        auto-labels of every result, whether it goes on (>= 10 lines) and
+                               whether its labels pass the keep filter
 DIR/cache.sqlite, failures/    the teacher's raw responses and failure rows (phase 6)
-DIR/phase6_distilled.jsonl     teacher spans per kept output
+DIR/phase6_distilled.jsonl     teacher spans per output of >= 10 lines (decoys aside)
 DIR/dataset/, hub/, squeez_<split>.jsonl   the assembled dataset (phase 7)
+DIR/phase7_selection.json      where the rows' gold came from, and the decoys kept under the cap
 DIR/validation_report.json/.txt            phase 8
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -39,9 +42,16 @@ from lettuce_build.patches import parse_patch
 from lettuce_build.paths import safe_name
 from lettuce_build.repos import DEFAULT_URL_TEMPLATE, RepoManager, RepoStatus
 from lettuce_build.schema import SPLITS
-from lettuce_build.squeez.assemble import SQUEEZ_FEATURES, build_row, spans_from_indices
+from lettuce_build.squeez.assemble import (
+    DEFAULT_DECOY_SHARE,
+    SQUEEZ_FEATURES,
+    Selection,
+    build_row,
+    decoy_cap,
+    spans_from_indices,
+)
 from lettuce_build.squeez.distill import DistillStage
-from lettuce_build.squeez.environments import Environments, EnvOptions
+from lettuce_build.squeez.environments import Environments, EnvOptions, recorded_statuses
 from lettuce_build.squeez.execute import Executor, ToolResult
 from lettuce_build.squeez.instances import SqueezInstance, load_instances
 from lettuce_build.squeez.labels import label, output_lines
@@ -64,6 +74,12 @@ def _write_jsonl(path: Path, rows: Iterable[BaseModel | dict[str, Any]]) -> int:
     return len(lines)
 
 
+def _reason_kind(reason: str | None) -> str:
+    """What kind of reason: "skipped", "fewer than 10 lines", "relevant share below 0.02"..."""
+    text = reason or ""
+    return "skipped" if text.startswith("skipped:") else text.split(" (")[0]
+
+
 def _read_jsonl(path: Path, phase: int) -> list[dict[str, Any]]:
     if not path.exists():
         raise PhaseError(f"{path} is missing: run phase {phase} first")
@@ -80,8 +96,10 @@ class Squeez:
         seed: int = 0,
         allow_network: bool = False,
         env_options: EnvOptions | None = None,
+        max_decoy_share: float = DEFAULT_DECOY_SHARE,
     ) -> None:
         self.out = out
+        self.max_decoy_share = max_decoy_share
         self.env_options = env_options or EnvOptions()
         self.repos = RepoManager(out, url_template)
         self.workers = max(1, workers)
@@ -215,32 +233,46 @@ class Squeez:
         records = []
         for result in self.results():
             instance = instances[result.instance_id]
-            labelled = label(result, parse_patch(instance.patch))
+            labelled = label(result, parse_patch(instance.patch), instance.test_files)
             records.append(
                 {
                     **result.model_dump(),
                     "task": instance.problem_statement,
                     "lines": labelled.lines,
                     "relevant": labelled.relevant,
+                    "eligible": labelled.eligible,
                     "kept": labelled.kept,
                     "reason": labelled.reason,
                 }
             )
         _write_jsonl(self.out / "phase5_labels.jsonl", records)
-        kept = sum(r["kept"] for r in records)
-        reasons = Counter((r["reason"] or "").split(":")[0].split(" (")[0] for r in records if not r["kept"])
-        return f"phase 5: {kept} of {len(records)} outputs kept; not kept: {dict(reasons)}"
+        eligible = [r for r in records if r["eligible"]]
+        decoys = sum(r["is_patch_file"] is False for r in eligible)
+        kept = sum(r["kept"] for r in eligible) - decoys
+        held = Counter(_reason_kind(r["reason"]) for r in records if not r["eligible"])
+        failing = Counter(_reason_kind(r["reason"]) for r in eligible if not r["kept"])
+        return (
+            f"phase 5: {len(eligible)} of {len(records)} outputs go on: {len(eligible) - decoys} to the "
+            f"teacher, {decoys} decoys; held back: {dict(held)}; without a teacher {kept} pass the keep "
+            f"filter (fail: {dict(failing)})"
+        )
+
+    def labels(self) -> list[dict[str, Any]]:
+        return _read_jsonl(self.out / "phase5_labels.jsonl", 5)
 
     def phase6(self, teacher: Backend | None) -> str:
-        records = [r for r in _read_jsonl(self.out / "phase5_labels.jsonl", 5) if r["kept"]]
+        # every output of >= 10 lines but the decoys (all-irrelevant by definition)
+        records = [r for r in self.labels() if r["eligible"] and r["is_patch_file"] is not False]
         if teacher is None:
             _write_jsonl(self.out / "phase6_distilled.jsonl", [])
-            return "phase 6: no teacher configured; the auto-labels are the gold spans"
+            return "phase 6: no teacher configured; the auto-labels that pass the keep filter are the gold"
         items = [
             {
                 "key": f"{r['instance_id']}::{r['command']}",
                 "task": r["task"],
                 "query": r["query"],
+                "tool_type": r["tool_type"],
+                "command": r["command"],
                 "lines": output_lines(r["output"]),
             }
             for r in records
@@ -258,27 +290,49 @@ class Squeez:
         _write_jsonl(self.out / "phase6_distilled.jsonl", distilled)
         return (
             f"phase 6: teacher {teacher.model_id} distilled {len(distilled)} of {len(items)} outputs; "
-            f"failures: {build.failure_summary().get('distill') or 'none'} (those fall back to auto-labels)"
+            f"failures: {build.failure_summary().get('distill') or 'none'} "
+            "(those fall back to auto-labels that pass the keep filter)"
         )
 
     def phase7(self) -> str:
-        records = [r for r in _read_jsonl(self.out / "phase5_labels.jsonl", 5) if r["kept"]]
+        records = [r for r in self.labels() if r["eligible"]]
         distilled_path = self.out / "phase6_distilled.jsonl"  # absent when phase 6 never ran: auto-labels
         distilled = _read_jsonl(distilled_path, 6) if distilled_path.exists() else []
         teacher = {r["key"]: r["teacher_spans"] for r in distilled}
-        rows = []
+        rows, decoys, no_gold = [], [], 0
         for record in records:
-            lines = output_lines(record["output"])
-            auto = spans_from_indices(record["relevant"])
+            if record["is_patch_file"] is False:
+                decoys.append(record)
+                continue
             key = f"{record['instance_id']}::{record['command']}"
-            gold, source = (teacher[key], "teacher") if key in teacher else (auto, "auto")
-            rows.append(build_row(record, lines, gold, source, auto))
+            auto = spans_from_indices(record["relevant"])
+            if key in teacher:
+                gold, source = teacher[key], "teacher"
+            elif record["kept"]:
+                gold, source = auto, "auto"
+            else:  # no teacher's word and labels too weak to stand in for one
+                no_gold += 1
+                continue
+            rows.append(build_row(record, output_lines(record["output"]), gold, source, auto))
+        cap = decoy_cap(len(rows), self.max_decoy_share)
+        random.Random(self.seed).shuffle(decoys)  # which decoys stay is seeded, never file order
+        for record in sorted(decoys[:cap], key=lambda r: (r["instance_id"], r["command"])):
+            rows.append(build_row(record, output_lines(record["output"]), [], "decoy", []))
+        selection = Selection(
+            rows=len(rows),
+            gold_sources=dict(Counter(r["gold_source"] for r in rows)),
+            without_gold=no_gold,
+            decoys_available=len(decoys),
+            decoys_kept=min(cap, len(decoys)),
+            max_decoy_share=self.max_decoy_share,
+        )
+        write_atomic(self.out / "phase7_selection.json", selection.model_dump_json(indent=2))
         by_split = {s: [r for r in rows if r["split"] == s] for s in SPLITS}
         for split, split_rows in by_split.items():
             _write_jsonl(self.out / f"squeez_{split}.jsonl", split_rows)
         present = {s: Dataset.from_list(r, features=SQUEEZ_FEATURES) for s, r in by_split.items() if r}
         write_output(DatasetDict(present), self.out, config_name="squeez")  # none: earlier outputs go
-        return f"phase 7: {len(rows)} rows { ({s: len(r) for s, r in by_split.items()}) }"
+        return f"phase 7: {len(rows)} rows { ({s: len(r) for s, r in by_split.items()}) }; {selection.text()}"
 
     def phase8(self) -> tuple[str, ValidationReport]:
         rows = [row for split in SPLITS for row in _read_jsonl(self.out / f"squeez_{split}.jsonl", 7)]
@@ -288,16 +342,23 @@ class Squeez:
             if isolation_file.exists()
             else None
         )
-        labels = _read_jsonl(self.out / "phase5_labels.jsonl", 5)
+        labels = self.labels()
         skipped = Counter(r["skipped"] for r in labels if r["skipped"])
-        filtered = Counter(
-            (r["reason"] or "").split(" (")[0] for r in labels if not r["kept"] and not r["skipped"]
+        filtered = Counter(_reason_kind(r["reason"]) for r in labels if not r["kept"] and not r["skipped"])
+        selection_file = self.out / "phase7_selection.json"
+        selection = (
+            Selection.model_validate_json(selection_file.read_text()) if selection_file.exists() else None
         )
         report = validate_rows(
             rows,
             isolation=isolation,
             skipped_calls=dict(skipped),
             filtered_outputs=dict(filtered),
+            selection=selection,
+            environments={
+                env.key: "ready" if env.ok else f"failed: {env.reason}"
+                for env in recorded_statuses(self.out / "envs")
+            },
         )
         write_atomic(self.out / "validation_report.json", report.model_dump_json(indent=2))
         write_atomic(self.out / "validation_report.txt", report.text() + "\n")

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lettuce_build.leaks import SecretScanner
+from lettuce_build.squeez.assemble import Selection
 
 CORE_TOOL_TYPES = ("read_file", "grep", "git_log", "test_output", "python")
 PROMPT_OUTLIER_CHARS = 60_000
@@ -38,6 +39,10 @@ class ValidationReport(BaseModel):
     isolation: str | None = None
     skipped_calls: dict[str, int] = Field(default_factory=dict)
     filtered_outputs: dict[str, int] = Field(default_factory=dict)
+    decoy_rows: int = 0
+    selection: Selection | None = None
+    #: every environment phase 4 built or tried: "ready", or "failed: <why>"
+    environments: dict[str, str] = Field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -58,8 +63,11 @@ class ValidationReport(BaseModel):
             f"share in 0.70-0.95: {c.get('share_0.70_0.95', 0):.2f}"
         )
         lines.append(
-            f"  irrelevant outputs {self.irrelevant_outputs}, empty responses {self.empty_responses}"
+            f"  irrelevant outputs {self.irrelevant_outputs} (decoy files {self.decoy_rows}), "
+            f"empty responses {self.empty_responses}"
         )
+        if self.selection:
+            lines.append(f"  {self.selection.text()}")
         lines.append(f"  missing core tool types: {self.missing_core_tool_types or 'none'}")
         lines.append(
             f"  prompt size outliers (> {PROMPT_OUTLIER_CHARS} chars): {len(self.prompt_size_outliers)}"
@@ -78,6 +86,11 @@ class ValidationReport(BaseModel):
             lines.append(f"  skipped tool calls: {self.skipped_calls}")
         if self.filtered_outputs:
             lines.append(f"  outputs filtered in phase 5: {self.filtered_outputs}")
+        if self.environments:
+            failed = {k: v for k, v in self.environments.items() if v != "ready"}
+            ready = len(self.environments) - len(failed)
+            lines.append(f"  environments: {ready} of {len(self.environments)} ready")
+            lines.extend(f"    {key}: {why}" for key, why in failed.items())
         if self.isolation:
             lines.append(f"  isolation: {self.isolation}")
         return "\n".join(lines)
@@ -132,8 +145,9 @@ def validate_rows(
         prompt_size_outliers=[
             f"{r['instance_id']} {r['tool_type']}" for r in rows if len(r["prompt"]) > PROMPT_OUTLIER_CHARS
         ],
-        empty_responses=sum(1 for r in rows if not r["response"].strip() and not r["is_irrelevant"]),
+        empty_responses=sum(1 for r in rows if not r["relevant_lines"] and not r["is_irrelevant"]),
         irrelevant_outputs=sum(1 for r in rows if r["is_irrelevant"]),
+        decoy_rows=sum(1 for r in rows if r.get("is_patch_file") is False),
         repo_overlap=overlap,
         non_verbatim_lines=non_verbatim,
         secret_rows=secrets,

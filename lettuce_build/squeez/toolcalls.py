@@ -1,17 +1,16 @@
 """Phase 3: seeded, reproducible tool calls per instance (3-7, drawn by type weight, always a
 read_file, and a test_output wherever a test can be found).
 
-Names come from the gold patch (def/class names, assignment targets, quoted strings),
-the touched files and hunks, and the issue text (backticked terms, CamelCase words).
+grep terms are the patch's telling names (``PatchInfo.telling_names``: defined names, the
+functions its hunks sit in, names on changed lines); the issue text's backticked and
+CamelCase terms only when the patch has none.
 read_file mostly targets a patch file, sometimes a sibling "decoy" in the same folder
 (``is_patch_file: false``). Commands are argv lists, never shell strings.
 """
 
 from __future__ import annotations
 
-import builtins
 import hashlib
-import keyword
 import random
 from pathlib import PurePosixPath
 from typing import Literal
@@ -20,7 +19,7 @@ import git
 import regex
 from pydantic import BaseModel
 
-from lettuce_build.patches import PatchInfo, parse_patch
+from lettuce_build.patches import MAX_TELLING_NAMES, PatchInfo, parse_patch
 from lettuce_build.squeez.instances import SqueezInstance
 
 TOOL_WEIGHTS: dict[str, float] = {
@@ -41,19 +40,6 @@ DEFAULT_TIMEOUT = 30.0
 DECOY_SHARE = 0.2
 ENV_TOOLS = frozenset({"python", "test_output", "build_output"})
 
-_NAME = regex.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,}\b")
-_HUNK_CONTEXT = regex.compile(r"@@[^@]*@@\s*(?:async\s+)?(?:def|class)\s+(\w+)")
-#: names too common to say anything about a fix: grepping them finds half the repository
-_GENERIC = frozenset(
-    {
-        *keyword.kwlist,
-        *dir(builtins),
-        *"""self args kwargs name names value values data result results item items path text line
-        lines func test tests kind type info msg message error key keys obj other options config
-        request response method params default string number index attr""".split(),
-    }
-)
-MAX_GREP_TERMS = 8
 MAX_RELATED_TESTS = 3
 _BACKTICKED = regex.compile(r"`([A-Za-z_][\w.]{2,60})`")
 _CAMEL = regex.compile(r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)\b")
@@ -97,28 +83,6 @@ def issue_terms(text: str) -> list[str]:
         for match in pattern.finditer(text):
             terms.setdefault(match.group(1).split(".")[-1], None)
     return list(terms)
-
-
-def grep_terms(patch: PatchInfo) -> list[str]:
-    """What grep looks for: names from the patch, most telling first.
-
-    Defined names (def/class/assignment targets), then the functions the hunks sit in, then
-    the other names on changed lines; never keywords, builtins or generic words, never
-    shorter than 4 characters.
-    """
-    found: dict[str, None] = {}
-    for name in patch.identifiers():
-        found.setdefault(name, None)
-    for file in patch.files:
-        for hunk in file.hunks:
-            if match := _HUNK_CONTEXT.match(hunk.header):
-                found.setdefault(match.group(1), None)
-    for file in patch.files:
-        for line in file.removed + file.added:
-            code = line.split("#", 1)[0]
-            for match in _NAME.finditer(code):
-                found.setdefault(match.group(0), None)
-    return [t for t in found if len(t) >= 4 and t not in _GENERIC and not t.isdigit()][:MAX_GREP_TERMS]
 
 
 def related_tests(bare: git.Repo | None, commit: str, patch: PatchInfo) -> list[str]:
@@ -193,6 +157,8 @@ class _Context(BaseModel):
     terms: list[str]
     tests: list[str]
     urls: list[str]
+    #: per touched file, the last commit before the base commit that changed it (and has a parent)
+    last_changes: dict[str, str]
 
 
 def _siblings(bare: git.Repo | None, commit: str, paths: list[str]) -> dict[str, list[str]]:
@@ -207,6 +173,20 @@ def _siblings(bare: git.Repo | None, commit: str, paths: list[str]) -> dict[str,
         except git.GitCommandError:
             continue
         found[path] = [p for p in listing.splitlines() if p.endswith(".py") and p not in paths]
+    return found
+
+
+def _last_changes(bare: git.Repo | None, commit: str, paths: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    if bare is None:
+        return found
+    for path in paths:
+        try:
+            last = bare.git.log("-1", "--format=%H %P", commit, "--", path).split()
+        except git.GitCommandError:
+            continue
+        if len(last) >= 2:  # a root commit has no parent to diff against
+            found[path] = last[0]
     return found
 
 
@@ -258,11 +238,18 @@ def _make(ctx: _Context, tool: str, rng: random.Random) -> ToolCall | None:
             query="Which recent commits touched the code related to this issue?",
         )
     if tool == "git_diff":
+        # the last change to a touched file before the base commit: never empty, unlike a fixed
+        # range of commits that usually missed the file
+        path = rng.choice(code_files)
+        last = ctx.last_changes.get(path)
+        if last is None:
+            return None
         return ToolCall(
             **base,
-            argv=["git", "diff", f"{commit}~3", commit, "--", *patch.paths],
+            argv=["git", "diff", f"{last}~1", commit, "--", path],
             runs_in="bare",
-            query="Which recent changes to the touched files matter for this issue?",
+            target=path,
+            query=f"Which recent changes to {path} matter for this issue?",
         )
     if tool == "git_blame":
         path = rng.choice(code_files)
@@ -274,13 +261,16 @@ def _make(ctx: _Context, tool: str, rng: random.Random) -> ToolCall | None:
             query=f"Which lines of {path} (and their history) matter for this issue?",
         )
     if tool == "ls":
+        # the touched folder and the folder of its tests, as an agent looks for both
         folder = str(PurePosixPath(rng.choice(patch.paths)).parent)
+        test_folders = sorted({str(PurePosixPath(t.split("::")[0]).parent) for t in ctx.tests} - {folder})
+        folders = [folder, *test_folders[:1]]
         return ToolCall(
             **base,
-            argv=["ls", "-la", folder],
+            argv=["ls", "-la", *folders],
             runs_in="tree",
-            target=folder,
-            query=f"Which files in {folder} are involved in the fix?",
+            target=" ".join(folders),
+            query=f"Which files in {' and '.join(folders)} are involved in the fix?",
         )
     if tool == "python":
         modules = [m for m in (module_name(p) for p in patch.paths) if m]
@@ -350,11 +340,12 @@ def generate_tool_calls(instance: SqueezInstance, seed: int, bare: git.Repo | No
         patch=patch,
         siblings=_siblings(bare, instance.base_commit, patch.paths),
         # the patch's own names; the issue's backticked and CamelCase terms only when it has none
-        terms=grep_terms(patch) or issue_terms(instance.problem_statement)[:MAX_GREP_TERMS],
+        terms=patch.telling_names() or issue_terms(instance.problem_statement)[:MAX_TELLING_NAMES],
         tests=instance.FAIL_TO_PASS
         or sorted(set(test_files))
         or related_tests(bare, instance.base_commit, patch),
         urls=_URL.findall(instance.problem_statement),
+        last_changes=_last_changes(bare, instance.base_commit, patch.paths),
     )
     rng = _rng(seed, instance.instance_id)
     wanted = rng.randint(3, 7)
