@@ -28,7 +28,7 @@ from datasets import Dataset, Features, Value, concatenate_datasets
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lettuce_build.llm.cache import RequestCache, request_key, schema_json
-from lettuce_build.llm.protocol import Backend, ChatRequest, Completion
+from lettuce_build.llm.protocol import PROMPT_TOO_LONG, Backend, ChatRequest, Completion
 
 RAW_EXCERPT_CHARS = 300
 
@@ -173,6 +173,9 @@ _FAILURE_COLUMNS = {
 def check_response(stage: Stage, completion: Completion) -> Any:
     """Turn a raw completion into what `stage.parse` takes, or raise `ParseFailure`."""
     text = completion.text
+    if completion.finish_reason == PROMPT_TOO_LONG:
+        detail = f"{completion.prompt_tokens} prompt tokens do not fit the model's context"
+        raise ParseFailure("prompt_too_long", detail, retry=False)
     if completion.finish_reason == "length":
         kept = stage.salvage(text) if stage.response_model is None else None
         if not kept or not kept.strip():

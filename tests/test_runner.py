@@ -12,7 +12,7 @@ import pytest
 from datasets import Dataset
 
 from lettuce_build.llm.cache import RequestCache
-from lettuce_build.llm.protocol import ChatRequest, Completion
+from lettuce_build.llm.protocol import PROMPT_TOO_LONG, ChatRequest, Completion
 from lettuce_build.runner import Runner, request_seed
 
 from .support.scripted import ScriptedBackend
@@ -118,6 +118,14 @@ def test_bad_responses_become_failure_rows_with_reasons(tmp_path, answer, reason
     assert (failure.key, failure.stage, failure.reason) == ("item-0000", "double", reason)
     assert failure.attempt == DoubleStage.max_attempts - 1
     assert result.stats.failure_reasons == {reason: 1}
+
+
+def test_a_prompt_the_model_cannot_take_is_a_failure_row_and_never_retried(tmp_path):
+    too_long = Completion(text="", finish_reason=PROMPT_TOO_LONG, prompt_tokens=5000)
+    backend = ScriptedBackend(lambda r: too_long)
+    [failure] = run(backend, tmp_path, items(1)).failures
+    assert failure.reason == "prompt_too_long" and "5000 prompt tokens" in failure.detail
+    assert failure.attempt == 0 and len(backend.calls) == 1
 
 
 def test_a_failure_row_keeps_finish_reason_and_a_raw_excerpt(tmp_path):

@@ -63,6 +63,10 @@ class ChatRequest:
         return [m.as_dict() for m in self.messages]
 
 
+#: the finish_reason of a request never sent: its prompt alone exceeds the model's context
+PROMPT_TOO_LONG = "prompt_too_long"
+
+
 class Completion(BaseModel):
     """A backend's answer. ``reasoning`` holds a reasoning model's thinking, kept apart from ``text``."""
 

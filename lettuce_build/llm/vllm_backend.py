@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lettuce_build.llm.embedded import EMBEDDED_MODELS, resolve_model
-from lettuce_build.llm.protocol import BackendError, BackendInfo, ChatRequest, Completion
+from lettuce_build.llm.protocol import PROMPT_TOO_LONG, BackendError, BackendInfo, ChatRequest, Completion
 
 _ENGINES: dict[str, Any] = {}
 
@@ -116,9 +116,26 @@ class VLLMBackend:
                 ) from err
         return _ENGINES[key]
 
-    def _prefill_groups(
-        self, conversations: list[list[dict[str, str]]], seeded: bool
-    ) -> list[tuple[int, int]]:
+    def _prompt_tokens(self, conversations: list[list[dict[str, str]]]) -> list[int]:
+        """Each conversation's prompt length in tokens, rendered as ``LLM.chat`` renders it."""
+        tokenizer = self.engine().get_tokenizer()
+        kwargs = self.options.chat_template_kwargs
+        return [
+            len(
+                tokenizer.encode(
+                    tokenizer.apply_chat_template(
+                        conversation, tokenize=False, add_generation_prompt=True, **kwargs
+                    ),
+                    add_special_tokens=False,
+                )
+            )
+            for conversation in conversations
+        ]
+
+    def _context_length(self) -> int:
+        return int(self.options.max_model_len or self.engine().llm_engine.model_config.max_model_len)
+
+    def _prefill_groups(self, tokens: list[int], seeded: bool) -> list[tuple[int, int]]:
         """Consecutive (start, end) groups of requests to send to the engine in one call.
 
         On the CPU, a seeded batch crashes the engine ("CPU Generator does not use offset")
@@ -128,50 +145,58 @@ class VLLMBackend:
         """
         budget = self.options.max_num_batched_tokens
         if _has_gpu() or not seeded or budget is None:
-            return [(0, len(conversations))]
-        tokenizer = self.engine().get_tokenizer()
-        kwargs = self.options.chat_template_kwargs
+            return [(0, len(tokens))]
         groups, start, used = [], 0, 0
-        for index, conversation in enumerate(conversations):
-            prompt = tokenizer.apply_chat_template(
-                conversation, tokenize=False, add_generation_prompt=True, **kwargs
-            )
-            tokens = len(tokenizer.encode(prompt, add_special_tokens=False))
-            if index > start and used + tokens + (index - start + 1) > budget:
+        for index, count in enumerate(tokens):
+            if index > start and used + count + (index - start + 1) > budget:
                 groups.append((start, index))
                 start, used = index, 0
-            used += tokens
-        groups.append((start, len(conversations)))
+            used += count
+        groups.append((start, len(tokens)))
         return groups
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        """Completions in request order. A prompt longer than the model's context is never sent
+        (the engine would reject the whole batch): its completion is empty with finish_reason
+        ``prompt_too_long``; an answer that cannot fit after its prompt is cut to the room left."""
         if not requests:
             return []
         from vllm import SamplingParams
         from vllm.sampling_params import StructuredOutputsParams
 
+        conversations = [r.conversation() for r in requests]
+        tokens = self._prompt_tokens(conversations)
+        context = self._context_length()
+        fits = [i for i, count in enumerate(tokens) if count < context]
         params = [
             SamplingParams(
-                temperature=r.temperature,
-                max_tokens=r.max_tokens,
-                seed=r.seed,
-                structured_outputs=StructuredOutputsParams(json=r.json_schema) if r.json_schema else None,
+                temperature=requests[i].temperature,
+                max_tokens=min(requests[i].max_tokens, context - tokens[i]),
+                seed=requests[i].seed,
+                structured_outputs=(
+                    StructuredOutputsParams(json=requests[i].json_schema) if requests[i].json_schema else None
+                ),
             )
-            for r in requests
+            for i in fits
         ]
-        conversations = [r.conversation() for r in requests]
+        sent = [conversations[i] for i in fits]
         outputs = []
         for start, end in self._prefill_groups(
-            conversations, seeded=any(r.seed is not None for r in requests)
+            [tokens[i] for i in fits], seeded=any(r.seed is not None for r in requests)
         ):
             outputs += self.engine().chat(
-                conversations[start:end],
+                sent[start:end],
                 params[start:end],
                 use_tqdm=False,  # the stage's own progress bar covers it
                 chat_template_kwargs=self.options.chat_template_kwargs or None,
             )
+        answered = dict(zip(fits, outputs, strict=True))
         completions = []
-        for output in outputs:
+        for index, count in enumerate(tokens):
+            if index not in answered:
+                completions.append(Completion(text="", finish_reason=PROMPT_TOO_LONG, prompt_tokens=count))
+                continue
+            output = answered[index]
             best = output.outputs[0]
             completions.append(
                 Completion(

@@ -9,7 +9,7 @@ from pathlib import Path
 from datasets import Dataset
 
 from lettuce_build.builddir import BuildDir
-from lettuce_build.llm.protocol import ChatRequest
+from lettuce_build.llm.protocol import PROMPT_TOO_LONG, ChatRequest
 from lettuce_build.llm.vllm_backend import VLLMOptions
 from lettuce_build.runner import Runner
 
@@ -74,6 +74,20 @@ def test_a_seeded_batch_longer_than_one_engine_step_is_split_instead_of_crashing
     # sent whole, the engine chunks the prefill and dies ("CPU Generator does not use offset")
     padding = "word " * 1500
     requests = [ChatRequest.of(None, f"{i} {padding} Say hi.", max_tokens=4, seed=i) for i in range(24)]
-    groups = embedded_backend._prefill_groups([r.conversation() for r in requests], seeded=True)
+    tokens = embedded_backend._prompt_tokens([r.conversation() for r in requests])
+    groups = embedded_backend._prefill_groups(tokens, seeded=True)
     assert len(groups) >= 2 and groups[0][0] == 0 and groups[-1][1] == 24
     assert len(embedded_backend.generate(requests)) == 24
+
+
+def test_a_prompt_longer_than_the_context_is_never_sent_and_the_rest_of_the_batch_is_answered(
+    embedded_backend,
+):
+    # sent, it would make the engine reject the whole batch
+    huge = ChatRequest.of(None, "word " * 5000 + "Say hi.", max_tokens=4, seed=1)
+    short = ChatRequest.of(None, "Say hi.", max_tokens=4, seed=1)
+    near = ChatRequest.of(None, "word " * 4040 + "Say hi.", max_tokens=200, seed=1)  # room for a few tokens
+    too_long, answered, cut = embedded_backend.generate([huge, short, near])
+    assert too_long.finish_reason == PROMPT_TOO_LONG and too_long.text == "" and too_long.prompt_tokens > 4096
+    assert answered.finish_reason in ("stop", "length") and answered.completion_tokens > 0
+    assert cut.finish_reason != PROMPT_TOO_LONG and cut.prompt_tokens + cut.completion_tokens <= 4096

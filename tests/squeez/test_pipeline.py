@@ -130,7 +130,8 @@ def test_phase_6_distils_with_a_teacher_and_slices_original_lines(tmp_path, fixt
     assert taught
     for row in taught:
         lines = row["tool_output"].split("\n")
-        assert row["relevant_lines"] == [lines[s["start_line"] - 1] for s in row["gold_spans"]]
+        sliced = [line for s in row["gold_spans"] for line in lines[s["start_line"] - 1 : s["end_line"]]]
+        assert row["relevant_lines"] == sliced
     again = ScriptedBackend(teacher)
     squeez.phase6(again)
     assert again.calls == []  # resumed from the request cache

@@ -39,7 +39,17 @@ class Meter:
 
 def norm(values):
     return math.sqrt(sum(v * v for v in values))
-'''
+''' + "".join(
+    f"""
+
+def clamp_{i}(value, low=0, high={i + 10}):
+    \"\"\"Clamp a value to [low, {i + 10}].\"\"\"
+    if value < low:
+        return low
+    return min(value, high)
+"""
+    for i in range(8)
+)
 
 CORE_FIXED = CORE_BASE.replace(
     """    if value < 0:
@@ -65,7 +75,12 @@ def test_scale_positive():
 
 
 def test_scale_negative():
-    assert scale(-3) == -6
+    # negative values scale like positive ones: the readings of a meter below zero
+    # are as real as those above it, and a factor applies to both
+    value = -3
+    expected = -6
+    result = scale(value)
+    assert result == expected
 
 
 def test_meter_mean_empty():
@@ -142,6 +157,8 @@ def write_instances(root: Path) -> tuple[Path, str]:
             "repo": "pallets/flask",
             **flask,
             "problem_statement": "ROUTE_12 should be `/twelve`, and `register` must mark the app as routed.",
+            # swebench pins Flask 2.0's dependencies, which an offline build cannot install
+            "version": "2.0",
         },
         {
             "instance_id": "ghost__missing-1",
@@ -256,3 +273,65 @@ def make_hostile_repo(path: Path, targets: list[str]) -> dict[str, str]:
     patch = repo.git.diff() + "\n"
     repo.git.checkout("--", ".")
     return {"base_commit": base, "patch": patch}
+
+
+GAUGES_PYPROJECT = """[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "gauges"
+version = "0.3.0"
+dependencies = ["tinyunits"]
+
+[tool.setuptools.packages.find]
+where = ["src"]
+"""
+
+GAUGES_DIAL = '''"""Dials that read in display units."""
+
+from tinyunits import to_display
+
+
+def reading(raw):
+    """The reading of a raw value, in display units."""
+    return to_display(raw)
+
+
+def needle(raw, full_scale=100):
+    """Where the needle points, as a share of the full scale."""
+    return min(reading(raw) / full_scale, 0.0)
+'''
+
+GAUGES_TESTS = """from gauges.dial import needle, reading
+
+
+def test_reading_uses_display_units():
+    assert reading(2) == 20
+
+
+def test_needle_is_a_share_of_full_scale():
+    assert needle(5) == 0.5
+"""
+
+
+def make_src_layout_repo(path: Path) -> dict[str, str]:
+    """A src-layout package (``src/gauges``) that imports a dependency, ``tinyunits``, from its
+    pyproject; one of its two tests fails at the base commit, and the patch fixes it."""
+    repo = git.Repo.init(path, initial_branch="main")
+    _commit(
+        repo,
+        {"pyproject.toml": GAUGES_PYPROJECT, "src/gauges/__init__.py": '__version__ = "0.3.0"\n'},
+        "Start",
+    )
+    base = _commit(repo, {"src/gauges/dial.py": GAUGES_DIAL, "tests/test_dial.py": GAUGES_TESTS}, "Add dials")
+    (path / "src/gauges/dial.py").write_text(
+        GAUGES_DIAL.replace("min(reading(raw) / full_scale, 0.0)", "min(reading(raw) / full_scale, 1.0)")
+    )
+    patch = repo.git.diff() + "\n"
+    repo.git.checkout("--", ".")
+    return {"base_commit": base, "patch": patch}
+
+
+#: what ``tinyunits`` holds: the dependency a wheel built by the test provides
+TINYUNITS = {"tinyunits/__init__.py": "def to_display(raw):\n    return raw * 10\n"}
