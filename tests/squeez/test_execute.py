@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lettuce_build.repos import RepoManager
-from lettuce_build.squeez.execute import Executor, cap_lines, number_lines
+from lettuce_build.squeez.execute import Executor, cap_lines, number_lines, strip_revision
 from lettuce_build.squeez.sandbox import detect_isolation
 from lettuce_build.squeez.toolcalls import ToolCall
 
@@ -279,3 +279,13 @@ def test_an_output_holding_a_secret_is_withheld(setup, monkeypatch):
     fresh = Executor(repos.repos, ISOLATION)  # secret values are read when an executor starts
     own = fresh.run(call(commit, "git_log", ["echo", "token=plainly-secret-value-123"], runs_in="bare"))
     assert own.output == "" and "a secret environment value" in own.skipped
+
+
+def test_grep_hits_name_paths_as_an_agent_sees_them_without_the_commit(setup):
+    repos, commit, _ = setup
+    result = repos.run(
+        call(commit, "grep", ["git", "grep", "-n", "-F", "-e", "scale", commit], runs_in="bare")
+    )
+    assert result.output.split("\n")[0].startswith("tests/test_core.py:1:from widgets.core import")
+    assert commit not in result.output
+    assert strip_revision(f"{commit}:a.py:1:{commit}:", commit) == f"a.py:1:{commit}:"  # the prefix only
