@@ -21,3 +21,17 @@ def test_names_come_from_changed_lines():
     )
     info = parse_patch(patch)
     assert info.identifiers() == ["new_name", "LIMIT", "old_name"]
+
+
+def test_telling_names_are_the_fix_own_names_never_generic_words_or_dunders():
+    info = parse_patch(
+        "diff --git a/pkg/app.py b/pkg/app.py\n--- a/pkg/app.py\n+++ b/pkg/app.py\n"
+        "@@ -10,4 +10,4 @@ def register_blueprint(self, blueprint):\n"
+        "     def __init__(self, name):\n"
+        "-        if endpoint and '.' in endpoint:\n"
+        "+        if endpoint and '.' in endpoint.strip():\n"
+        "-        self.name = name\n"
+        "+        self.name = validate_name(name)\n"
+    )
+    assert info.definitions() == ["register_blueprint"]
+    assert info.telling_names() == ["register_blueprint", "endpoint", "strip", "validate_name"]
