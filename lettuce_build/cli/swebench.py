@@ -66,7 +66,7 @@ def sift(
         if row is None:
             raise click.ClickException(f"{explain_id} is not in {instances}")
         click.echo(f"{explain_id} ({row['repo']}), preset {preset}")
-        click.echo(explain(row["patch"], pattern_set))
+        click.echo(explain(row["patch"], pattern_set, row["repo"]))
         return
     if out_dir is None:
         raise click.UsageError("--out is required unless --explain is given")

@@ -24,6 +24,7 @@ _TRIPLE_QUOTE = regex.compile(r'"""|\'\'\'')
 
 
 _QUANTIFIERS = "?*{"
+PYTEST_REPO = "pytest-dev/pytest"
 
 
 def required_literal(source: str) -> str | None:
@@ -119,30 +120,15 @@ _OPENS_STRING = regex.compile(r"[=(\[{,:]\s*[rRuUbBfF]{0,2}(\"\"\"|\'\'\')")
 _STARTS_WITH_QUOTE = regex.compile(r"\s*[rRuUbB]?(\"\"\"|\'\'\')")
 
 
-def docstring_flags(codes: list[str], hunk_starts_file: bool) -> list[bool]:
-    """For the lines of one hunk (context and new side), which are docstring text.
+_CODE_LIKE = regex.compile(
+    r"^\s*(?:(?:if|elif|for|while|with|def|class|return|yield|raise|import|try|except|assert|del)\b"
+    r"|from\s+\S+\s+import\b"
+    r"|[\w.\[\]'\"]+\s*[-+*/|&]?=(?!=)\s*\S)"
+)
 
-    A hunk shows only part of a file, so its starting state is inferred from
-    its first line holding an odd number of triple quotes: a quote that opens a
-    statement right after a ``def ...:``/``class ...:`` line (or at the top of
-    the file) opens a docstring; one that follows ``=``, ``(`` and the like opens
-    a string literal (code, e.g. SQL); anything else closes a docstring the hunk
-    began inside of. Mid-line string literals stay code.
-    """
-    mode = "code"
-    for i, code in enumerate(codes):
-        if len(_TRIPLE_QUOTE.findall(code)) % 2 == 0:
-            continue
-        previous = next((c for c in reversed(codes[:i]) if c.strip()), None)
-        if _STARTS_WITH_QUOTE.match(code):
-            opens = (previous is None and hunk_starts_file) or (
-                previous is not None and previous.rstrip().endswith(":")
-            )
-        else:
-            opens = bool(_OPENS_STRING.search(code))
-        if not opens:
-            mode = "docstring"
-        break
+
+def _flags_from(codes: list[str], mode: str) -> list[bool]:
+    """Docstring flags of a hunk's lines, starting in ``mode`` ("code" or "docstring")."""
     flags = []
     for code in codes:
         quotes = len(_TRIPLE_QUOTE.findall(code))
@@ -162,6 +148,39 @@ def docstring_flags(codes: list[str], hunk_starts_file: bool) -> list[bool]:
     return flags
 
 
+def _code_in_docstrings(codes: list[str], flags: list[bool]) -> int:
+    return sum(1 for code, flag in zip(codes, flags, strict=True) if flag and _CODE_LIKE.match(code))
+
+
+def docstring_flags(codes: list[str], hunk_starts_file: bool) -> list[bool]:
+    """For the lines of one hunk (context and new side), which are docstring text.
+
+    A hunk shows only part of a file, so whether it begins inside a docstring is inferred from
+    its first line holding an odd number of triple quotes. Mid-line, after ``=``, ``(`` and the
+    like, that quote opens a string literal (code, e.g. SQL); mid-line otherwise it closes a
+    docstring. At a line start with text after it (``\"\"\"Return ...``) it opens one; so it does
+    after a ``def ...:``/``class ...:`` line or at the top of the file. A bare quote elsewhere is
+    ambiguous: of the two readings, the one that puts fewer code-like lines (statements,
+    assignments) inside docstrings wins, closing on a tie. Mid-line string literals stay code.
+    """
+    first = next((i for i, code in enumerate(codes) if len(_TRIPLE_QUOTE.findall(code)) % 2), None)
+    if first is None:
+        return _flags_from(codes, "code")
+    code = codes[first]
+    match = _STARTS_WITH_QUOTE.match(code)
+    previous = next((c for c in reversed(codes[:first]) if c.strip()), None)
+    if not match:
+        opens = bool(_OPENS_STRING.search(code))
+    elif code[match.end() :].strip():
+        opens = True
+    elif previous is not None and previous.rstrip().endswith(":") or previous is None and hunk_starts_file:
+        opens = True
+    else:
+        opened, closed = _flags_from(codes, "code"), _flags_from(codes, "docstring")
+        return opened if _code_in_docstrings(codes, opened) < _code_in_docstrings(codes, closed) else closed
+    return _flags_from(codes, "code" if opens else "docstring")
+
+
 class CompiledPatternSet:
     """A preset compiled once; `scan` and `matched` run it over patches."""
 
@@ -177,6 +196,7 @@ class CompiledPatternSet:
         every = [
             *preset.exclusions,
             *(s for sources in preset.category_exclusions.values() for s in sources),
+            *(s for sources in preset.pytest_exclusions.values() for s in sources),
             *(s for sources in preset.categories.values() for s in sources),
         ]
         self.literals = {source: required_literal(source) for source in every}
@@ -185,6 +205,10 @@ class CompiledPatternSet:
         self.category_exclusions = {
             category: [(s, regex.compile(s, flags)) for s in sources]
             for category, sources in preset.category_exclusions.items()
+        }
+        self.pytest_exclusions = {
+            category: [(s, regex.compile(s, flags)) for s in sources]
+            for category, sources in preset.pytest_exclusions.items()
         }
 
     def _added_lines(self, patch: str) -> Iterator[tuple[int, str, str | None, str | None]]:
@@ -227,10 +251,12 @@ class CompiledPatternSet:
     def _any_match(self, text: str) -> bool:
         return any(p.search(text) for patterns in self.categories.values() for _, p in patterns)
 
-    def scan(self, patch: str) -> list[LineMatch]:
-        """Every added line with its matches, or the reason it was skipped."""
+    def scan(self, patch: str, repo: str | None = None) -> list[LineMatch]:
+        """Every added line with its matches, or the reason it was skipped. ``repo`` (owner/name)
+        tells where pytest's own idioms are meant (`PatternSet.pytest_exclusions`)."""
         results: list[LineMatch] = []
         for number, line, file, not_code in self._added_lines(patch):
+            pytest_code = repo == PYTEST_REPO or PurePosixPath(file or "").name == "conftest.py"
             result = LineMatch(line_number=number, file=file, text=line)
             results.append(result)
             if not_code:
@@ -253,7 +279,10 @@ class CompiledPatternSet:
                 result.skipped = f"excluded by {excluded}"
                 continue
             for category, patterns in self.categories.items():
-                exclusions = self.category_exclusions.get(category, ())
+                exclusions = [
+                    *self.category_exclusions.get(category, ()),
+                    *(self.pytest_exclusions.get(category, ()) if pytest_code else ()),
+                ]
                 if any(self._hits(s, p, text, folded, literals) for s, p in exclusions):
                     continue
                 for source, pattern in patterns:
@@ -262,10 +291,10 @@ class CompiledPatternSet:
                         break
         return results
 
-    def matched(self, patch: str) -> dict[str, list[str]]:
+    def matched(self, patch: str, repo: str | None = None) -> dict[str, list[str]]:
         """Category -> match records, for the categories that matched at least once."""
         found: dict[str, list[str]] = {}
-        for line in self.scan(patch):
+        for line in self.scan(patch, repo):
             for category in line.matches:
                 found.setdefault(category, []).append(line.record(category))
         return {c: found[c] for c in self.categories if c in found}

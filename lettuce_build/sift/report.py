@@ -47,10 +47,10 @@ def summary_table(result: SiftResult) -> str:
     return "\n".join(lines)
 
 
-def explain(patch: str, preset: PatternSet) -> str:
+def explain(patch: str, preset: PatternSet, repo: str | None = None) -> str:
     """Each added line that matched (category and pattern) or that the preset skipped, and why."""
     out = []
-    for line in CompiledPatternSet(preset).scan(patch):
+    for line in CompiledPatternSet(preset).scan(patch, repo):
         if line.matches:
             for category, pattern in line.matches.items():
                 out.append(f"line {line.line_number} [{line.file}] {category}: {pattern}\n    {line.snippet}")

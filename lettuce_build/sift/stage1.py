@@ -101,7 +101,7 @@ def sift(rows: Iterable[dict[str, Any]], verified_ids: set[str] | None, preset: 
                 )
             )
             continue
-        matched = matcher.matched(patch)
+        matched = matcher.matched(patch, repo)
         if not matched:
             continue
         files = patch_files(patch)
@@ -224,7 +224,9 @@ def compare(
     for candidate in old.candidates:
         if candidate.instance_id in new_ids:
             continue
-        verdicts = {line.line_number: line for line in matcher.scan(patches[candidate.instance_id])}
+        verdicts = {
+            line.line_number: line for line in matcher.scan(patches[candidate.instance_id], candidate.repo)
+        }
         reasons = []
         for category, records in candidate.security_patterns_matched.items():
             for record in records:

@@ -65,7 +65,7 @@ def test_patterns_are_case_insensitive():
 def test_v2_dead_patterns_stay_dead_in_v2_and_work_in_v3():
     route = patch(diff("urls.py", "+    path('login/', views.login_view),"))
     assert "url_routing" not in V2.matched(route)
-    assert V3.matched(route)["url_routing"][0].startswith(r"^\s*path\s*\(\s*['\"] on line 5")
+    assert V3.matched(route)["url_routing"][0].startswith(r"(?-i:^\s*path\s*\(\s*['\"]) on line 5")
     decorator = patch(diff("views.py", "+@login_required"))
     assert V2.matched(decorator) == {}
     assert V3.matched(decorator)["auth"] == [r"@login_required\b on line 5: @login_required"]
@@ -77,12 +77,38 @@ def test_v2_broad_request_pattern_swallows_the_narrow_ones_and_v3_does_not():
     assert V3.matched(text)["user_input"][0].startswith(r"request\.POST ")
 
 
-def test_v3_ignores_pytest_request_fixture_attributes():
+def test_v3_ignores_pytest_request_fixture_attributes_where_request_is_pytest_s():
     text = patch(
         diff("src/_pytest/fixtures.py", "+    node = request.node", "+    s = request.session.items")
     )
     assert "user_input" in V2.matched(text) and "auth" in V2.matched(text)
-    assert V3.matched(text) == {}
+    assert V3.matched(text, "pytest-dev/pytest") == {}
+    fixture = patch(diff("tests/conftest.py", "+    return request.param"))
+    assert V3.matched(fixture, "psf/requests") == {}
+
+
+def test_v3_keeps_django_request_attributes_that_share_a_name_with_pytest_s():
+    text = patch(
+        diff(
+            "django/contrib/auth/__init__.py",
+            "+    if request.path.startswith(prefix):",
+            "+        request.session.cycle_key()",
+        )
+    )
+    matched = V3.matched(text, "django/django")
+    assert matched["user_input"][0].startswith(r"\brequest\. on line 5")
+    assert matched["auth"][0].startswith(r"request\.session\b on line 6")
+
+
+def test_v3_a_pathlib_line_start_is_not_a_route_and_a_django_path_is():
+    assert V3.matched(patch(diff("a.py", '+    Path("out.txt").write_text(data)'))) == {}
+    assert "url_routing" in V3.matched(patch(diff("urls.py", '+    path("login/", views.login),')))
+
+
+def test_v3_open_of_a_pathlib_path_is_file_io_but_a_path_s_own_open_is_not():
+    assert "file_io" in V3.matched(patch(diff("a.py", "+    with open(Path(name)) as handle:")))
+    assert "file_io" in V3.matched(patch(diff("a.py", "+    data = open(pathlib.Path(name)).read()")))
+    assert V3.matched(patch(diff("a.py", "+    with Path(name).open() as handle:"))) == {}
 
 
 def test_v3_skips_comments_trailing_comments_and_docstrings():
@@ -110,6 +136,44 @@ def test_a_hunk_that_starts_inside_a_docstring_is_recognised():
     assert docstring_flags(codes, hunk_starts_file=False) == [True, True, False]
     codes = ["def f():", '    """Open it.', "    Details.", '    """', "    open(x)"]
     assert docstring_flags(codes, hunk_starts_file=False) == [False, True, True, True, False]
+
+
+def test_code_after_a_docstring_the_hunk_shows_whole_is_code():
+    # each from a real patch whose changed code v3 once skipped as docstring
+    opening_with_text = [
+        '        """Like :meth:`Flask.add_url_rule` but for a blueprint.  The endpoint for',
+        "        the :func:`url_for` function is prefixed with the name of the blueprint.",
+        '        """',
+        '        if endpoint and "." in endpoint:',
+    ]
+    assert docstring_flags(opening_with_text, hunk_starts_file=False) == [True, True, True, False]
+    bare_first = [
+        '        """',
+        "        Return an HMAC of the password field.",
+        '        """',
+        "        return self._get_session_auth_hash()",
+        "",
+        "    def get_session_auth_fallback_hash(self):",
+        "        for fallback_secret in settings.SECRET_KEY_FALLBACKS:",
+        "",
+        "    def value(self):",
+        '        """',
+    ]
+    assert docstring_flags(bare_first, hunk_starts_file=False) == [True] * 3 + [False] * 6 + [True]
+    attribute_docstring = [
+        "        self.kwargs = kwargs",
+        '        """Any additional arguments passed to the action."""',
+        "",
+        "        self.metavar = metavar",
+        '        """The metavar of the argument.',
+        "",
+        "        See:",
+        '        """',
+    ]
+    assert (
+        docstring_flags(attribute_docstring, hunk_starts_file=False)
+        == [False, True, False, False] + [True] * 4
+    )
 
 
 def test_v3_skips_documentation_files():

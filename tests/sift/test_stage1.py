@@ -42,6 +42,20 @@ def test_scores_count_distinct_categories_and_sort_by_score_then_tier():
     assert [c.in_verified_subset for c in result.candidates] == [True, False, False]
 
 
+def test_a_django_session_fix_scores_user_input_and_auth_the_same_lines_in_pytest_score_nothing():
+    lines = (
+        "+    session_hash = request.session.get(HASH_SESSION_KEY)",
+        "+        request.session.cycle_key()",
+    )
+    django = row("django-2", "django/django", patch(diff("django/contrib/auth/__init__.py", *lines)))
+    pytest_row = row(
+        "pytest-1", "pytest-dev/pytest", patch(diff("src/_pytest/main.py", "+    n = request.session.items"))
+    )
+    [candidate] = sift([django, pytest_row], set(), load_preset("v3")).candidates
+    assert candidate.instance_id == "django-2" and candidate.security_relevance_score == 2
+    assert sorted(candidate.security_patterns_matched) == ["auth", "user_input"]
+
+
 def test_the_funnel_counts_tiers_repos_and_exclusions():
     funnel = sift(ROWS, set(), load_preset("v2")).funnel
     assert funnel["total_tasks"] == 5

@@ -32,6 +32,9 @@ class PatternSet(BaseModel):
     exclusions: list[str] = []
     #: A line matching one of these is skipped for that category only.
     category_exclusions: dict[str, list[str]] = {}
+    #: Like ``category_exclusions``, but only where ``request`` is pytest's fixture request:
+    #: in the pytest repository itself and in any ``conftest.py``.
+    pytest_exclusions: dict[str, list[str]] = {}
     #: v1/v2 match the raw diff line, leading "+" included; later presets match the code.
     strip_added_marker: bool = False
     #: Skip comment lines, trailing comments and docstrings of Python files.

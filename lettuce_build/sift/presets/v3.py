@@ -6,11 +6,15 @@ Changes against v2, each for a reason:
   `^\s*path\s*\(` could never fire.
 - `@login_required\b` instead of `\b@login_required\b`: there is no word boundary before "@".
 - The narrow request patterns come before the broad `\brequest\.`, which v2 listed first so
-  that it swallowed every narrower match; the broad one now skips pytest's FixtureRequest
-  attributes (`request.node`, `request.config`, ...), and `request.session` skips pytest's
-  Session attributes.
+  that it swallowed every narrower match. Where `request` is pytest's fixture request (the
+  pytest repository, any conftest.py), its attributes (`request.node`, `request.config`, ...)
+  and its Session's (`request.session.items`) are not user input or auth; anywhere else they
+  are what they say (Django's `request.path`, `request.session`).
 - Exclusions are case-sensitive and apply to file_io only: under v2's case-insensitive,
   line-wide `\bPath\s*\(` every Django `path("...")` route line was dropped for every category.
+  A pathlib line is still file_io when it calls the builtin `open(` (`open(Path(x))`).
+- The route pattern `^\s*path\s*\(\s*['"]` is case-sensitive: `Path("out").write_text(...)`
+  at a line start is not a route.
 - `\bresolve\s*\(` is meant for URL resolving (`resolve(path)`) but also fires on pathlib's
   argument-less `.resolve()`; v2's line-wide `Path(` exclusion hid that. v3 wants an argument.
 - `\bauthenticat` and `\bpermission` miss Django's own idioms (`is_authenticated`,
@@ -33,11 +37,7 @@ _PYTEST_SESSION_ATTRIBUTES = (
 )
 
 _categories = {name: list(patterns) for name, patterns in V2.categories.items()}
-_categories["user_input"] = (
-    _categories["user_input"][1:4]
-    + [rf"\brequest\.(?!(?:{_PYTEST_REQUEST_ATTRIBUTES})\b)"]
-    + _categories["user_input"][4:]
-)
+_categories["user_input"] = _categories["user_input"][1:4] + [r"\brequest\."] + _categories["user_input"][4:]
 _categories["auth"] = [
     r"(?<![^\W_])authenticat",
     r"(?<![^\W_])permission",
@@ -45,21 +45,30 @@ _categories["auth"] = [
     r"\blogout\b",
     r"\bcsrf\b",
     r"@login_required\b",
-    rf"request\.session\b(?!\.(?:{_PYTEST_SESSION_ATTRIBUTES})\b)",
+    r"request\.session\b",
     r"session\[",
 ]
 
-_categories["url_routing"] = [
-    r"\bresolve\s*\(\s*(?!\)|strict\b)" if source == r"\bresolve\s*\(" else source
-    for source in _categories["url_routing"]
-]
+_REVISED_ROUTING = {
+    r"\bresolve\s*\(": r"\bresolve\s*\(\s*(?!\)|strict\b)",
+    r"^\s*path\s*\(\s*['\"]": r"(?-i:^\s*path\s*\(\s*['\"])",
+}
+_categories["url_routing"] = [_REVISED_ROUTING.get(source, source) for source in _categories["url_routing"]]
+#: a line that calls the builtin open( is file I/O, whatever else it holds
+_NO_BUILTIN_OPEN = r"^(?!.*(?<![\w.])open\s*\()"
 
 PRESET = PatternSet(
     name="v3",
     description="v2 with its dead patterns revived and its false positives (comments, docs, pytest) removed.",
     categories=_categories,
     exclusions=[],
-    category_exclusions={"file_io": [r"(?-i:pathlib\.Path)", r"(?-i:\bPath\s*\()"]},
+    category_exclusions={
+        "file_io": [rf"{_NO_BUILTIN_OPEN}.*(?-i:pathlib\.Path)", rf"{_NO_BUILTIN_OPEN}.*(?-i:\bPath\s*\()"]
+    },
+    pytest_exclusions={
+        "user_input": [rf"\brequest\.(?:{_PYTEST_REQUEST_ATTRIBUTES})\b"],
+        "auth": [rf"request\.session\.(?:{_PYTEST_SESSION_ATTRIBUTES})\b"],
+    },
     strip_added_marker=True,
     skip_comments_and_docstrings=True,
     skip_documentation_files=True,
