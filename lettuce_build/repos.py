@@ -94,6 +94,13 @@ class RepoManager:
             return False
         return True
 
+    def nearest_tag(self, repo: str, commit: str) -> str | None:
+        """The newest tag reachable from ``commit`` ("v7.1.2"), None when there is none."""
+        try:
+            return git.Repo(self.bare_path(repo)).git.describe("--tags", "--abbrev=0", commit) or None
+        except (git.GitCommandError, git.NoSuchPathError):
+            return None
+
     def _lock(self, key: str) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(key, threading.Lock())

@@ -6,7 +6,8 @@ lettuce-build's own interpreter:
 
 - the spec comes from the ``swebench`` package's per-repository/version specs where it has
   them (the instance's ``version``, else the version read from the repository's own files at
-  the base commit): the Python version, pinned packages, requirement files;
+  the base commit, else its nearest release tag): the Python version, pinned packages,
+  requirement files;
 - the interpreter is one this machine has (found on PATH and in pyenv-style version folders,
   never a hard-coded path), or ``--python``;
 - ``uv`` builds it: a virtualenv, the pins, the requirement files, then the repository
@@ -15,6 +16,9 @@ lettuce-build's own interpreter:
 - the build runs repository code (setup.py, build backends), so it runs in the sandbox: network
   only for installing, no secret in its environment, writes only to its environment folder (and
   a throwaway copy of the tree);
+- files the build writes into the tree (setuptools_scm's ``_version.py``, extension modules
+  compiled in place) are kept in ``DIR/envs/<key>.overlay/`` and laid over every call's own
+  copy of the tree: an editable install needs them, and each call starts from a pristine tree;
 - environments are cached in ``DIR/envs/<key>/`` with a status file beside them written by the
   host; a failed build is recorded with its reason and its instances' execution calls are
   skipped with that reason.
@@ -56,6 +60,11 @@ _VERSION_PATTERNS = (
     re.compile(r"""\bversion\s*=\s*['"](\d+\.\d+)"""),  # setup.py
 )
 _PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
+_TAG_VERSION = re.compile(r"(\d+)\.(\d+)")
+#: build byproducts that no call needs: never kept in an overlay
+_NOT_OVERLAY = frozenset({"__pycache__", "build", ".eggs", ".git", ".tox", ".nox"})
+MAX_OVERLAY_BYTES = 256 * 1024**2
+MAX_OVERLAY_FILES = 20_000
 
 
 class EnvOptions(BaseModel):
@@ -93,6 +102,8 @@ class EnvStatus(BaseModel):
     notes: list[str] = []
     built_from: str
     seconds: float = 0.0
+    #: files the build wrote into the tree, laid over each call's copy of it
+    overlay: str | None = None
 
     @property
     def bin(self) -> Path:
@@ -150,6 +161,7 @@ def detect_version(tree: Path) -> str | None:
         *sorted(tree.glob("*/__init__.py")),
         *sorted(tree.glob("*/__version__.py")),
         *sorted(tree.glob("*/version.py")),
+        *sorted(tree.glob("*/__pkginfo__.py")),  # pylint
         *(tree / name for name in ("setup.cfg", "pyproject.toml", "setup.py")),
     ]
     for file in candidates:
@@ -160,6 +172,12 @@ def detect_version(tree: Path) -> str | None:
             if match := pattern.search(text):
                 return ".".join(match.groups()) if match.lastindex and match.lastindex > 1 else match.group(1)
     return None
+
+
+def tag_version(tag: str | None) -> str | None:
+    """``major.minor`` of a release tag ("v7.1.2" -> "7.1")."""
+    match = _TAG_VERSION.search(tag or "")
+    return f"{match.group(1)}.{match.group(2)}" if match else None
 
 
 def _spec_version(known: Sequence[str], wanted: str | None) -> str | None:
@@ -186,12 +204,18 @@ def _parses(version: str) -> bool:
 
 
 def spec_for(
-    repo: str, version: str | None, tree: Path, interpreters: dict[str, Path], options: EnvOptions
+    repo: str,
+    version: str | None,
+    tree: Path,
+    interpreters: dict[str, Path],
+    options: EnvOptions,
+    tag: str | None = None,
 ) -> EnvSpec | str:
-    """The environment an instance needs, or why none can be made on this machine."""
+    """The environment an instance needs, or why none can be made on this machine. The version is
+    the instance's, else the one written in the tree, else its nearest release ``tag``'s."""
     specs, requirement_paths = swebench_specs()
     notes: list[str] = []
-    detected = version or detect_version(tree)
+    detected = version or detect_version(tree) or tag_version(tag)
     repo_specs = specs.get(repo, {})
     key = _spec_version(list(repo_specs), detected) if repo_specs else None
     spec = repo_specs.get(key, {}) if key else {}
@@ -233,8 +257,12 @@ def _spec(
     listed = spec.get("packages", "")
     if listed and listed not in ("requirements.txt", "environment.yml"):
         packages += listed.split()
-    if not any(re.match(r"pytest\b", p) for p in packages):
-        packages.append("pytest")
+    # the harness's conda environments always hold pytest and a setuptools that still ships
+    # pkg_resources (which old code imports; setuptools 81 dropped it); a uv virtualenv holds
+    # neither unless asked
+    for name, requirement in (("pytest", "pytest"), ("setuptools", "setuptools<81")):
+        if not any(re.match(rf"{name}\b", p, re.IGNORECASE) for p in packages):
+            packages.append(requirement)
     return EnvSpec(
         repo=repo,
         version=version,
@@ -266,6 +294,33 @@ def _failure_line(text: str) -> str:
     return (errors or lines or ["no output"])[-1][:300]
 
 
+def _through_link(tree: Path, relative: Path) -> bool:
+    """Whether a folder on the way to ``tree / relative`` is a symbolic link (it may lead anywhere)."""
+    return any((tree / parent).is_symlink() for parent in relative.parents if parent != Path("."))
+
+
+def apply_overlay(overlay: Path, tree: Path, uid: int | None) -> None:
+    """Lay an environment's overlay over a call's own copy of the tree (given to ``uid``). Never
+    through a linked folder of the tree: the host would write wherever it points."""
+    for folder, _, names in os.walk(overlay):
+        relative = Path(folder).relative_to(overlay)
+        if _through_link(tree, relative / "x"):
+            continue
+        destination = tree / relative
+        destination.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            target = destination / name
+            if target.is_dir() and not target.is_symlink():
+                continue
+            if os.path.lexists(target):
+                target.unlink()  # a hard link to the pristine export: replaced, never written through
+            shutil.copyfile(Path(folder) / name, target)
+            if uid is not None:
+                os.chown(target, uid, uid)
+        if uid is not None:
+            os.chown(destination, uid, uid)
+
+
 def recorded_statuses(root: Path) -> list[EnvStatus]:
     """Every environment built (or failed) under ``root``, as recorded."""
     return [EnvStatus.model_validate_json(p.read_text()) for p in sorted(root.glob("*.json"))]
@@ -289,9 +344,15 @@ class Environments:
         return recorded_statuses(self.root)
 
     def ensure(
-        self, instance_id: str, repo: str, version: str | None, tree: Path, worker: int = 0
+        self,
+        instance_id: str,
+        repo: str,
+        version: str | None,
+        tree: Path,
+        worker: int = 0,
+        tag: str | None = None,
     ) -> EnvStatus:
-        spec = spec_for(repo, version, tree, self.interpreters, self.options)
+        spec = spec_for(repo, version, tree, self.interpreters, self.options, tag)
         if isinstance(spec, str):
             key = safe_name(f"{repo_slug(repo)}-{version or 'unversioned'}")
             return self._record(
@@ -365,6 +426,7 @@ class Environments:
                     status.reason = f"{name}: {why}"
                     return status
                 status.notes.append(f"{name} failed ({why})")
+            status.overlay = self._save_overlay(spec.key, scratch, tree, status.notes)
             status.ok = True
             return status
         finally:
@@ -373,6 +435,31 @@ class Environments:
             (self.root / f"{spec.key}.log").write_text("\n".join(log), encoding="utf-8")
             if not status.ok:
                 shutil.rmtree(env, ignore_errors=True)
+
+    def _save_overlay(self, key: str, built: Path, pristine: Path, notes: list[str]) -> str | None:
+        """Copy the regular files the build added to the tree (never links, never byproducts
+        like build/ or egg-info) into ``<key>.overlay``; its path, or None when there are none."""
+        overlay = self.root / f"{key}.overlay"
+        shutil.rmtree(overlay, ignore_errors=True)
+        total = 0
+        for folder, dirs, names in os.walk(built):
+            dirs[:] = [d for d in dirs if d not in _NOT_OVERLAY and not d.endswith(".egg-info")]
+            for name in names:
+                source = Path(folder) / name
+                relative = source.relative_to(built)
+                if source.is_symlink() or not source.is_file() or (pristine / relative).exists():
+                    continue
+                total += source.stat().st_size
+                if total > MAX_OVERLAY_BYTES:
+                    notes.append(
+                        f"files the build wrote into the tree exceed {MAX_OVERLAY_BYTES} bytes: not kept"
+                    )
+                    shutil.rmtree(overlay, ignore_errors=True)
+                    return None
+                (overlay / relative).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, overlay / relative, follow_symlinks=False)
+                os.chmod(overlay / relative, 0o644)
+        return str(overlay) if overlay.exists() else None
 
     def _find_links(self) -> list[Path]:
         """The --find-links folders, copied where the sandbox's uid can read them (a user's own

@@ -30,7 +30,7 @@ from pydantic import BaseModel
 from lettuce_build.leaks import SecretScanner
 from lettuce_build.patches import parse_patch
 from lettuce_build.repos import RepoError, RepoManager, host_git_env
-from lettuce_build.squeez.environments import Environments, EnvStatus
+from lettuce_build.squeez.environments import Environments, EnvStatus, apply_overlay
 from lettuce_build.squeez.instances import SqueezInstance
 from lettuce_build.squeez.sandbox import (
     SANDBOX_HOME,
@@ -141,7 +141,8 @@ class Executor:
                 if self.environments is not None and any(c.needs_env for c in calls):
                     instance = self.instances.get(first.instance_id)
                     version = instance.version if instance else None
-                    env = self.environments.ensure(first.instance_id, first.repo, version, tree, worker)
+                    tag = self.repos.nearest_tag(first.repo, first.base_commit)
+                    env = self.environments.ensure(first.instance_id, first.repo, version, tree, worker, tag)
                 return [self.run(call, worker, tree, env) for call in calls]
         except RepoError as err:
             return [self._result(c, skipped=f"cannot export the tree: {err}") for c in calls]
@@ -170,7 +171,7 @@ class Executor:
             env = {**host_git_env(), "GIT_DIR": str(bare)}
             captured = run_bounded(call.argv, cwd=bare, env=env, timeout=call.timeout)
         else:
-            with self._scratch_tree(call, worker, tree) as scratch:
+            with self._scratch_tree(call, worker, tree, env if call.needs_env else None) as scratch:
                 captured = self._run_sandboxed(call, worker, scratch, env)
         result = self._result(
             call,
@@ -195,17 +196,22 @@ class Executor:
         return result
 
     @contextmanager
-    def _scratch_tree(self, call: ToolCall, worker: int, tree: Path | None) -> Iterator[Path]:
-        """A fresh copy of the exported tree for one command, deleted afterwards whatever it did."""
+    def _scratch_tree(
+        self, call: ToolCall, worker: int, tree: Path | None, env: EnvStatus | None = None
+    ) -> Iterator[Path]:
+        """A fresh copy of the exported tree for one command, with the files its environment's
+        build wrote into the tree laid over it; deleted afterwards whatever the command did."""
         if tree is None:
             with self.repos.exported(call.repo, call.base_commit) as exported:
-                with self._scratch_tree(call, worker, exported) as scratch:
+                with self._scratch_tree(call, worker, exported, env) as scratch:
                     yield scratch
             return
         scratch = self.repos.root / "scratch" / f"w{worker}-{next(self._scratch)}"
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.parent.mkdir(parents=True, exist_ok=True)
         copy_tree(tree, scratch, sandbox_uid(worker))
+        if env is not None and env.overlay:
+            apply_overlay(Path(env.overlay), scratch, sandbox_uid(worker))
         try:
             if call.tool_type == "test_output":
                 self._apply_test_patch(call, scratch)

@@ -55,7 +55,7 @@ from lettuce_build.squeez.environments import Environments, EnvOptions, recorded
 from lettuce_build.squeez.execute import Executor, ToolResult
 from lettuce_build.squeez.instances import SqueezInstance, load_instances
 from lettuce_build.squeez.labels import label, output_lines
-from lettuce_build.squeez.report import ValidationReport, validate_rows
+from lettuce_build.squeez.report import ValidationReport, execution_summary, validate_rows
 from lettuce_build.squeez.sandbox import Isolation, Sandbox, detect_isolation
 from lettuce_build.squeez.toolcalls import ToolCall, generate_tool_calls
 from lettuce_build.tables import read_jsonl
@@ -355,6 +355,7 @@ class Squeez:
             skipped_calls=dict(skipped),
             filtered_outputs=dict(filtered),
             selection=selection,
+            execution=execution_summary(self.results()) if (self.out / "phase4").exists() else None,
             environments={
                 env.key: "ready" if env.ok else f"failed: {env.reason}"
                 for env in recorded_statuses(self.out / "envs")

@@ -9,15 +9,74 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from typing import Any
 
+import regex
 from pydantic import BaseModel, Field
 
 from lettuce_build.leaks import SecretScanner
 from lettuce_build.squeez.assemble import Selection
+from lettuce_build.squeez.execute import ToolResult
+from lettuce_build.squeez.toolcalls import ENV_TOOLS
 
 CORE_TOOL_TYPES = ("read_file", "grep", "git_log", "test_output", "python")
 PROMPT_OUTLIER_CHARS = 60_000
+_IMPORT_FAILURE = regex.compile(r"ModuleNotFoundError|ImportError while importing|^ImportError\b", regex.M)
+#: pytest ran tests: its summary, or (in an output capped before the summary) a failing test's
+#: header; "1 error" alone is a collection error
+_PYTEST_OUTCOME = regex.compile(
+    r"\b\d+ (?:passed|failed|xfailed|xpassed)\b|^_{3,} \S*test\S* _{3,}$", regex.M | regex.IGNORECASE
+)
+#: pytest's exit codes for a usage error and for "no tests collected"
+_PYTEST_NOTHING = (4, 5)
+
+
+class Execution(BaseModel):
+    """What phase 4's python, test_output and build_output calls did."""
+
+    calls: int = 0
+    ran_repository_code: int = 0
+    failed_at_import: int = 0
+    nothing_to_run: int = 0
+    skipped: int = 0
+    instances: int = 0
+    #: instances with a test_output call in which pytest ran tests (passed or failed)
+    instances_with_a_pytest_run: int = 0
+
+    def text(self) -> str:
+        ran = self.calls - self.skipped
+        share = f" ({self.ran_repository_code / ran:.0%} of those not skipped)" if ran else ""
+        return (
+            f"execution calls (python, test_output, build_output): {self.ran_repository_code} of "
+            f"{self.calls} ran repository code{share}; failed at import {self.failed_at_import}, "
+            f"nothing to run {self.nothing_to_run}, skipped {self.skipped}; instances with a real "
+            f"pytest run: {self.instances_with_a_pytest_run} of {self.instances}"
+        )
+
+
+def execution_summary(results: Sequence[ToolResult]) -> Execution:
+    """How many execution calls ran the repository's code, rather than dying before it."""
+    summary = Execution(instances=len({r.instance_id for r in results}))
+    tested: set[str] = set()
+    for result in results:
+        if result.tool_type not in ENV_TOOLS:
+            continue
+        summary.calls += 1
+        # tests that ran (and failed on a missing module, say) ran the repository's code
+        tests_ran = result.tool_type != "python" and bool(_PYTEST_OUTCOME.search(result.output))
+        if result.skipped:
+            summary.skipped += 1
+        elif not tests_ran and _IMPORT_FAILURE.search(result.output):
+            summary.failed_at_import += 1
+        elif result.tool_type != "python" and result.exit_code in _PYTEST_NOTHING:
+            summary.nothing_to_run += 1
+        else:
+            summary.ran_repository_code += 1
+            if result.tool_type == "test_output" and tests_ran:
+                tested.add(result.instance_id)
+    summary.instances_with_a_pytest_run = len(tested)
+    return summary
 
 
 class ValidationReport(BaseModel):
@@ -43,6 +102,7 @@ class ValidationReport(BaseModel):
     selection: Selection | None = None
     #: every environment phase 4 built or tried: "ready", or "failed: <why>"
     environments: dict[str, str] = Field(default_factory=dict)
+    execution: Execution | None = None
 
     @property
     def ok(self) -> bool:
@@ -86,6 +146,8 @@ class ValidationReport(BaseModel):
             lines.append(f"  skipped tool calls: {self.skipped_calls}")
         if self.filtered_outputs:
             lines.append(f"  outputs filtered in phase 5: {self.filtered_outputs}")
+        if self.execution:
+            lines.append(f"  {self.execution.text()}")
         if self.environments:
             failed = {k: v for k, v in self.environments.items() if v != "ready"}
             ready = len(self.environments) - len(failed)

@@ -123,8 +123,9 @@ def related_tests(bare: git.Repo | None, commit: str, patch: PatchInfo) -> list[
 
 
 def _is_test_file(path: str) -> bool:
+    """pytest's default test file names, and ``*test_*.py`` (pylint's ``unittest_*.py``)."""
     name = PurePosixPath(path).name
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+    return name.endswith(".py") and ("test_" in name or name.endswith("_test.py"))
 
 
 def module_name(path: str) -> str | None:

@@ -4,16 +4,21 @@ execution calls that run the repository's own code on them."""
 import json
 import os
 import stat
+from pathlib import Path
 
+import git
 import pytest
 
+from lettuce_build.repos import RepoManager
 from lettuce_build.squeez.environments import (
     EnvOptions,
     _spec_version,
+    apply_overlay,
     detect_version,
     find_interpreters,
     spec_for,
     swebench_specs,
+    tag_version,
 )
 from lettuce_build.squeez.pipeline import Squeez
 from lettuce_build.squeez.sandbox import detect_isolation
@@ -49,6 +54,23 @@ def test_the_version_is_read_from_the_repository_when_the_instance_has_none(tmp_
     assert detect_version(tmp_path / "src" / "pkg") is None
 
 
+def test_without_a_version_file_the_nearest_release_tag_names_the_version(tmp_path):
+    # setuptools_scm projects (pytest, say) write their version nowhere in the repository
+    origin = git.Repo.init(tmp_path / "src" / "acme" / "scm", initial_branch="main")
+    (tmp_path / "src" / "acme" / "scm" / "a.py").write_text("x = 1\n")
+    origin.index.add(["a.py"])
+    author = git.Actor("A", "a@example.org")
+    tagged = origin.index.commit("release", author=author, committer=author)
+    origin.create_tag("v1.4.2", ref=tagged)
+    later = origin.index.commit("later", author=author, committer=author)
+    repos = RepoManager(tmp_path / "out", f"file://{tmp_path}/src/{{repo}}")
+    repos.clone("acme/scm")
+    assert repos.nearest_tag("acme/scm", later.hexsha) == "v1.4.2"
+    assert tag_version("v1.4.2") == "1.4" and tag_version("release-7.10.0rc1") == "7.10"
+    spec = spec_for("acme/scm", None, tmp_path, {"3.11": tmp_path / "python3.11"}, EnvOptions(), tag="v1.4.2")
+    assert spec.version == "1.4" and spec.key == "acme__scm-1.4-py3.11"
+
+
 def test_a_version_without_a_spec_takes_the_newest_spec_not_above_it():
     assert _spec_version(["0.12", "1.0", "2.0"], "1.0") == "1.0"
     assert _spec_version(["0.12", "1.0", "2.0"], "1.1") == "1.0"
@@ -69,9 +91,9 @@ def test_swebench_pins_and_python_are_used_where_it_has_a_spec(tmp_path):
     assert spec_for("pallets/flask", "2.0", tmp_path, {}, EnvOptions()).startswith("no Python 3.9 or newer")
 
 
-def test_a_repository_without_a_spec_gets_its_own_dependencies_and_pytest(tmp_path):
+def test_a_repository_without_a_spec_gets_its_own_dependencies_pytest_and_setuptools(tmp_path):
     spec = spec_for("acme/gauges", None, tmp_path, {"3.11": tmp_path / "python3.11"}, EnvOptions())
-    assert spec.packages == ["pytest"]
+    assert spec.packages == ["pytest", "setuptools<81"]
     assert "no swebench spec for this repository: its own dependencies only" in spec.notes
 
 
@@ -105,6 +127,8 @@ def test_a_src_layout_package_runs_its_own_code_and_tests_on_its_environment(tmp
     assert "environments: 1 of 1 ready" in squeez.phase4()
     status = json.loads(next((tmp_path / "out" / "envs").glob("*.json")).read_text())
     assert status["ok"] and status["key"] == "acme__gauges-0.3-py3.11"
+    # the module the build wrote into its copy of the tree is laid over every call's copy
+    assert (Path(status["overlay"]) / "src" / "gauges" / "_version.py").is_file()
     results = results_by_type(squeez)
     test_run = results["test_output"]
     assert test_run.command.endswith("tests/test_dial.py")  # found by name: no FAIL_TO_PASS, no test patch
@@ -151,3 +175,17 @@ def test_an_environment_that_cannot_build_skips_its_calls_with_the_reason(tmp_pa
     log = next((tmp_path / "out" / "envs").glob("*.log")).read_text()
     assert str(tmp_path / "no" / "python3") in log
     assert not os.environ.get("HF_TOKEN") or os.environ["HF_TOKEN"] not in log
+
+
+def test_an_overlay_is_never_laid_through_a_linked_folder_of_the_tree(tmp_path):
+    overlay, tree, outside = tmp_path / "overlay", tmp_path / "tree", tmp_path / "outside"
+    (overlay / "pkg").mkdir(parents=True)
+    (overlay / "pkg" / "_version.py").write_text("version = '1'\n")
+    (overlay / "data").mkdir()
+    (overlay / "data" / "planted").write_text("x")
+    (tree / "pkg").mkdir(parents=True)
+    outside.mkdir()
+    (tree / "data").symlink_to(outside)  # the repository ships a link to elsewhere
+    apply_overlay(overlay, tree, None)
+    assert (tree / "pkg" / "_version.py").read_text() == "version = '1'\n"
+    assert not (outside / "planted").exists()

@@ -288,8 +288,18 @@ dependencies = ["tinyunits"]
 where = ["src"]
 """
 
+#: writes a module into the tree while the package is built, as setuptools_scm does
+GAUGES_SETUP = """from pathlib import Path
+
+from setuptools import setup
+
+Path("src/gauges/_version.py").write_text('version = "0.3.0"\\n')
+setup()
+"""
+
 GAUGES_DIAL = '''"""Dials that read in display units."""
 
+from gauges._version import version
 from tinyunits import to_display
 
 
@@ -317,11 +327,12 @@ def test_needle_is_a_share_of_full_scale():
 
 def make_src_layout_repo(path: Path) -> dict[str, str]:
     """A src-layout package (``src/gauges``) that imports a dependency, ``tinyunits``, from its
-    pyproject; one of its two tests fails at the base commit, and the patch fixes it."""
+    pyproject, and a module its build writes (``_version.py``); one of its two tests fails at
+    the base commit, and the patch fixes it."""
     repo = git.Repo.init(path, initial_branch="main")
     _commit(
         repo,
-        {"pyproject.toml": GAUGES_PYPROJECT, "src/gauges/__init__.py": '__version__ = "0.3.0"\n'},
+        {"pyproject.toml": GAUGES_PYPROJECT, "setup.py": GAUGES_SETUP, "src/gauges/__init__.py": ""},
         "Start",
     )
     base = _commit(repo, {"src/gauges/dial.py": GAUGES_DIAL, "tests/test_dial.py": GAUGES_TESTS}, "Add dials")
