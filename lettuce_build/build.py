@@ -188,11 +188,12 @@ def _run(options: BuildOptions, backend: Backend, build: BuildDir, manifest: Man
     by_split: dict[str, list[dict[str, Any]]] = {}
     for sample in samples:
         by_split.setdefault(sample.split, []).append(sample_to_row(sample))
-    # always written: a build with no samples removes the outputs of the build before it
+    # always written: a build with no samples removes the outputs of the build before it. The
+    # config is named for the source, as `push` publishes it
     write_output(
         DatasetDict({s: Dataset.from_list(by_split[s], features=FEATURES) for s in SPLITS if s in by_split}),
         options.out,
-        source.dataset_name,
+        source.name,
     )
     hallucinated = sum(1 for s in samples if s.labels)
     summary = BuildSummary(

@@ -180,5 +180,5 @@ def summary_text(summary: BuildSummary) -> str:
     )
     if summary.example is not None:
         lines += ["", click.style("one sample:", bold=True), render_sample(summary.example)]
-    lines += ["", f"load it: datasets.load_dataset({str(summary.out / 'hub')!r}, {summary.dataset!r})"]
+    lines += ["", f"load it: datasets.load_dataset({str(summary.out / 'hub')!r}, {summary.source!r})"]
     return "\n".join(lines)

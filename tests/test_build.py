@@ -30,7 +30,7 @@ def test_a_scripted_build_writes_checked_samples_that_load_with_declared_feature
     summary = build(readmes, tmp_path / "out", ScriptedBackend(respond), ratio=1.0)
     assert summary.items == summary.hallucinated > 0 and summary.achieved_ratio == 1.0
     assert summary.failures == {}
-    loaded = load_dataset(str(tmp_path / "out" / "hub"), "lettucedetect-readme")
+    loaded = load_dataset(str(tmp_path / "out" / "hub"), "readme")
     rows = [row for split in loaded.values() for row in split]
     assert all(split.features == FEATURES for split in loaded.values())
     assert len(rows) == summary.items
@@ -102,6 +102,9 @@ def test_the_cli_build_over_an_openai_compatible_endpoint(tmp_path, readmes, mon
     assert result.exit_code == 0, result.output
     assert "lettucedetect-readme:" in result.output and "hallucination ratio: achieved 1.00" in result.output
     assert "one sample:" in result.output and "contradiction/numerical" not in result.output
+    hint = next(line for line in result.output.splitlines() if line.startswith("load it: "))
+    assert hint == f"load it: datasets.load_dataset({str(tmp_path / 'out' / 'hub')!r}, 'readme')"
+    assert load_dataset(str(tmp_path / "out" / "hub"), "readme")  # the name push publishes it under
     assert "sk-never-printed" not in result.output
     for path in (tmp_path / "out").rglob("*"):
         if path.is_file():
@@ -132,7 +135,7 @@ def test_a_real_engine_smoke_build_of_three_readme_samples(tmp_path, readmes, em
     produced = sum(summary.by_split.values())
     if produced:
         assert audit(tmp_path / "out").ok
-        for split in load_dataset(str(tmp_path / "out" / "hub"), "lettucedetect-readme").values():
+        for split in load_dataset(str(tmp_path / "out" / "hub"), "readme").values():
             for row in split:
                 assert check_sample(row_to_sample(row)) == []
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["status"] == "finished"

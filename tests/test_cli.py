@@ -6,7 +6,10 @@ import pytest
 from click.testing import CliRunner
 
 from lettuce_build import __version__
+from lettuce_build.builddir import BuildDir, Manifest
 from lettuce_build.cli import main
+from lettuce_build.llm.protocol import BackendInfo
+from lettuce_build.runner import FailureRow, StageStats
 from lettuce_build.schema import FEATURES, sample_to_row
 
 from .test_output import build
@@ -203,7 +206,23 @@ def test_validate_of_a_build_folder_checks_the_hub_parquet_too(tmp_path, samples
 def test_numeric_options_out_of_range_are_one_line_errors(tmp_path, args):
     result = run("build", "--source", "readme", "--input", tmp_path, "--out", tmp_path / "o", *args)
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert f"Invalid value for '{args[0]}'" in result.output
+    [line] = result.output.strip().splitlines()  # no usage block: the error and where help is
+    assert line.startswith(f"Error: Invalid value for '{args[0]}'")
+    assert line.endswith("(see `main build --help`)") or line.endswith("(see `lettuce-build build --help`)")
+
+
+def test_an_unknown_failure_reason_lists_the_build_s_reasons(tmp_path):
+    build = BuildDir(tmp_path / "b")
+    failure = FailureRow(key="k", stage="answer", reason="empty_output", attempt=0)
+    build.record_stage(
+        Manifest(source="readme", backend=BackendInfo(backend="scripted", model="m"), seed=0),
+        StageStats(name="answer", prompt_version="v1", items_in=1, ok=0, failed=1),
+        [failure],
+    )
+    assert run("failures", tmp_path / "b", "--reason", "empty_output").exit_code == 0
+    result = run("failures", tmp_path / "b", "--reason", "no_such_reason")
+    assert result.exit_code == 2
+    assert "no failure of this build has reason 'no_such_reason'; its reasons: empty_output" in result.output
 
 
 def test_squeez_limit_below_one_is_refused(tmp_path):

@@ -18,7 +18,10 @@ VERBOSE = "lettuce_build.verbose"
 
 
 class _Commands(click.Group):
-    """Errors a user can act on print as one line; their traceback only with --verbose."""
+    """Errors a user can act on print as one line; their traceback only with --verbose.
+
+    A bad option value is one line too, naming the option and where the help is, instead of
+    click's usage block."""
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -27,6 +30,12 @@ class _Commands(click.Group):
             if ctx.meta.get(VERBOSE):
                 raise
             raise click.ClickException(str(err)) from err
+        except click.UsageError as err:
+            if ctx.meta.get(VERBOSE) or err.ctx is None:
+                raise
+            one_line = click.ClickException(f"{err.format_message()} (see `{err.ctx.command_path} --help`)")
+            one_line.exit_code = err.exit_code
+            raise one_line from err
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
