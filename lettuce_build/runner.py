@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lettuce_build.llm.cache import RequestCache, request_key, schema_json
 from lettuce_build.llm.protocol import PROMPT_TOO_LONG, Backend, ChatRequest, Completion
+from lettuce_build.progress import StageBar
 
 RAW_EXCERPT_CHARS = 300
 
@@ -270,6 +271,7 @@ class Runner:
         started = time.perf_counter()
         schema = stage.response_model.model_json_schema() if stage.response_model else None
         schema_text = schema_json(schema)  # serialised once for every cache key of this run
+        bar = StageBar(stage.name, len(dataset))
 
         def process(batch: dict[str, list[Any]], attempt: int) -> dict[str, list[Any]]:
             columns = list(batch)
@@ -308,6 +310,8 @@ class Runner:
             out["_ok"] = [f is None for f in failures]
             out["_failure"] = [f.model_dump_json() if f else None for f in failures]
             out["_fresh"] = fresh_flags
+            failed_now = sum(f is not None for f in failures)
+            bar.batch(attempt, ok=len(items) - failed_now, failed=failed_now)
             return out
 
         fingerprint = hashlib.sha256(
@@ -339,7 +343,7 @@ class Runner:
                 features=Features({**pending.features, **outputs, **_FAILURE_COLUMNS}),
                 new_fingerprint=f"{fingerprint}-attempt{attempt}",
                 load_from_cache_file=False,
-                desc=f"stage {stage.name}" + (f" (retry {attempt})" if attempt else ""),
+                desc=f"stage {stage.name}" + (f" (retry {attempt})" if attempt else ""),  # --verbose
             )
             flags = mapped["_ok"][:]  # a slice is one Arrow conversion; iterating a Column is row by row
             ok_rows = mapped.select(
@@ -369,6 +373,7 @@ class Runner:
                 break
             pending = failed.select(retry, new_fingerprint=f"{fingerprint}-retry{attempt}")
             pending = pending.remove_columns([*outputs, *_FAILURE_COLUMNS])
+        bar.close()
         ok = concatenate_datasets(done)
         rows = ok[_ROW][:]
         order = sorted(range(len(rows)), key=rows.__getitem__)

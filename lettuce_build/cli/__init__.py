@@ -13,6 +13,7 @@ import click
 from lettuce_build import __version__
 from lettuce_build.cli import builds, data, publish, swebench
 from lettuce_build.errors import LettuceError
+from lettuce_build.quiet import quiet
 
 VERBOSE = "lettuce_build.verbose"
 
@@ -40,11 +41,14 @@ class _Commands(click.Group):
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="lettuce-build")
-@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of errors.")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Show tracebacks, and the logs of vLLM, torch and datasets."
+)
 @click.pass_context
 def main(ctx: click.Context, verbose: bool) -> None:
     """Build span-labelled hallucination and tool-output datasets for Hugging Face `datasets`."""
     ctx.meta[VERBOSE] = verbose
+    quiet(verbose)
 
 
 for command in (

@@ -32,6 +32,8 @@ class VLLMOptions(BaseModel):
     dtype: str = "auto"
     enforce_eager: bool = False
     trust_remote_code: bool = False
+    #: the weight-loading bar; lettuce-build's own stage bars say what is going on
+    use_tqdm_on_load: bool = False
     chat_template_kwargs: dict[str, Any] = Field(
         default_factory=dict, description="e.g. {'enable_thinking': False} to turn a model's thinking off"
     )
@@ -98,7 +100,6 @@ class VLLMBackend:
                 # give it a small KV cache unless the user chose otherwise.
                 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
                 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
-            os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
             path = Path(self.model).expanduser()
             if self.model.startswith(("/", ".", "~")) and not path.exists():
                 raise BackendError(f"--model {self.model}: no such folder")
