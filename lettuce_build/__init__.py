@@ -6,3 +6,16 @@ try:
     __version__ = version("lettuce-build")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
+
+
+__all__ = ["__version__", "build", "push"]
+
+
+def __getattr__(name: str) -> object:
+    # `import lettuce_build` stays light (the command line's --help answers at once); the API
+    # and its heavy dependencies load on first use
+    if name in ("build", "push"):
+        from lettuce_build import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'lettuce_build' has no attribute {name!r}")

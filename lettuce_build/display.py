@@ -24,7 +24,7 @@ from lettuce_build.taxonomy import (
 )
 
 if TYPE_CHECKING:  # build imports every source; the summary's type is all display needs of it
-    from lettuce_build.build import BuildSummary
+    from lettuce_build.building import BuildSummary
 
 CATEGORY_COLORS = {
     "contradiction": "red",

@@ -161,6 +161,8 @@ def request_seed(build_seed: int, key: str, attempt: int) -> int:
 
 
 _ROW = "_lettuce_row"
+#: items per batch: per model call and per step of `Dataset.map`
+DEFAULT_BATCH_SIZE = 64
 #: however many cached attempts a re-run replays, a stage never makes more passes than this
 MAX_ATTEMPT_PASSES = 16
 
@@ -201,7 +203,9 @@ def check_response(stage: Stage, completion: Completion) -> Any:
 class Runner:
     """Runs stages over datasets against one backend and one request cache."""
 
-    def __init__(self, backend: Backend, cache: RequestCache, *, seed: int = 0, batch_size: int = 64) -> None:
+    def __init__(
+        self, backend: Backend, cache: RequestCache, *, seed: int = 0, batch_size: int = DEFAULT_BATCH_SIZE
+    ) -> None:
         self.backend = backend
         self.cache = cache
         self.seed = seed

@@ -11,7 +11,7 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, DatasetCard
 from huggingface_hub.errors import EntryNotFoundError
 
-from lettuce_build.build import BuildOptions, run_build
+from lettuce_build.building import BuildOptions, run_build
 from lettuce_build.cli import main
 from lettuce_build.hub import FolderTarget, PublishError, publish
 from lettuce_build.schema import FEATURES

@@ -6,7 +6,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from lettuce_build.build import BuildOptions, run_build
+from lettuce_build.building import BuildOptions, run_build
 from lettuce_build.hub import FolderTarget, publish
 
 from .conftest import NO_AVX512, NO_AVX512_REASON

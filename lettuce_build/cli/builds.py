@@ -80,17 +80,75 @@ def sources() -> None:
         )
 
 
-@click.command()
-@click.option("--source", "source_name", required=True, help="A source name; see `lettuce-build sources`.")
-@click.option(
-    "--input", "input_path", help="Local input (folder or file) or a Hub dataset id; see the source."
+def _load_config(ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
+    """--config: the recipe's settings become the defaults of every other option (a flag given
+    on the command line still wins)."""
+    if path is None:
+        return None
+    from lettuce_build.recipe import read_recipe_file
+
+    settings = read_recipe_file(path)
+    engine = settings.pop("engine", None) or {}
+    ctx.default_map = {**(ctx.default_map or {}), **settings, **engine}
+    return path
+
+
+class _JsonObject(click.ParamType):
+    name = "json"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> dict:
+        if isinstance(value, dict):  # from a recipe file
+            return value
+        import json
+
+        try:
+            parsed = json.loads(str(value))
+        except json.JSONDecodeError as err:
+            self.fail(f"{value!r} is not JSON: {err.msg}", param, ctx)
+        if not isinstance(parsed, dict):
+            self.fail(f"{value!r} is not a JSON object", param, ctx)
+        return parsed
+
+
+class _BuildCommand(click.Command):
+    """`build --help` ends with the sources it knows (read when help is asked for) and examples."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from lettuce_build.sources.registry import SOURCES
+
+        with formatter.section("Sources"):
+            formatter.write_dl([(name, cls.dataset_name) for name, cls in SOURCES.items()])
+        with formatter.section("Examples"):
+            for line in BUILD_EXAMPLES:
+                formatter.write(f"  {line}\n")
+
+
+BUILD_EXAMPLES = (
+    "lettuce-build build --source readme --input examples/readmes --out out/readme --limit 8",
+    "lettuce-build build --source wikipedia --out out/wiki --model Qwen/Qwen2.5-3B-Instruct \\\n"
+    "    --model-revision main --max-model-len 8192 --gpu-memory-utilization 0.85",
+    "lettuce-build build --config out/readme/recipe.yaml    # replays the build from its cache",
 )
+
+
+@click.command(cls=_BuildCommand)
+@click.option(
+    "--config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path, resolve_path=True),
+    is_eager=True,
+    expose_value=False,
+    callback=_load_config,
+    help="A recipe file (every build writes OUT/recipe.yaml); options given here override it.",
+)
+@click.option("--source", required=True, help="A source name; see `lettuce-build sources`.")
+@click.option("--input", help="Local input (folder or file) or a Hub dataset id; see the source.")
 @click.option(
     "--out",
-    "out_dir",
+    "--output-dir",
+    "out",
     required=True,
     type=folder(),
-    help="Build folder: cache, manifest, failures, dataset/ and hub/. Re-running resumes.",
+    help="Build folder: cache, manifest, failures, recipe.yaml, dataset/ and hub/. Re-running resumes.",
 )
 @click.option(
     "--model",
@@ -98,13 +156,26 @@ def sources() -> None:
     show_default=True,
     help="Model id or path; smollm2-135m is the embedded CPU model.",
 )
-@click.option(
-    "--backend", "backend_name", type=click.Choice(["vllm", "openai"]), default="vllm", show_default=True
-)
+@click.option("--model-revision", help="The model's revision on the Hub (branch, tag or commit).")
+@click.option("--backend", type=click.Choice(["vllm", "openai"]), default="vllm", show_default=True)
 @click.option(
     "--base-url", default="http://127.0.0.1:8000/v1", show_default=True, help="For --backend openai."
 )
 @endpoint_options()
+@count("--batch-size", "Items per model call.", default=64)
+@count("--tensor-parallel-size", "vLLM: GPUs to shard the model over.")
+@count("--max-model-len", "vLLM: the context length to allocate for.", minimum=16)
+@click.option(
+    "--gpu-memory-utilization",
+    type=click.FloatRange(0.0, 1.0, min_open=True),
+    help="vLLM: share of GPU memory.",
+)
+@click.option("--dtype", help="vLLM: weight dtype (auto, bfloat16, float16...).")
+@click.option(
+    "--chat-template-kwargs",
+    type=_JsonObject(),
+    help="JSON for the chat template, e.g. '{\"enable_thinking\": false}' to turn thinking off.",
+)
 @count("--limit", "Build at most N work items (a trial run).")
 @share("--ratio", 0.5, "Share of items that get injected hallucinations.")
 @click.option("--seed", default=0, show_default=True, help="Seeds item choices and per-request sampling.")
@@ -121,43 +192,17 @@ def sources() -> None:
     "--language", default="en", show_default=True, help="Language (config) for multilingual sources."
 )
 @REPO_URL
-def build(
-    source_name: str,
-    input_path: str | None,
-    out_dir: Path,
-    model: str,
-    backend_name: str,
-    base_url: str,
-    api_key_env: str,
-    concurrency: int,
-    limit: int | None,
-    ratio: float,
-    seed: int,
-    edit_anchors: str,
-    language: str,
-    repo_url: str,
-) -> None:
-    """Build a dataset from a source: questions, grounded answers, injected hallucinations."""
-    from lettuce_build.build import BuildOptions, run_build
-    from lettuce_build.display import summary_text
-    from lettuce_build.llm.factory import make_backend
+@click.pass_context
+def build(ctx: click.Context, **settings: object) -> None:
+    """Build a dataset from a source: questions, grounded answers, injected hallucinations.
 
-    backend = make_backend(
-        backend_name,
-        model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        concurrency=concurrency,  # type: ignore[arg-type]
-    )
-    options = BuildOptions(
-        source=source_name,
-        input=input_path,
-        out=out_dir,
-        limit=limit,
-        ratio=ratio,
-        seed=seed,
-        edit_anchors=edit_anchors,  # type: ignore[arg-type]
-        language=language,
-        repo_url=repo_url,
-    )
-    click.echo(summary_text(run_build(options, backend)))
+    Writes OUT/recipe.yaml: `build --config OUT/recipe.yaml` replays the build.
+    """
+    from lettuce_build.api import build as run
+    from lettuce_build.display import summary_text
+    from lettuce_build.recipe import ENGINE_FIELDS, Recipe
+
+    engine = {k: value for k in ENGINE_FIELDS if (value := settings.pop(k, None)) is not None}
+    recipe = Recipe.model_validate({**settings, "engine": engine})
+    result = run(recipe=recipe, verbose=bool(ctx.find_root().meta.get("lettuce_build.verbose")))
+    click.echo(summary_text(result.summary))

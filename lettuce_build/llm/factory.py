@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from lettuce_build.llm.protocol import Backend
+
+if TYPE_CHECKING:
+    from lettuce_build.recipe import EngineSettings
 
 BackendKind = Literal["vllm", "openai"]
 
@@ -16,15 +19,27 @@ def make_backend(
     base_url: str = "http://127.0.0.1:8000/v1",
     api_key_env: str = "OPENAI_API_KEY",
     concurrency: int = 8,
+    engine: EngineSettings | None = None,
 ) -> Backend:
-    """Offline vLLM for ``vllm``; any OpenAI-compatible endpoint at ``base_url`` for ``openai``.
+    """Offline vLLM for ``vllm`` (``engine`` over its defaults); any OpenAI-compatible endpoint at
+    ``base_url`` for ``openai``.
 
     Imports are deferred: a cached rebuild never loads vLLM.
     """
     if kind == "vllm":
-        from lettuce_build.llm.vllm_backend import VLLMBackend
+        from lettuce_build.llm.vllm_backend import VLLMBackend, VLLMOptions
 
-        return VLLMBackend(model)
+        options = VLLMOptions.default_for(model)
+        if engine is not None:
+            chosen = engine.model_dump(exclude_none=True, exclude={"model_revision", "chat_template_kwargs"})
+            options = options.model_copy(
+                update={
+                    **chosen,
+                    "revision": engine.model_revision,
+                    "chat_template_kwargs": engine.chat_template_kwargs or options.chat_template_kwargs,
+                }
+            )
+        return VLLMBackend(model, options)
     from lettuce_build.llm.openai_backend import OpenAIBackend, OpenAIOptions
 
     return OpenAIBackend(

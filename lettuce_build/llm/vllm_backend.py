@@ -34,9 +34,16 @@ class VLLMOptions(BaseModel):
     trust_remote_code: bool = False
     #: the weight-loading bar; lettuce-build's own stage bars say what is going on
     use_tqdm_on_load: bool = False
+    #: the model's revision on the Hub (a branch, tag or commit), for reproducible recipes
+    revision: str | None = None
     chat_template_kwargs: dict[str, Any] = Field(
         default_factory=dict, description="e.g. {'enable_thinking': False} to turn a model's thinking off"
     )
+
+    @classmethod
+    def default_for(cls, model: str) -> VLLMOptions:
+        """The measured CPU settings for the embedded model or a machine without a GPU."""
+        return cls.for_cpu() if model in EMBEDDED_MODELS or not _has_gpu() else cls()
 
     @classmethod
     def for_cpu(cls) -> VLLMOptions:
@@ -72,9 +79,7 @@ def vllm_version() -> str | None:
 class VLLMBackend:
     def __init__(self, model: str, options: VLLMOptions | None = None) -> None:
         self.model = model
-        if options is None:
-            options = VLLMOptions.for_cpu() if model in EMBEDDED_MODELS or not _has_gpu() else VLLMOptions()
-        self.options = options
+        self.options = options or VLLMOptions.default_for(model)
 
     @property
     def model_id(self) -> str:

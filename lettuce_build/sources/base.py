@@ -82,7 +82,7 @@ class LoadResult(BaseModel):
 
 
 class Source(ABC):
-    """One builder per source: it produces work items and names its stages; build.py runs them.
+    """One builder per source: it produces work items and names its stages; building.py runs them.
 
     What the published dataset's card says (name, license, prose) is in ``cards/<dataset_name>.md``.
     """

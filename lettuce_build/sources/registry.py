@@ -27,6 +27,20 @@ SOURCES: dict[str, type[Source]] = {
 }
 
 
+def register_source(cls: type[Source]) -> type[Source]:
+    """Make a source class known by its ``name`` to `build`, the command line and `sources`:
+
+    @register_source
+    class MySource(Source):
+        name = "mine"
+        ...
+    """
+    if cls.name in SOURCES and SOURCES[cls.name] is not cls:
+        raise ValueError(f"a source named {cls.name!r} is already registered: {SOURCES[cls.name].__name__}")
+    SOURCES[cls.name] = cls
+    return cls
+
+
 class UnknownSource(LettuceError):
     """A source name the registry does not know."""
 

@@ -33,8 +33,8 @@ from datasets import Dataset, DatasetDict
 from pydantic import BaseModel
 from tqdm import tqdm
 
-from lettuce_build.build import open_stage_loop
 from lettuce_build.builddir import BuildDir, Manifest, write_atomic
+from lettuce_build.building import open_stage_loop
 from lettuce_build.errors import LettuceError
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.output import write_output

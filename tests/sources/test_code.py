@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from lettuce_build.build import BuildOptions, run_build
+from lettuce_build.building import BuildOptions, run_build
 from lettuce_build.patches import parse_patch
 from lettuce_build.schema import check_sample
 from lettuce_build.sources.base import LoadOptions

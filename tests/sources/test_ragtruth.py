@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from lettuce_build.build import BuildOptions, run_build
+from lettuce_build.building import BuildOptions, run_build
 from lettuce_build.schema import check_sample
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.ragtruth import RagTruthSource

@@ -7,8 +7,8 @@ from click.testing import CliRunner
 from datasets import load_dataset
 
 from lettuce_build.audit import audit
-from lettuce_build.build import BuildOptions, run_build
 from lettuce_build.builddir import BuildDir
+from lettuce_build.building import BuildOptions, run_build
 from lettuce_build.cli import main
 from lettuce_build.schema import FEATURES, check_sample, row_to_sample
 

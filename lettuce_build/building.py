@@ -26,7 +26,7 @@ from lettuce_build.builddir import BuildDir, Manifest
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.output import write_output
 from lettuce_build.primitives.injection import EditAnchors
-from lettuce_build.runner import FailureRow, Runner, Stage, StageStats
+from lettuce_build.runner import DEFAULT_BATCH_SIZE, FailureRow, Runner, Stage, StageStats
 from lettuce_build.schema import FEATURES, SPLITS, HallucinationSample, check_sample, sample_to_row
 from lettuce_build.sources.base import LoadOptions, Source, SourceError, StageSettings
 from lettuce_build.sources.registry import get_source
@@ -110,18 +110,25 @@ class StageLoop:
 
 @contextmanager
 def open_stage_loop(
-    build: BuildDir, manifest: Manifest, backend: Backend, seed: int, ratio: float = 0.5
+    build: BuildDir,
+    manifest: Manifest,
+    backend: Backend,
+    seed: int,
+    ratio: float = 0.5,
+    batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> Iterator[StageLoop]:
     """A stage loop on the build folder's request cache, closed when the block ends."""
     cache = build.open_cache()
     try:
-        yield StageLoop(build, manifest, Runner(backend, cache, seed=seed), ratio)
+        yield StageLoop(build, manifest, Runner(backend, cache, seed=seed, batch_size=batch_size), ratio)
     finally:
         cache.close()
 
 
-def run_build(options: BuildOptions, backend: Backend) -> BuildSummary:
-    """Build one source into ``options.out`` and return its summary.
+def run_build(options: BuildOptions, backend: Backend, batch_size: int = DEFAULT_BATCH_SIZE) -> BuildSummary:
+    """Build one source into ``options.out`` and return its summary (the dataset is in
+    ``out/dataset`` and ``out/hub``; `lettuce_build.build` returns it too). ``batch_size``:
+    items per model call.
 
     Re-running the same build resumes from the request cache; the manifest ends ``finished``,
     or ``failed`` with the error, never ``running``.
@@ -136,7 +143,7 @@ def run_build(options: BuildOptions, backend: Backend) -> BuildSummary:
             parameters=options.model_dump(mode="json", exclude={"out"}),
         )
         try:
-            return _run(options, backend, build, manifest)
+            return _run(options, backend, build, manifest, batch_size)
         except BaseException as err:
             # whatever stopped the build (an error, Ctrl-C), the manifest never claims it is running
             manifest.status = "failed"
@@ -145,7 +152,9 @@ def run_build(options: BuildOptions, backend: Backend) -> BuildSummary:
             raise
 
 
-def _run(options: BuildOptions, backend: Backend, build: BuildDir, manifest: Manifest) -> BuildSummary:
+def _run(
+    options: BuildOptions, backend: Backend, build: BuildDir, manifest: Manifest, batch_size: int
+) -> BuildSummary:
     started = time.perf_counter()
     source = get_source(options.source)
     loaded = source.load(
@@ -166,7 +175,7 @@ def _run(options: BuildOptions, backend: Backend, build: BuildDir, manifest: Man
         )
     build.write_manifest(manifest)
     items = Dataset.from_list(loaded.items)
-    with open_stage_loop(build, manifest, backend, options.seed, options.ratio) as loop:
+    with open_stage_loop(build, manifest, backend, options.seed, options.ratio, batch_size) as loop:
         result = loop.run(
             source.stages(StageSettings(edit_anchors=options.edit_anchors)), source.prepare(items)
         )

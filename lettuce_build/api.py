@@ -1,0 +1,94 @@
+"""The Python API: what `lettuce-build build` and `push` do, as functions.
+
+    import lettuce_build
+    result = lettuce_build.building("readme", input="docs/", out="out/readme", limit=8)
+    result.dataset["train"][0], result.summary.achieved_ratio
+    lettuce_build.push("readme", build="out/readme", repo_id="me/lettucedetect-readme")
+
+`build` takes any setting of a recipe (see `lettuce_build.recipe.Recipe`) as a keyword, or a
+whole recipe, and any object that speaks the backend protocol (`lettuce_build.llm.protocol`)
+in place of the one the recipe names. It returns the dataset it wrote and the build's summary.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from datasets import DatasetDict, load_from_disk
+from pydantic import BaseModel, ConfigDict
+
+from lettuce_build.building import BuildSummary, run_build
+from lettuce_build.llm.protocol import Backend
+from lettuce_build.output import DATASET_DIR
+from lettuce_build.quiet import quiet
+from lettuce_build.recipe import Recipe
+
+
+class BuildResult(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    #: the samples per split, as written to ``out/dataset`` (empty when the build made none)
+    dataset: DatasetDict
+    summary: BuildSummary
+    #: where the recipe of this build was written (``out/recipe.yaml``): `build(recipe=...)` replays it
+    recipe_path: Path
+
+
+def build(
+    source: str | None = None,
+    *,
+    out: str | Path | None = None,
+    recipe: Recipe | str | Path | None = None,
+    backend: Backend | None = None,
+    verbose: bool = False,
+    **settings: Any,
+) -> BuildResult:
+    """Build a dataset from ``source`` into ``out`` (or run ``recipe``, a `Recipe` or its file,
+    with ``settings`` over it); ``backend`` replaces the model backend the settings describe."""
+    quiet(verbose)
+    if isinstance(recipe, str | Path):
+        recipe = Recipe.read(Path(recipe))
+    given = {"source": source, "out": out, **settings}
+    chosen = {key: value for key, value in given.items() if value is not None}
+    if recipe is not None:
+        recipe = Recipe.model_validate({**recipe.model_dump(), **chosen})
+    else:
+        recipe = Recipe.model_validate(chosen)
+    recipe = recipe.model_copy(update={"out": Path(recipe.out).resolve()})
+    backend = backend or recipe.make_backend()
+    summary = run_build(recipe.build_options(), backend, batch_size=recipe.batch_size)
+    written = recipe.write(recipe.out)
+    folder = recipe.out / DATASET_DIR
+    dataset = load_from_disk(str(folder)) if folder.exists() else DatasetDict()
+    return BuildResult(dataset=dataset, summary=summary, recipe_path=written)
+
+
+def push(
+    source: str,
+    *,
+    build: str | Path,
+    repo_id: str | None = None,
+    dry_run: str | Path | None = None,
+    private: bool = False,
+    revision: str | None = None,
+    max_failure_rate: float = 0.5,
+) -> str:
+    """Publish one source's build as its config of ``repo_id`` (or into the folder ``dry_run``);
+    returns where it went. The token comes from HF_TOKEN or the saved Hugging Face login."""
+    import os
+
+    from huggingface_hub import HfApi
+
+    from lettuce_build.hub import FolderTarget, HubTarget, Target, publish
+
+    if dry_run is None and repo_id is None:
+        raise ValueError("give repo_id, or dry_run for a local folder")
+    target: Target
+    if dry_run is not None:
+        target = FolderTarget(Path(dry_run).resolve(), repo_id or Path(dry_run).name)
+    else:
+        assert repo_id is not None
+        api = HfApi(token=os.environ.get("HF_TOKEN"))
+        target = HubTarget(api, repo_id, private=private, revision=revision)
+    return publish(Path(build).resolve(), source, target, max_failure_rate=max_failure_rate)

@@ -1,0 +1,113 @@
+"""A build described in a file: every setting of `lettuce-build build`.
+
+Each build writes the recipe it ran to ``OUT/recipe.yaml``; ``build --config OUT/recipe.yaml``
+replays it, and since every request is in the build's cache, a replay makes no model call.
+A recipe names the API key's environment variable, never the key. dataset_scripts/ holds
+the recipes of the published datasets, pinned to a model revision.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from lettuce_build.building import BuildOptions
+from lettuce_build.errors import LettuceError
+from lettuce_build.llm.embedded import DEFAULT_MODEL
+from lettuce_build.llm.protocol import Backend
+from lettuce_build.primitives.injection import EditAnchors
+from lettuce_build.runner import DEFAULT_BATCH_SIZE
+
+RECIPE_FILE = "recipe.yaml"
+
+
+class RecipeError(LettuceError):
+    """A recipe file that cannot be read: the file, the field and what was expected."""
+
+
+class EngineSettings(BaseModel):
+    """vLLM engine settings; unset ones keep the engine's defaults (on a CPU, the measured ones)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tensor_parallel_size: int | None = Field(default=None, ge=1)
+    max_model_len: int | None = Field(default=None, ge=16)
+    gpu_memory_utilization: float | None = Field(default=None, gt=0.0, le=1.0)
+    dtype: str | None = None
+    #: passed to the chat template, e.g. {"enable_thinking": false} to turn a model's thinking off
+    chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
+    model_revision: str | None = None
+
+
+#: the engine settings, which the command line takes as flags of their own
+ENGINE_FIELDS = tuple(EngineSettings.model_fields)
+
+
+class Recipe(BaseModel):
+    """Everything a build needs, in the words of the command line's options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    input: str | None = None
+    out: Path
+    model: str = DEFAULT_MODEL
+    backend: Literal["vllm", "openai"] = "vllm"
+    base_url: str = "http://127.0.0.1:8000/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = Field(default=8, ge=1)
+    batch_size: int = Field(default=DEFAULT_BATCH_SIZE, ge=1)
+    limit: int | None = Field(default=None, ge=1)
+    ratio: float = Field(default=0.5, ge=0.0, le=1.0)
+    seed: int = 0
+    edit_anchors: EditAnchors = "constrained"
+    language: str = "en"
+    repo_url: str = "https://github.com/{repo}.git"
+    engine: EngineSettings = Field(default_factory=EngineSettings)
+
+    def build_options(self) -> BuildOptions:
+        return BuildOptions.model_validate(self.model_dump(include=set(BuildOptions.model_fields)))
+
+    def make_backend(self) -> Backend:
+        from lettuce_build.llm.factory import make_backend
+
+        return make_backend(
+            self.backend,
+            self.model,
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            concurrency=self.concurrency,
+            engine=self.engine,
+        )
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+    def write(self, folder: Path) -> Path:
+        path = folder / RECIPE_FILE
+        path.write_text(self.to_yaml(), encoding="utf-8")
+        return path
+
+    @classmethod
+    def read(cls, path: Path) -> Recipe:
+        return cls.model_validate(read_recipe_file(path))
+
+
+def read_recipe_file(path: Path) -> dict[str, Any]:
+    """The recipe's settings as written, checked against `Recipe`; errors name file and field."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        raise RecipeError(f"{path}: cannot read the recipe: {err}") from err
+    if not isinstance(data, dict):
+        raise RecipeError(f"{path}: expected a mapping of build settings, got {type(data).__name__}")
+    try:
+        Recipe.model_validate({"source": "?", "out": ".", **data})
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise RecipeError(f"{path}: {field}: {first['msg']}") from err
+    return data
