@@ -32,12 +32,16 @@ $(VENV)/.installed: pyproject.toml Makefile
 	command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || apt-get install -y -q bubblewrap >/dev/null \
 		|| (apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null) \
 		|| echo "bubblewrap not installed: squeez will fall back to unshare -n"
+	# `show --html` pages are tested in a real headless Chromium (Debian's package).
+	command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || apt-get install -y -q chromium >/dev/null \
+		|| (apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null) \
+		|| echo "chromium not installed: the page-rendering test is skipped"
 	touch $@
 
 # The main job: a small real build on the embedded model, offline, on CPU, from the sample
 # READMEs in examples/readmes; prints the summary and one sample, then validates the output.
 # Re-running resumes from the build's request cache.
-DEMO_OUT ?= out/readme-demo
+DEMO_OUT ?= out/readme
 
 demo: install
 	$(VENV)/bin/lettuce-build build --source readme --input examples/readmes --out $(DEMO_OUT) --limit 8

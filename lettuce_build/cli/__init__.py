@@ -56,6 +56,7 @@ for command in (
     data.validate,
     swebench.sift,
     builds.status,
+    builds.show,
     builds.failures,
     builds.cache,
     builds.sources,

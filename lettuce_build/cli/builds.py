@@ -46,6 +46,52 @@ def failures(build_dir: Path, stage: str | None, reason: str | None, as_json: bo
         click.echo(f"{len(rows)} failure(s)")
 
 
+@click.command()
+@click.argument("build_dir", type=folder(exists=True))
+@click.option("--split", help="Only this split.")
+@click.option("--category", help="Only samples with a span of this category (`clean`: samples without).")
+@count("-n", "How many samples.", default=5)
+@click.option("--failures", "show_failures", is_flag=True, help="Show the build's failure rows instead.")
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(dir_okay=False, path_type=Path, resolve_path=True),
+    help="Write every matching sample to one self-contained page (filters, types on hover).",
+)
+def show(
+    build_dir: Path,
+    split: str | None,
+    category: str | None,
+    n: int,
+    show_failures: bool,
+    html_file: Path | None,
+) -> None:
+    """Look at a build's samples, spans highlighted by category (or at its failures)."""
+    from rich.console import Console
+
+    from lettuce_build.builddir import BuildDir
+    from lettuce_build.display import failure_text
+    from lettuce_build.viewer import load_samples, page_html, sample_panel
+
+    if show_failures:
+        for row in BuildDir(build_dir).failures()[:n]:
+            click.echo(failure_text(row))
+        return
+    if html_file is not None:
+        samples = load_samples(build_dir, split=split, category=category)
+        html_file.write_text(
+            page_html(samples, f"{build_dir.name}: {len(samples)} samples"), encoding="utf-8"
+        )
+        click.echo(f"wrote {len(samples)} samples to {html_file}")
+        return
+    samples = load_samples(build_dir, split=split, category=category, limit=n)
+    console = Console()
+    for number, sample in enumerate(samples, start=1):
+        console.print(sample_panel(sample, number))
+    if not samples:
+        click.echo("no sample matches")
+
+
 @click.group()
 def cache() -> None:
     """Inspect a build's request cache."""
