@@ -44,6 +44,8 @@ from lettuce_build.cards import DatasetCardText, card_text
 from lettuce_build.catalog import COLLECTIONS
 from lettuce_build.errors import LettuceError
 from lettuce_build.output import DATASET_DIR, write_hub_folder
+from lettuce_build.prompts import load_prompt
+from lettuce_build.recipe import RECIPE_FILE
 from lettuce_build.schema import row_to_sample
 from lettuce_build.sources.registry import get_source
 
@@ -78,6 +80,10 @@ class ConfigStats(BaseModel):
     seed: int
     lettuce_build_version: str
     example: str | None = None
+    #: the prompt templates of its stages: name, version, system and user text
+    prompts: list[dict[str, str]] = Field(default_factory=list)
+    #: whether the build's recipe.yaml is published beside the data (`build --config` replays it)
+    recipe: bool = False
 
 
 def _example(dataset: DatasetDict) -> str | None:
@@ -129,6 +135,11 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
             hallucinated += bool(labels)
             spans.update((s["category"], s["subcategory"]) for s in labels)
     backend = manifest.backend
+    stages = [
+        s.model_dump(include={"name", "prompt_version", "sampling", "ok", "failed"})
+        for s in manifest.stages
+        if s.name != "assemble"
+    ]
     stats = ConfigStats(
         config=source_name,
         card=card,
@@ -146,11 +157,9 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         ],
         failures=build.failure_summary(),
         failure_rate=rate,
-        stages=[
-            s.model_dump(include={"name", "prompt_version", "sampling", "ok", "failed"})
-            for s in manifest.stages
-            if s.name != "assemble"
-        ],
+        stages=stages,
+        prompts=_prompts(stages),
+        recipe=(build_path / RECIPE_FILE).exists(),
         model=backend.model if backend else None,
         backend=backend.backend if backend else None,
         engine_version=backend.version if backend else None,
@@ -177,17 +186,31 @@ def _size_category(rows: int) -> str:
     return "1M<n<10M"
 
 
+def _license(stats: list[ConfigStats]) -> tuple[str, str | None]:
+    """The repository's license id: the configs' one, or `other` (named) when they differ."""
+    licenses = sorted({s.card.license for s in stats})
+    if len(licenses) == 1:
+        return licenses[0], None
+    return "other", "mixed: " + ", ".join(f"{s.config} {s.card.license}" for s in stats)
+
+
 def render_card(readme: Path, stats: list[ConfigStats], repo_id: str) -> None:
     """Rewrite README.md: keep its YAML (configs, dataset_info), set our metadata, render the body."""
     card = DatasetCard.load(readme)
     data = card.data
-    data.license = "cc-by-4.0"
+    data.license, license_name = _license(stats)
+    if license_name:
+        data.license_name = license_name
     data.language = sorted(
         {lang for s in stats for lang in s.card.languages if lang not in ("code", "multilingual")}
     )
     if any("multilingual" in s.card.languages for s in stats):
         data.multilinguality = "multilingual"
+    data.annotations_creators = ["machine-generated"]
+    data.language_creators = ["found", "machine-generated"]
+    data.source_datasets = sorted({d for s in stats for d in s.card.source_datasets})
     data.task_categories = ["token-classification", "text-classification"]
+    data.task_ids = ["fact-checking"]
     data.size_categories = [_size_category(sum(s.rows for s in stats))]
     data.pretty_name = stats[0].card.pretty_name if len(stats) == 1 else repo_id.split("/")[-1]
     data.tags = ["hallucination-detection", "span-labelling", "lettuce-build"]
@@ -203,6 +226,20 @@ def render_card(readme: Path, stats: list[ConfigStats], repo_id: str) -> None:
         else stats[0].card.description,
     )
     rendered.save(readme)
+
+
+def _prompts(stages: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The prompt templates the stages used, by their versions (the card quotes them)."""
+    found = []
+    for stage in stages:
+        name = str(stage.get("prompt_version", "")).rsplit("-v", 1)[0]
+        try:
+            template = load_prompt(name)
+        except FileNotFoundError:  # a stage whose prompt is not a template file (or no prompt)
+            continue
+        if template.version == stage.get("prompt_version"):
+            found.append(template.model_dump(include={"name", "version", "system", "user"}))
+    return found
 
 
 class Target(ABC):
@@ -367,6 +404,8 @@ def publish(
             encoding="utf-8",
         )
         (folder / STATS_FILE).write_text(stats.model_dump_json(indent=2), encoding="utf-8")
+        if stats.recipe:
+            shutil.copyfile(build_path / RECIPE_FILE, folder / RECIPE_FILE)
         return target.commit(
             staging, stats.config, f"lettuce-build: publish config {stats.config} ({stats.rows} rows)"
         )

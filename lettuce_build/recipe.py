@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lettuce_build.building import BuildOptions
 from lettuce_build.errors import LettuceError
+from lettuce_build.leaks import public_url
 from lettuce_build.llm.embedded import DEFAULT_MODEL
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.primitives.injection import EditAnchors
@@ -84,7 +85,11 @@ class Recipe(BaseModel):
         )
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+        """The recipe as a file says it: credentials in ``base_url`` (``user:key@``, ``?api-key=``)
+        never written; the key itself is never in a recipe, only its variable's name."""
+        data = self.model_dump(mode="json")
+        data["base_url"] = public_url(self.base_url)
+        return yaml.safe_dump(data, sort_keys=False)
 
     def write(self, folder: Path) -> Path:
         path = folder / RECIPE_FILE

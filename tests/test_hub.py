@@ -11,10 +11,13 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, DatasetCard
 from huggingface_hub.errors import EntryNotFoundError
 
+import lettuce_build
 from lettuce_build.building import BuildOptions, run_build
+from lettuce_build.cards import card_text
 from lettuce_build.cli import main
-from lettuce_build.hub import FolderTarget, PublishError, publish
+from lettuce_build.hub import ConfigStats, FolderTarget, PublishError, publish, render_card
 from lettuce_build.schema import FEATURES
+from lettuce_build.sources.registry import SOURCES
 
 from .sources.test_tool_output import write_build as write_squeez_build
 from .support.documents import respond, write_readmes
@@ -97,10 +100,10 @@ def test_a_rendered_card_parses_and_its_yaml_is_what_datasets_reads(builds, tmp_
     publish(builds / "readme", "readme", FolderTarget(tmp_path / "hub", "org/readme"), max_failure_rate=1.0)
     card = DatasetCard.load(tmp_path / "hub" / "README.md")
     data = card.data
-    assert data.license == "cc-by-4.0" and data.task_categories == [
-        "token-classification",
-        "text-classification",
-    ]
+    # READMEs keep their repositories' licenses: the card says `other` and why, never cc-by-4.0
+    assert data.license == "other" and "keeps the license of its repository" in card.text
+    assert data.task_categories == ["token-classification", "text-classification"]
+    assert data.annotations_creators == ["machine-generated"] and data.source_datasets == ["original"]
     assert data.size_categories == ["n<1K"] and data.pretty_name == "LettuceDetect README hallucinations"
     assert list(MetadataConfigs.from_dataset_card_data(data)) == ["readme"]
     assert DatasetInfosDict.from_dataset_card_data(data)["readme"].features == FEATURES
@@ -113,9 +116,70 @@ def test_a_rendered_card_parses_and_its_yaml_is_what_datasets_reads(builds, tmp_
         "### Example",
         "## Loading",
         "## Citation",
+        "### Prompts",
+        "### Intended use",
+        "### Limitations",
     ):
         assert heading in card.text
     assert "`question-v2`" in card.text and "achieved 1.000" in card.text
+    assert "https://huggingface.co/datasets/org/readme" in card.text
+
+
+def empty_tables(text):
+    """Markdown tables with a header and no row."""
+    lines = text.splitlines()
+    return [
+        lines[i - 1]
+        for i, line in enumerate(lines)
+        if line.startswith("|---") and not (i + 1 < len(lines) and lines[i + 1].startswith("|"))
+    ]
+
+
+@pytest.mark.parametrize("source", sorted(SOURCES))
+def test_every_source_s_card_declares_its_license_creators_and_sources_and_has_no_empty_table(
+    source, tmp_path
+):
+    text = card_text(SOURCES[source].dataset_name)
+    stats = ConfigStats(
+        config=source,
+        card=text,
+        modality="text",
+        rows=2,
+        items=2,
+        hallucinated=0,
+        achieved_ratio=0.0,
+        requested_ratio=0.5,
+        splits={"train": 2},
+        taxonomy_counts=[],
+        failures={},
+        failure_rate=0.0,
+        stages=[],
+        model="m",
+        backend="vllm",
+        engine_version=None,
+        seed=0,
+        lettuce_build_version="0",
+    )
+    readme = tmp_path / "README.md"
+    readme.write_text("---\n---\n")
+    render_card(readme, [stats], f"org/{source}")
+    card = DatasetCard.load(readme)
+    assert card.data.license == text.license and card.data.annotations_creators == ["machine-generated"]
+    assert card.data.source_datasets == sorted(text.source_datasets)
+    assert empty_tables(card.text) == [] and "No spans: every row of this config is clean." in card.text
+    assert text.prose.splitlines()[0] in card.text
+
+
+def test_a_pushed_config_carries_its_recipe_and_the_card_says_how_to_replay_it(tmp_path):
+    docs = write_readmes(tmp_path / "docs")
+    lettuce_build.build(
+        "readme", input=str(docs), out=tmp_path / "b", ratio=1.0, backend=ScriptedBackend(respond)
+    )
+    publish(tmp_path / "b", "readme", FolderTarget(tmp_path / "hub", "org/x"), max_failure_rate=1.0)
+    assert (tmp_path / "hub" / "readme" / "recipe.yaml").read_text() == (
+        tmp_path / "b" / "recipe.yaml"
+    ).read_text()
+    assert "lettuce-build build --config recipe.yaml" in (tmp_path / "hub" / "README.md").read_text()
 
 
 def test_a_dry_run_of_a_two_source_collection_loads_both_configs(builds, tmp_path):

@@ -77,3 +77,11 @@ def test_engine_settings_reach_the_vllm_options_over_the_measured_cpu_defaults()
         "enable_thinking": False
     }
     assert Recipe(source="readme", out="o", engine=engine).to_yaml().count("max_model_len: 2048") == 1
+
+
+def test_a_recipe_never_writes_credentials_of_the_base_url():
+    recipe = Recipe(
+        source="readme", out="o", backend="openai", base_url="https://user:sk-secret@host/v1?api-key=k1"
+    )
+    text = recipe.to_yaml()
+    assert "sk-secret" not in text and "k1" not in text and "host/v1" in text
