@@ -178,7 +178,21 @@ def summary_text(summary: BuildSummary) -> str:
         f"  time: {summary.seconds:.1f} s, {summary.backend_seconds:.1f} s in the model backend "
         f"({share:.1%} outside it)"
     )
+    if not summary.by_split:  # nothing to load: say why and where to look
+        worst = max(
+            ((stage, sum(reasons.values())) for stage, reasons in summary.failures.items()),
+            key=lambda pair: pair[1],
+            default=None,
+        )
+        why = f"most items failed in stage {worst[0]}" if worst else "no item reached the end"
+        advice = f"no samples: {why}; see `lettuce-build failures {summary.out}`"
+        lines += ["", click.style(advice, fg="red", bold=True)]
+        return "\n".join(lines)
     if summary.example is not None:
         lines += ["", click.style("one sample:", bold=True), render_sample(summary.example)]
-    lines += ["", f"load it: datasets.load_dataset({str(summary.out / 'hub')!r}, {summary.source!r})"]
+    lines += [
+        "",
+        f"load it: datasets.load_dataset({str(summary.out / 'hub')!r}, {summary.source!r})",
+        f"look at it: lettuce-build show {summary.out}",
+    ]
     return "\n".join(lines)

@@ -320,12 +320,20 @@ def _reaching_the_hub(repo_id: str) -> Iterator[None]:
 
 class HubTarget(Target):
     def __init__(
-        self, api: HfApi, repo_id: str, *, private: bool = False, revision: str | None = None
+        self,
+        api: HfApi,
+        repo_id: str,
+        *,
+        private: bool = False,
+        revision: str | None = None,
+        create_pr: bool = False,
     ) -> None:
         self.api = api
         self.repo_id = repo_id
         self.private = private
         self.revision = revision
+        #: open a pull request with the commit instead of committing to the branch
+        self.create_pr = create_pr
         self._created = False
 
     def _ensure_repo(self) -> None:
@@ -364,18 +372,25 @@ class HubTarget(Target):
             for path in sorted(staged)
         ]
         operations += [CommitOperationDelete(path_in_repo=path) for path in stale]
+        extra = {"create_pr": True} if self.create_pr else {}
         info = self.api.create_commit(
             self.repo_id,
             operations=operations,
             commit_message=message,
             repo_type="dataset",
             revision=self.revision,
+            **extra,
         )
-        return str(getattr(info, "commit_url", info))
+        return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", info))
 
 
 def publish(
-    build_path: Path, source_name: str, target: Target, *, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE
+    build_path: Path,
+    source_name: str,
+    target: Target,
+    *,
+    max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE,
+    commit_message: str | None = None,
 ) -> str:
     """Stage one source's build as its config and commit it to the target in one commit."""
     dataset, stats = collect(build_path, source_name, max_failure_rate)
@@ -406,9 +421,8 @@ def publish(
         (folder / STATS_FILE).write_text(stats.model_dump_json(indent=2), encoding="utf-8")
         if stats.recipe:
             shutil.copyfile(build_path / RECIPE_FILE, folder / RECIPE_FILE)
-        return target.commit(
-            staging, stats.config, f"lettuce-build: publish config {stats.config} ({stats.rows} rows)"
-        )
+        message = commit_message or f"lettuce-build: publish config {stats.config} ({stats.rows} rows)"
+        return target.commit(staging, stats.config, message)
 
 
 class PushJobs(BaseModel):

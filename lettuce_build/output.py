@@ -9,10 +9,11 @@ YAML with the configs already there instead of replacing them.
 
 from __future__ import annotations
 
+import math
 import shutil
 from pathlib import Path
 
-from datasets import DatasetDict, DatasetInfo, SplitDict, SplitInfo
+from datasets import Dataset, DatasetDict, DatasetInfo, SplitDict, SplitInfo
 from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
@@ -34,8 +35,19 @@ def _split_info(dataset_dict: DatasetDict) -> SplitDict:
     return splits
 
 
-def write_hub_folder(dataset_dict: DatasetDict, folder: Path, config_name: str) -> Path:
-    """Write one config as ``<config>/<split>-00000-of-00001.parquet`` and merge README YAML."""
+#: the largest parquet file of a split, as `datasets`' own push_to_hub shards
+MAX_SHARD_BYTES = 500 * 1024**2
+
+
+def _shard_count(dataset: Dataset, max_bytes: int) -> int:
+    return max(1, math.ceil(dataset.data.nbytes / max_bytes))
+
+
+def write_hub_folder(
+    dataset_dict: DatasetDict, folder: Path, config_name: str, max_shard_bytes: int = MAX_SHARD_BYTES
+) -> Path:
+    """Write one config as ``<config>/<split>-NNNNN-of-MMMMM.parquet`` (shards of at most
+    ``max_shard_bytes`` of Arrow data, named as `datasets` names them) and merge README YAML."""
     folder.mkdir(parents=True, exist_ok=True)
     config_dir = folder / config_name
     config_dir.mkdir(exist_ok=True)
@@ -43,7 +55,10 @@ def write_hub_folder(dataset_dict: DatasetDict, folder: Path, config_name: str) 
         stale.unlink()  # a rebuild replaces its config wholesale; other configs are untouched
     data_files = []
     for split, dataset in dataset_dict.items():
-        dataset.to_parquet(config_dir / f"{split}-00000-of-00001.parquet")
+        shards = _shard_count(dataset, max_shard_bytes)
+        for index in range(shards):
+            shard = dataset.shard(num_shards=shards, index=index, contiguous=True)
+            shard.to_parquet(config_dir / f"{split}-{index:05d}-of-{shards:05d}.parquet")
         data_files.append({"split": split, "path": f"{config_name}/{split}-*"})
 
     readme = folder / "README.md"

@@ -10,6 +10,7 @@ from lettuce_build.audit import audit
 from lettuce_build.builddir import BuildDir
 from lettuce_build.building import BuildOptions, run_build
 from lettuce_build.cli import main
+from lettuce_build.display import summary_text
 from lettuce_build.schema import FEATURES, check_sample, row_to_sample
 
 from .support.documents import respond, write_readmes
@@ -155,6 +156,12 @@ def test_a_stage_where_every_item_fails_ends_the_build_normally_and_again_on_rer
         assert summary.items > 0 and sum(summary.by_split.values()) == 0
         assert summary.failures["question"] == {"empty_output": summary.items}
         assert BuildDir(tmp_path / "out").read_manifest().status == "finished"
+    said = summary_text(summary)
+    assert (
+        f"no samples: most items failed in stage question; see `lettuce-build failures {tmp_path / 'out'}`"
+        in said
+    )
+    assert "load it" not in said
 
 
 def test_a_rebuild_with_no_samples_removes_the_outputs_of_the_build_before(tmp_path, readmes):

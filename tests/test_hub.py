@@ -77,8 +77,10 @@ class RecordingHfApi:
     def list_repo_files(self, repo_id, repo_type, revision=None):
         return list(self.files)
 
-    def create_commit(self, repo_id, operations, commit_message, repo_type, revision=None):
+    def create_commit(self, repo_id, operations, commit_message, repo_type, revision=None, create_pr=False):
         self.commits.append((commit_message, [op.path_in_repo for op in operations]))
+        self.pull_requests = getattr(RecordingHfApi, "pull_requests", 0) + create_pr
+        RecordingHfApi.pull_requests = self.pull_requests
         for op in operations:
             if isinstance(op, CommitOperationAdd):
                 self.files[op.path_in_repo] = Path(op.path_or_fileobj).read_bytes()
@@ -316,3 +318,14 @@ def test_a_push_with_no_network_is_a_one_line_error(builds, monkeypatch):
     with pytest.raises(PublishError, match="cannot reach the Hub") as raised:
         publish(builds / "readme", "readme", target, max_failure_rate=1.0)
     assert SECRET not in str(raised.value)
+
+
+def test_a_push_can_open_a_pull_request_with_its_own_message(builds, fake_hub):
+    RecordingHfApi.pull_requests = 0
+    args = ["push", "--source", "readme", "--build", str(builds / "readme"), "--repo-id", "org/x"]
+    result = CliRunner().invoke(
+        main, [*args, "--max-failure-rate", "1", "--create-pr", "--commit-message", "Add the readme config"]
+    )
+    assert result.exit_code == 0, result.output
+    assert [message for message, _ in fake_hub.commits] == ["Add the readme config"]
+    assert RecordingHfApi.pull_requests == 1

@@ -2,7 +2,7 @@
 
 from datasets import Dataset, DatasetDict, load_dataset, load_from_disk
 
-from lettuce_build.output import write_output
+from lettuce_build.output import write_hub_folder, write_output
 from lettuce_build.schema import FEATURES, row_to_sample, sample_to_row
 
 
@@ -47,3 +47,14 @@ def test_a_second_config_merges_into_the_readme_instead_of_replacing_it(tmp_path
     assert load_dataset(str(hub), "wikipedia")["train"].num_rows == 1
     readme = (hub / "README.md").read_text()
     assert "config_name: readme" in readme and "config_name: wikipedia" in readme
+
+
+def test_a_split_larger_than_a_shard_is_written_in_shards_that_load_as_one(tmp_path, samples):
+    dataset = build(samples * 20)
+    rows = sum(len(split) for split in dataset.values())
+    write_hub_folder(dataset, tmp_path / "hub", "readme", max_shard_bytes=2_000)
+    shards = sorted(p.name for p in (tmp_path / "hub" / "readme").glob("train-*.parquet"))
+    assert len(shards) > 1 and shards[0] == f"train-00000-of-{len(shards):05d}.parquet"
+    loaded = load_dataset(str(tmp_path / "hub"), "readme")
+    assert sum(len(split) for split in loaded.values()) == rows
+    assert loaded["train"]["question"] == dataset["train"]["question"]  # in order

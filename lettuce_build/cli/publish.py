@@ -38,6 +38,8 @@ from lettuce_build.cli.options import folder, share
     type=folder(),
     help="Write the exact Hub layout to this folder instead of pushing.",
 )
+@click.option("--create-pr", is_flag=True, help="Open a pull request with each commit instead of committing.")
+@click.option("--commit-message", help="The commit's message (default: names the config and its rows).")
 @share("--max-failure-rate", 0.5, "Refuse a build whose share of failed items is above this.")
 def push(
     source_name: str | None,
@@ -48,6 +50,8 @@ def push(
     private: bool,
     revision: str | None,
     dry_run: Path | None,
+    create_pr: bool,
+    commit_message: str | None,
     max_failure_rate: float,
 ) -> None:
     """Publish builds as Hub datasets: one config per source, one commit per config, a merged card.
@@ -70,7 +74,10 @@ def push(
         target = FolderTarget(dry_run, repo or dry_run.name)
     else:
         assert repo is not None
-        target = HubTarget(HfApi(token=os.environ.get("HF_TOKEN")), repo, private=private, revision=revision)
+        api = HfApi(token=os.environ.get("HF_TOKEN"))
+        target = HubTarget(api, repo, private=private, revision=revision, create_pr=create_pr)
     for source, path in plan.jobs:
-        where = publish(path, source, target, max_failure_rate=max_failure_rate)
+        where = publish(
+            path, source, target, max_failure_rate=max_failure_rate, commit_message=commit_message
+        )
         click.echo(f"published {source} from {path} -> {where}")

@@ -93,7 +93,7 @@ def sift(
     help="Phases to run, in order: --phase 1 2 3 4 5 6 7 8 (each reads the previous one's files).",
 )
 @click.argument("more_phases", nargs=-1, type=click.IntRange(1, 8))
-@click.option("--output-dir", required=True, type=folder())
+@click.option("--out", "--output-dir", "output_dir", required=True, type=folder(), help="The phases' folder.")
 @instances_option("Phase 1 input: a local .jsonl/.parquet of SWE-bench instances or a Hub dataset id.")
 @REPO_URL
 @count("--workers", "Parallel clones and instances in phase 2 and 4.", default=2)
