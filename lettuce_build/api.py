@@ -6,8 +6,9 @@
     lettuce_build.push("readme", build="out/readme", repo_id="me/lettucedetect-readme")
 
 `build` takes any setting of a recipe (see `lettuce_build.recipe.Recipe`) as a keyword, or a
-whole recipe, and any object that speaks the backend protocol (`lettuce_build.llm.protocol`)
-in place of the one the recipe names. It returns the dataset it wrote and the build's summary.
+whole recipe (``prompts=`` a folder of templates replacing the package's; ``sampling=`` per
+stage), and any object that speaks the backend protocol (`lettuce_build.llm.protocol`) in
+place of the one the recipe names. It returns the dataset it wrote and the build's summary.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from lettuce_build.building import BuildSummary, run_build
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.output import DATASET_DIR
+from lettuce_build.prompts import prompts_from
 from lettuce_build.quiet import quiet
 from lettuce_build.recipe import Recipe
 
@@ -57,7 +59,9 @@ def build(
         recipe = Recipe.model_validate(chosen)
     recipe = recipe.model_copy(update={"out": Path(recipe.out).resolve()})
     backend = backend or recipe.make_backend()
-    summary = run_build(recipe.build_options(), backend, batch_size=recipe.batch_size)
+    sampling = {name: chosen.model_dump(exclude_none=True) for name, chosen in recipe.sampling.items()}
+    with prompts_from(recipe.prompts):
+        summary = run_build(recipe.build_options(), backend, batch_size=recipe.batch_size, sampling=sampling)
     written = recipe.write(recipe.out)
     folder = recipe.out / DATASET_DIR
     dataset = load_from_disk(str(folder)) if folder.exists() else DatasetDict()

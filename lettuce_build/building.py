@@ -125,10 +125,15 @@ def open_stage_loop(
         cache.close()
 
 
-def run_build(options: BuildOptions, backend: Backend, batch_size: int = DEFAULT_BATCH_SIZE) -> BuildSummary:
+def run_build(
+    options: BuildOptions,
+    backend: Backend,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    sampling: dict[str, dict[str, Any]] | None = None,
+) -> BuildSummary:
     """Build one source into ``options.out`` and return its summary (the dataset is in
     ``out/dataset`` and ``out/hub``; `lettuce_build.build` returns it too). ``batch_size``:
-    items per model call.
+    items per model call; ``sampling``: per stage name, temperature/max_tokens over the stage's.
 
     Re-running the same build resumes from the request cache; the manifest ends ``finished``,
     or ``failed`` with the error, never ``running``.
@@ -143,7 +148,7 @@ def run_build(options: BuildOptions, backend: Backend, batch_size: int = DEFAULT
             parameters=options.model_dump(mode="json", exclude={"out"}),
         )
         try:
-            return _run(options, backend, build, manifest, batch_size)
+            return _run(options, backend, build, manifest, batch_size, sampling or {})
         except BaseException as err:
             # whatever stopped the build (an error, Ctrl-C), the manifest never claims it is running
             manifest.status = "failed"
@@ -153,7 +158,12 @@ def run_build(options: BuildOptions, backend: Backend, batch_size: int = DEFAULT
 
 
 def _run(
-    options: BuildOptions, backend: Backend, build: BuildDir, manifest: Manifest, batch_size: int
+    options: BuildOptions,
+    backend: Backend,
+    build: BuildDir,
+    manifest: Manifest,
+    batch_size: int,
+    sampling: dict[str, dict[str, Any]],
 ) -> BuildSummary:
     started = time.perf_counter()
     source = get_source(options.source)
@@ -176,9 +186,16 @@ def _run(
     build.write_manifest(manifest)
     items = Dataset.from_list(loaded.items)
     with open_stage_loop(build, manifest, backend, options.seed, options.ratio, batch_size) as loop:
-        result = loop.run(
-            source.stages(StageSettings(edit_anchors=options.edit_anchors)), source.prepare(items)
-        )
+        stages = source.stages(StageSettings(edit_anchors=options.edit_anchors))
+        unknown = set(sampling) - {stage.name for stage in stages}
+        if unknown:
+            raise SourceError(
+                f"sampling for {sorted(unknown)}: {options.source} has the stages {[s.name for s in stages]}"
+            )
+        for stage in stages:  # on the instance: the class keeps its defaults
+            if stage.name in sampling:
+                stage.sampling = stage.sampling.model_copy(update=sampling[stage.name])
+        result = loop.run(stages, source.prepare(items))
     finished = source.finish(items, result.done)
     samples, invalid = _assemble(source, finished.to_list())
     build.record_stage(

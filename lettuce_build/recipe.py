@@ -43,6 +43,15 @@ class EngineSettings(BaseModel):
     model_revision: str | None = None
 
 
+class StageSampling(BaseModel):
+    """A stage's sampling, changed for one build (unset values keep the stage's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float | None = Field(default=None, ge=0.0)
+    max_tokens: int | None = Field(default=None, ge=1)
+
+
 #: the engine settings, which the command line takes as flags of their own
 ENGINE_FIELDS = tuple(EngineSettings.model_fields)
 
@@ -67,6 +76,10 @@ class Recipe(BaseModel):
     edit_anchors: EditAnchors = "constrained"
     language: str = "en"
     repo_url: str = "https://github.com/{repo}.git"
+    #: a folder of prompt templates (``<name>.yaml``) that replace the package's
+    prompts: Path | None = None
+    #: per stage, sampling over the stage's own: {"answer": {"temperature": 0.2, "max_tokens": 600}}
+    sampling: dict[str, StageSampling] = Field(default_factory=dict)
     engine: EngineSettings = Field(default_factory=EngineSettings)
 
     def build_options(self) -> BuildOptions:

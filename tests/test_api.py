@@ -1,8 +1,13 @@
 """The Python API: `lettuce_build.build` returns the dataset and the summary and writes the recipe
 that replays it; a custom backend is passed in; sources register with a decorator."""
 
+import pytest
+
 import lettuce_build
+from lettuce_build.builddir import BuildDir
+from lettuce_build.primitives.answers import AnswerStage
 from lettuce_build.schema import FEATURES
+from lettuce_build.sources.base import SourceError
 from lettuce_build.sources.documents import ReadmeSource
 from lettuce_build.sources.registry import SOURCES, get_source, register_source
 
@@ -40,3 +45,40 @@ def test_a_source_registers_with_a_decorator():
         assert isinstance(get_source("notes"), Notes)
     finally:
         del SOURCES["notes"]
+
+
+def test_a_prompts_folder_replaces_a_template_and_its_version_for_that_build_only(tmp_path):
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    (folder / "answer.yaml").write_text(
+        'version: answer-v99\nsystem: "Answer in one line."\nuser: "Q: {{ question }}\\nE: {{ evidence }}"\n'
+    )
+    docs = write_readmes(tmp_path / "docs")
+    mine = "Answer in one line."
+    answer = "It is configured with a small file in the project folder, and the defaults work for most users."
+    backend = ScriptedBackend(lambda r: answer if r.messages[0].content == mine else respond(r))
+    result = lettuce_build.build(
+        "readme", input=str(docs), out=tmp_path / "out", backend=backend, prompts=folder, ratio=0.0
+    )
+    asked = [r for r in backend.requests if r.messages[0].content == mine]
+    assert len(asked) == result.summary.items
+    stages = {s.name: s for s in BuildDir(tmp_path / "out").read_manifest().stages}
+    assert stages["answer"].prompt_version == "answer-v99"
+    assert AnswerStage().prompt_version != "answer-v99"  # outside the build, the package's again
+
+
+def test_a_stage_s_sampling_can_be_changed_for_one_build_and_a_wrong_stage_is_named(tmp_path):
+    docs = write_readmes(tmp_path / "docs")
+    backend = ScriptedBackend(respond)
+    sampling = {"answer": {"temperature": 0.1, "max_tokens": 321}}
+    lettuce_build.build("readme", input=str(docs), out=tmp_path / "out", backend=backend, sampling=sampling)
+    answers = [r for r in backend.requests if r.max_tokens == 321]
+    assert answers and all(r.temperature == 0.1 for r in answers)
+    with pytest.raises(SourceError, match=r"sampling for \['anwser'\]: readme has the stages"):
+        lettuce_build.build(
+            "readme",
+            input=str(docs),
+            out=tmp_path / "o2",
+            backend=backend,
+            sampling={"anwser": {"temperature": 0}},
+        )

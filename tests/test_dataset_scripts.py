@@ -43,7 +43,7 @@ def test_each_recipe_parses_with_the_cli(script):
         command = main.get_command(None, args[0])
         context = command.make_context(args[0], args[1:], resilient_parsing=False)
         if args[0] == "build":
-            assert context.params["source_name"] in SOURCES
+            assert context.params["source"] in SOURCES
             assert context.params["seed"] == 42
         if args[0] == "push":
             assert context.params["repo_id"]

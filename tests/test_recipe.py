@@ -85,3 +85,16 @@ def test_a_recipe_never_writes_credentials_of_the_base_url():
     )
     text = recipe.to_yaml()
     assert "sk-secret" not in text and "k1" not in text and "host/v1" in text
+
+
+def test_sampling_and_prompts_flags_go_into_the_recipe_and_a_bad_one_is_a_one_line_error(tmp_path):
+    docs, out = write_readmes(tmp_path / "docs"), tmp_path / "out"
+    with serve(respond) as url:
+        args = ["build", "--source", "readme", "--input", str(docs), "--out", str(out), "--backend", "openai"]
+        result = CliRunner().invoke(main, [*args, "--base-url", url, "--sampling", "answer:max_tokens=300"])
+        assert result.exit_code == 0, result.output
+    assert yaml.safe_load((out / "recipe.yaml").read_text())["sampling"] == {
+        "answer": {"temperature": None, "max_tokens": 300}
+    }
+    bad = CliRunner().invoke(main, [*args, "--sampling", "answer:top_p=1"])
+    assert bad.exit_code == 2 and "expected STAGE:temperature=T or STAGE:max_tokens=N" in bad.output

@@ -131,8 +131,24 @@ def _load_config(ctx: click.Context, param: click.Parameter, path: Path | None) 
 
     settings = read_recipe_file(path)
     engine = settings.pop("engine", None) or {}
+    sampling = settings.pop("sampling", None) or {}
+    settings["sampling"] = [
+        f"{stage}:{key}={value}" for stage, values in sampling.items() for key, value in values.items()
+    ]
     ctx.default_map = {**(ctx.default_map or {}), **settings, **engine}
     return path
+
+
+def _stage_sampling(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict:
+    """``answer:temperature=0.2`` (repeatable) -> {"answer": {"temperature": "0.2"}}."""
+    found: dict[str, dict[str, str]] = {}
+    for value in values:
+        stage, _, setting = value.partition(":")
+        key, _, number = setting.partition("=")
+        if not stage or key not in ("temperature", "max_tokens") or not number:
+            raise click.BadParameter(f"{value!r}: expected STAGE:temperature=T or STAGE:max_tokens=N")
+        found.setdefault(stage, {})[key] = number
+    return found
 
 
 class _JsonObject(click.ParamType):
@@ -234,6 +250,17 @@ BUILD_EXAMPLES = (
     "--language", default="en", show_default=True, help="Language (config) for multilingual sources."
 )
 @REPO_URL
+@click.option(
+    "--prompts",
+    type=click.Path(exists=True, file_okay=False, path_type=Path, resolve_path=True),
+    help="A folder of prompt templates (<name>.yaml) that replace the package's.",
+)
+@click.option(
+    "--sampling",
+    multiple=True,
+    callback=_stage_sampling,
+    help="A stage's sampling, e.g. answer:temperature=0.2 or inject:max_tokens=900 (repeatable).",
+)
 @click.pass_context
 def build(ctx: click.Context, **settings: object) -> None:
     """Build a dataset from a source: questions, grounded answers, injected hallucinations.

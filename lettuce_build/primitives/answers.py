@@ -20,7 +20,6 @@ class AnswerStage(Stage):
     """A grounded answer to the item's question from its evidence column (default ``context``)."""
 
     name = "answer"
-    prompt_version = load_prompt("answer").version
 
     outputs = {"answer": Value("string"), "answer_cut": Value("bool")}
     sampling = Sampling(temperature=0.7, max_tokens=400)
@@ -32,10 +31,13 @@ class AnswerStage(Stage):
         prompt: str = "answer",
     ) -> None:
         self.prompt = prompt  # "answer", or a source's own style ("answer_tool_output")
-        self.prompt_version = load_prompt(prompt).version
         self.evidence_field = evidence_field  # what the answer is grounded in (tool_output: the gold lines)
         self.requires = ("question", evidence_field)
         self.evidence_chars = evidence_chars
+
+    @property
+    def prompt_version(self) -> str:  # type: ignore[override]  # read when used: prompts_from may swap it
+        return load_prompt(self.prompt).version
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         system, user = load_prompt(self.prompt).render(

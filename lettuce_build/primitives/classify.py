@@ -36,7 +36,11 @@ class ClassifyStage(Stage):
     """The taxonomy category (and subcategory) of one natural span of an answer."""
 
     name = "classify"
-    prompt_version = load_prompt("classify").version
+
+    @property
+    def prompt_version(self) -> str:  # type: ignore[override]  # read when used: prompts_from may swap it
+        return load_prompt("classify").version
+
     response_model = SpanClass
     retries_failures_on_rerun = True  # an item with an unclassified span is tried afresh next run
     requires = ("context", "answer", "span_start", "span_end")

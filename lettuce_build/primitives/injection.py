@@ -221,7 +221,10 @@ class InjectMenuStage(_InjectStage):
     """Menu injection (``markdown`` or ``paper`` menu) into the items whose ``inject`` is set."""
 
     name = "inject"
-    prompt_version = load_prompt("inject_menu").version
+
+    @property
+    def prompt_version(self) -> str:  # type: ignore[override]  # read when used: prompts_from may swap it
+        return load_prompt("inject_menu").version
 
     def __init__(self, menu: str, **options: Any) -> None:
         super().__init__(**options)
@@ -276,7 +279,11 @@ class InjectTaxonomyStage(_InjectStage):
     """Targeted injection of each item's (``target_category``, ``target_subcategory``)."""
 
     name = "inject"
-    prompt_version = load_prompt("inject_taxonomy").version
+
+    @property
+    def prompt_version(self) -> str:  # type: ignore[override]  # read when used: prompts_from may swap it
+        return load_prompt("inject_taxonomy").version
+
     response_model = Changes
     requires = ("context", "question", "answer", "target_category", "target_subcategory")
 

@@ -82,7 +82,11 @@ class QuestionStage(Stage):
     """One question of a given type that a chunk answers."""
 
     name = "question"
-    prompt_version = load_prompt("question").version
+
+    @property
+    def prompt_version(self) -> str:  # type: ignore[override]  # read when used: prompts_from may swap it
+        return load_prompt("question").version
+
     requires = ("chunk", "question_type")
     # a small model writes a usable question about half the time; attempts are 80 tokens each
     max_attempts = 4

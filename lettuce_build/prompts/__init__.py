@@ -7,8 +7,11 @@ the system message, first, so vLLM's prefix cache reuses them across a batch.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -34,9 +37,31 @@ class PromptTemplate(BaseModel):
         )
 
 
+#: a folder of the user's templates, searched before the package's (see `prompts_from`)
+_folder: Path | None = None
+
+
+@contextmanager
+def prompts_from(folder: Path | None) -> Iterator[None]:
+    """Within the block, a template in ``folder`` (``<name>.yaml``) replaces the package's.
+
+    Its version is its own: a changed text with a new version never meets the old one's
+    cached responses (the rendered request is part of every cache key as well).
+    """
+    global _folder
+    previous, _folder = _folder, folder
+    load_prompt.cache_clear()
+    try:
+        yield
+    finally:
+        _folder = previous
+        load_prompt.cache_clear()
+
+
 @cache
 def load_prompt(name: str) -> PromptTemplate:
-    resource = files(__package__) / f"{name}.yaml"
+    own = _folder / f"{name}.yaml" if _folder is not None else None
+    resource = own if own is not None and own.is_file() else files(__package__) / f"{name}.yaml"
     if not resource.is_file():
         raise FileNotFoundError(f"no prompt template {name!r} in lettuce_build/prompts")
     data = yaml.safe_load(resource.read_text(encoding="utf-8"))
