@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from datasets import Dataset, DatasetDict
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,6 +25,7 @@ from lettuce_build.balance import RatioReport, balance
 from lettuce_build.builddir import BuildDir, Manifest
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.output import write_output
+from lettuce_build.primitives.generation import GenerateStage
 from lettuce_build.primitives.injection import EditAnchors
 from lettuce_build.runner import DEFAULT_BATCH_SIZE, FailureRow, Runner, Stage, StageStats
 from lettuce_build.schema import FEATURES, SPLITS, HallucinationSample, check_sample, sample_to_row
@@ -44,6 +45,9 @@ class BuildOptions(BaseModel):
     language: str = "en"
     edit_anchors: EditAnchors = "constrained"
     repo_url: str = "https://github.com/{repo}.git"
+    #: inject: edits applied to the clean answer (exact spans); generate: the model writes the
+    #: hallucinated answer, spans recovered by diff (see primitives/generation.py)
+    mode: Literal["inject", "generate"] = "inject"
 
 
 class BuildSummary(BaseModel):
@@ -167,6 +171,9 @@ def _run(
 ) -> BuildSummary:
     started = time.perf_counter()
     source = get_source(options.source)
+    stages = source.stages(StageSettings(edit_anchors=options.edit_anchors))
+    if options.mode == "generate":  # checked before any input is read
+        stages = _generating(options.source, stages)
     loaded = source.load(
         options.input,
         LoadOptions(
@@ -186,7 +193,6 @@ def _run(
     build.write_manifest(manifest)
     items = Dataset.from_list(loaded.items)
     with open_stage_loop(build, manifest, backend, options.seed, options.ratio, batch_size) as loop:
-        stages = source.stages(StageSettings(edit_anchors=options.edit_anchors))
         unknown = set(sampling) - {stage.name for stage in stages}
         if unknown:
             raise SourceError(
@@ -262,6 +268,16 @@ def _run(
     )
     build.write_manifest(manifest)
     return summary
+
+
+def _generating(source: str, stages: list[Stage]) -> list[Stage]:
+    """The source's stages with its injection replaced by generation."""
+    if not any(stage.injects for stage in stages):
+        raise SourceError(
+            f"{source} makes no hallucinated answers (its spans come with its data): "
+            "--mode generate needs a source with a context, a question and a clean answer"
+        )
+    return [GenerateStage() if stage.injects else stage for stage in stages]
 
 
 def _assemble(

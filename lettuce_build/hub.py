@@ -48,6 +48,7 @@ from lettuce_build.prompts import load_prompt
 from lettuce_build.recipe import RECIPE_FILE
 from lettuce_build.schema import row_to_sample
 from lettuce_build.sources.registry import get_source
+from lettuce_build.span_report import span_quality
 
 STATS_FILE = "card_stats.json"
 DEFAULT_MAX_FAILURE_RATE = 0.5
@@ -84,6 +85,10 @@ class ConfigStats(BaseModel):
     prompts: list[dict[str, str]] = Field(default_factory=list)
     #: whether the build's recipe.yaml is published beside the data (`build --config` replays it)
     recipe: bool = False
+    #: how hallucinated answers were made: "inject" (edits, exact spans) or "generate"
+    mode: str = "inject"
+    #: generator mode: the span-quality report (span_report.py)
+    span_quality: str | None = None
 
 
 def _example(dataset: DatasetDict) -> str | None:
@@ -160,6 +165,8 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         stages=stages,
         prompts=_prompts(stages),
         recipe=(build_path / RECIPE_FILE).exists(),
+        mode=manifest.parameters.get("mode") or "inject",
+        span_quality=quality.text() if (quality := span_quality(build_path)) else None,
         model=backend.model if backend else None,
         backend=backend.backend if backend else None,
         engine_version=backend.version if backend else None,

@@ -74,6 +74,7 @@ class Recipe(BaseModel):
     ratio: float = Field(default=0.5, ge=0.0, le=1.0)
     seed: int = 0
     edit_anchors: EditAnchors = "constrained"
+    mode: Literal["inject", "generate"] = "inject"
     language: str = "en"
     repo_url: str = "https://github.com/{repo}.git"
     #: a folder of prompt templates (``<name>.yaml``) that replace the package's

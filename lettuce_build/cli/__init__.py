@@ -57,6 +57,7 @@ for command in (
     swebench.sift,
     builds.status,
     builds.show,
+    builds.report,
     builds.failures,
     builds.cache,
     builds.sources,

@@ -88,6 +88,20 @@ def show(
         click.echo("no sample matches")
 
 
+@click.command()
+@click.argument("build_dir", type=folder())
+def report(build_dir: Path) -> None:
+    """Span quality of a generator-mode build: diff spans against what the model reported."""
+    from lettuce_build.span_report import span_quality
+
+    if not build_dir.is_dir():
+        raise click.ClickException(f"{build_dir} does not exist: build it first")
+    quality = span_quality(build_dir)
+    if quality is None:
+        raise click.ClickException(f"{build_dir} has no generated samples (build it with --mode generate)")
+    click.echo(quality.text())
+
+
 @click.group()
 def cache() -> None:
     """Inspect a build's request cache."""
@@ -245,6 +259,14 @@ BUILD_EXAMPLES = (
     show_default=True,
     help="constrained: each edit replaces a string taken from the answer (numbers, names, code, "
     "sentences), so it always lands; free: any string the model copies (and may miscopy).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["inject", "generate"]),
+    default="inject",
+    show_default=True,
+    help="inject: small edits applied to the clean answer (exact spans); generate: the model writes "
+    "the hallucinated answer and spans are recovered by diff (natural, approximate).",
 )
 @click.option(
     "--language", default="en", show_default=True, help="Language (config) for multilingual sources."

@@ -149,6 +149,8 @@ class Source(ABC):
         metadata = json.loads(row["metadata"]) if row.get("metadata") else {}
         if hallucinated and row.get("injection"):
             metadata["injection"] = json.loads(row["injection"])
+            # how the spans were made: "edit" (exact), or by generation "diff"/"located"
+            metadata["span_origin"] = metadata["injection"].get("span_origin", "edit")
         if row.get("answer_cut"):
             metadata["answer_cut"] = True  # the answer was cut at max_tokens; complete sentences kept
         return HallucinationSample(
