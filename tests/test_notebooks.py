@@ -65,11 +65,12 @@ def test_the_explore_notebook_runs_on_a_local_dataset(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(NO_AVX512, reason=NO_AVX512_REASON)
-def test_the_build_notebook_runs_on_the_embedded_model(tmp_path, monkeypatch):
-    monkeypatch.setenv("LB_NOTEBOOK_INPUT", str(write_readmes(tmp_path / "docs")))
+def test_the_build_notebook_runs_on_the_embedded_model_from_its_own_documents(tmp_path, monkeypatch):
+    monkeypatch.delenv("LB_NOTEBOOK_INPUT", raising=False)  # as written: its inline documents
     monkeypatch.setenv("LB_NOTEBOOK_OUT", str(tmp_path / "out"))
     monkeypatch.setenv("LB_NOTEBOOK_LIMIT", "2")
     monkeypatch.delenv("PUSH_REPO", raising=False)
     output = text_of(execute("build.ipynb"))
-    assert "model smollm2-135m on CPU" in output and "2 items ->" in output
+    assert "model smollm2-135m on CPU" in output and "2 items ->" in output and "documents in" in output
     assert (tmp_path / "out" / "hub-layout" / "README.md").exists()
+    assert (tmp_path / "out" / "recipe.yaml").exists()
