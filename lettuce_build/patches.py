@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field
 
 _DIFF = regex.compile(r"^diff --git a/(.+?) b/(.+)$")
 _HUNK = regex.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-_DEF = regex.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
+#: a line that defines a function or class, and its name
+DEFINITION = regex.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
 _ASSIGN = regex.compile(r"^\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")
 _HUNK_CONTEXT = regex.compile(r"@@[^@]*@@\s*(?:async\s+)?(?:def|class)\s+(\w+)")
 _NAME = regex.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,}\b")
@@ -87,7 +88,7 @@ class PatchInfo(BaseModel):
         names: dict[str, None] = {}
         for file in self.files:
             for line in file.added + file.removed:
-                for pattern in (_DEF, _ASSIGN):
+                for pattern in (DEFINITION, _ASSIGN):
                     if (match := pattern.match(line)) and len(match.group(1)) > 2:
                         names.setdefault(match.group(1), None)
         return list(names)
@@ -97,7 +98,7 @@ class PatchInfo(BaseModel):
         names: dict[str, None] = {}
         for file in self.files:
             for line in file.added + file.removed:
-                if match := _DEF.match(line):
+                if match := DEFINITION.match(line):
                     names.setdefault(match.group(1), None)
             for hunk in file.hunks:
                 if match := _HUNK_CONTEXT.match(hunk.header):

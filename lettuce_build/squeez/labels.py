@@ -22,7 +22,7 @@ from pathlib import PurePosixPath
 import regex
 from pydantic import BaseModel
 
-from lettuce_build.patches import FilePatch, PatchInfo
+from lettuce_build.patches import DEFINITION, FilePatch, PatchInfo
 from lettuce_build.squeez.execute import ToolResult
 
 MIN_LINES = 10
@@ -39,7 +39,6 @@ _LINT_HEADER = regex.compile(r"^(?:(?P<path>[^:\s][^:]*):(?P<line>\d+):\d+: )?[A
 _LINT_LOCATION = regex.compile(r"^\s*--> (?P<path>[^:]+):(?P<line>\d+):\d+")
 _LINT_FRAME = regex.compile(r"^\s*(?P<line>\d+) \|")
 _LINT_END = regex.compile(r"^Found \d+ errors?|^All checks passed|^\[\*\] \d+ fixable")
-_DEFINES = regex.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)")
 _HEADER = regex.compile(r"^(\s*)(?:async\s+)?(?:def|class)\s+\w+")
 _IMPORT = regex.compile(r"^\s*(?:from\s+\S+\s+)?import\s+")
 _FAILURE = regex.compile(r"FAILED|ERROR|Error\b|Traceback")
@@ -124,7 +123,7 @@ def _read_file(lines: list[str], result: ToolResult, patch: PatchInfo) -> set[in
 
 
 def _defines(code: str, definitions: list[str]) -> bool:
-    return bool((m := _DEFINES.match(code)) and m.group(1) in definitions)
+    return bool((m := DEFINITION.match(code)) and m.group(1) in definitions)
 
 
 def _grep(lines: list[str], patch: PatchInfo) -> set[int]:
