@@ -1,7 +1,7 @@
 """The Python API: what `lettuce-build build` and `push` do, as functions.
 
     import lettuce_build
-    result = lettuce_build.building("readme", input="docs/", out="out/readme", limit=8)
+    result = lettuce_build.build("readme", input="docs/", out="out/readme", limit=8)
     result.dataset["train"][0], result.summary.achieved_ratio
     lettuce_build.push("readme", build="out/readme", repo_id="me/lettucedetect-readme")
 
@@ -59,7 +59,7 @@ def build(
         recipe = Recipe.model_validate(chosen)
     recipe = recipe.model_copy(update={"out": Path(recipe.out).resolve()})
     backend = backend or recipe.make_backend()
-    sampling = {name: chosen.model_dump(exclude_none=True) for name, chosen in recipe.sampling.items()}
+    sampling = {name: values.model_dump(exclude_none=True) for name, values in recipe.sampling.items()}
     with prompts_from(recipe.prompts):
         summary = run_build(recipe.build_options(), backend, batch_size=recipe.batch_size, sampling=sampling)
     written = recipe.write(recipe.out)

@@ -174,6 +174,14 @@ def _run(
     stages = source.stages(StageSettings(edit_anchors=options.edit_anchors))
     if options.mode == "generate":  # checked before any input is read
         stages = _generating(options.source, stages)
+    unknown = set(sampling) - {stage.name for stage in stages}
+    if unknown:
+        raise SourceError(
+            f"sampling for {sorted(unknown)}: {options.source} has the stages {[s.name for s in stages]}"
+        )
+    for stage in stages:  # on the instance: the class keeps its defaults
+        if stage.name in sampling:
+            stage.sampling = stage.sampling.model_copy(update=sampling[stage.name])
     loaded = source.load(
         options.input,
         LoadOptions(
@@ -193,14 +201,6 @@ def _run(
     build.write_manifest(manifest)
     items = Dataset.from_list(loaded.items)
     with open_stage_loop(build, manifest, backend, options.seed, options.ratio, batch_size) as loop:
-        unknown = set(sampling) - {stage.name for stage in stages}
-        if unknown:
-            raise SourceError(
-                f"sampling for {sorted(unknown)}: {options.source} has the stages {[s.name for s in stages]}"
-            )
-        for stage in stages:  # on the instance: the class keeps its defaults
-            if stage.name in sampling:
-                stage.sampling = stage.sampling.model_copy(update=sampling[stage.name])
         result = loop.run(stages, source.prepare(items))
     finished = source.finish(items, result.done)
     samples, invalid = _assemble(source, finished.to_list())

@@ -166,7 +166,7 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         prompts=_prompts(stages),
         recipe=(build_path / RECIPE_FILE).exists(),
         mode=manifest.parameters.get("mode") or "inject",
-        span_quality=quality.text() if (quality := span_quality(build_path)) else None,
+        span_quality=quality.text() if (quality := span_quality(build_path, dataset)) else None,
         model=backend.model if backend else None,
         backend=backend.backend if backend else None,
         engine_version=backend.version if backend else None,

@@ -2,8 +2,7 @@
 
 Each build writes the recipe it ran to ``OUT/recipe.yaml``; ``build --config OUT/recipe.yaml``
 replays it, and since every request is in the build's cache, a replay makes no model call.
-A recipe names the API key's environment variable, never the key. dataset_scripts/ holds
-the recipes of the published datasets, pinned to a model revision.
+A recipe names the API key's environment variable, never the key.
 """
 
 from __future__ import annotations

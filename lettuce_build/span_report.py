@@ -17,12 +17,15 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import BaseModel
 
 from lettuce_build.builddir import BuildDir
 from lettuce_build.spans import SpanFailureReason
+
+if TYPE_CHECKING:
+    from datasets import DatasetDict
 
 GENERATE_STAGE = "generate"
 
@@ -54,14 +57,17 @@ def _chars(spans: list[Any]) -> set[int]:
     return {n for start, end in spans for n in range(start, end)}
 
 
-def span_quality(out: Path) -> SpanQuality | None:
-    """The report over a build folder's generated samples; None when it has none."""
+def span_quality(out: Path, dataset: DatasetDict | None = None) -> SpanQuality | None:
+    """The report over a build folder's generated samples (``dataset``: its samples, when the
+    caller has them loaded already); None when it has none."""
     from datasets import load_from_disk
 
     folder = out / "dataset"
+    if dataset is None and folder.exists():
+        dataset = load_from_disk(str(folder))
     records = []
-    if folder.exists():
-        for split in load_from_disk(str(folder)).values():
+    if dataset is not None:
+        for split in dataset.values():
             for metadata in split["metadata"][:]:
                 injection = json.loads(metadata or "{}").get("injection") or {}
                 if injection.get("mode") == "generate":

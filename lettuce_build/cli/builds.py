@@ -29,13 +29,13 @@ def failures(build_dir: Path, stage: str | None, reason: str | None, as_json: bo
     from lettuce_build.builddir import BuildDir
     from lettuce_build.display import failure_text
 
-    build = BuildDir(build_dir)
-    known = {row.reason for row in build.failures(None, None)}
+    every = BuildDir(build_dir).failures()
+    known = {row.reason for row in every}
     if reason is not None and reason not in known:
         listed = ", ".join(sorted(known)) or "none"
         message = f"no failure of this build has reason {reason!r}; its reasons: {listed}"
         raise click.BadParameter(message, param_hint="--reason")
-    rows = build.failures(stage, reason)
+    rows = [r for r in every if stage in (None, r.stage) and reason in (None, r.reason)]
     for row in rows:
         click.echo(row.model_dump_json() if as_json else failure_text(row))
     if not as_json:

@@ -104,8 +104,11 @@ def _at_least(text: str, start: int, end: int, min_chars: int) -> tuple[int, int
 def diff_spans(clean: str, generated: str, min_chars: int = MIN_SPAN_CHARS) -> list[tuple[int, int]]:
     """Offsets in ``generated`` of what it inserted or replaced relative to ``clean``: whole words,
     pieces a space apart merged, each at least ``min_chars`` long."""
+    return _diff_spans(SequenceMatcher(None, clean, generated, autojunk=False), generated, min_chars)
+
+
+def _diff_spans(matcher: SequenceMatcher[str], generated: str, min_chars: int) -> list[tuple[int, int]]:
     pieces = []
-    matcher = SequenceMatcher(None, clean, generated, autojunk=False)
     for tag, _, _, j1, j2 in matcher.get_opcodes():
         if tag in ("replace", "insert") and generated[j1:j2].strip():
             start, end = _tokens(generated, j1, j2)
@@ -124,10 +127,6 @@ def diff_spans(clean: str, generated: str, min_chars: int = MIN_SPAN_CHARS) -> l
         else:
             widened.append((start, end))
     return widened
-
-
-def similarity(clean: str, generated: str) -> float:
-    return SequenceMatcher(None, clean, generated, autojunk=False).ratio()
 
 
 def locate(phrase: str, answer: str) -> tuple[int, int] | None:
@@ -160,8 +159,9 @@ def recover_spans(clean: str, generated: str, reported: list[Reported]) -> Recov
         where = locate(report.phrase, generated)
         if where is not None:
             located.append({"type": report.type, "phrase": report.phrase, "start": where[0], "end": where[1]})
-    diff = diff_spans(clean, generated)
-    ratio = similarity(clean, generated)
+    matcher = SequenceMatcher(None, clean, generated, autojunk=False)  # one alignment for both
+    diff = _diff_spans(matcher, generated, MIN_SPAN_CHARS)
+    ratio = matcher.ratio()
     origin: SpanOrigin = "diff" if clean.strip() and ratio >= MIN_DIFF_SIMILARITY else "located"
     if origin == "diff":
         offsets = diff

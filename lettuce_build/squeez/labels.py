@@ -255,7 +255,10 @@ def _collected(lines: list[str], names: list[str], tests: Sequence[str]) -> set[
 
 def relevant_lines(result: ToolResult, patch: PatchInfo, tests: Sequence[str] = ()) -> list[int]:
     """``tests``: the instance's test files (its test patch's, its FAIL_TO_PASS tests')."""
-    lines = output_lines(result.output)
+    return _relevant(output_lines(result.output), result, patch, tests)
+
+
+def _relevant(lines: list[str], result: ToolResult, patch: PatchInfo, tests: Sequence[str]) -> list[int]:
     names = patch.telling_names()
     match result.tool_type:
         case "read_file":
@@ -292,7 +295,7 @@ def label(result: ToolResult, patch: PatchInfo, tests: Sequence[str] = ()) -> La
         return Labelled(**held_back, reason=f"fewer than {MIN_LINES} lines ({len(lines)})")
     if result.is_patch_file is False:
         return Labelled(result=result, lines=len(lines), relevant=[], eligible=True, kept=True)
-    relevant = relevant_lines(result, patch, tests)
+    relevant = _relevant(lines, result, patch, tests)
     counts = f"({len(relevant)} of {len(lines)} lines)"  # counts, not a rounded share: never contradictory
     reason = None
     if len(relevant) < MIN_RELEVANT:

@@ -230,10 +230,11 @@ class Squeez:
 
     def phase5(self) -> str:
         instances = {i.instance_id: i for i in self.instances()}
+        patches = {i.instance_id: (parse_patch(i.patch), i.test_files) for i in instances.values()}
         records = []
         for result in self.results():
             instance = instances[result.instance_id]
-            labelled = label(result, parse_patch(instance.patch), instance.test_files)
+            labelled = label(result, *patches[result.instance_id])
             records.append(
                 {
                     **result.model_dump(),
