@@ -59,9 +59,10 @@ def build(
         recipe = Recipe.model_validate(chosen)
     recipe = recipe.model_copy(update={"out": Path(recipe.out).resolve()})
     backend = backend or recipe.make_backend()
-    sampling = {name: values.model_dump(exclude_none=True) for name, values in recipe.sampling.items()}
     with prompts_from(recipe.prompts):
-        summary = run_build(recipe.build_options(), backend, batch_size=recipe.batch_size, sampling=sampling)
+        summary = run_build(
+            recipe.build_options(), backend, batch_size=recipe.batch_size, sampling=recipe.stage_sampling()
+        )
     written = recipe.write(recipe.out)
     folder = recipe.out / DATASET_DIR
     dataset = load_from_disk(str(folder)) if folder.exists() else DatasetDict()

@@ -11,6 +11,11 @@ each split the items it needs plus a margin, each later wave offers more only wh
 fell short, until every split has enough or no item is left. A re-run replays the same waves
 from the request cache. Which successes are published is seeded too (each split's first ones in
 the seeded order), so a build is the same whichever machine runs it.
+
+A shard cannot see every item, so it offers all of its items in one wave (``offer_all``): the
+merge then balances over the whole build from the cache, with no model call. Offering in
+waves or all at once publishes the same items: waves offer each split's items in seeded order
+until enough succeed, and the published ones are the first successes in that order either way.
 """
 
 from __future__ import annotations
@@ -89,11 +94,14 @@ def needed(items: int, ratio: float) -> int:
     return math.floor(items * ratio + 0.5)
 
 
-def balance(runner: Runner, stage: Stage, items: Dataset, ratio: float) -> Balanced:
+def balance(
+    runner: Runner, stage: Stage, items: Dataset, ratio: float, *, offer_all: bool = False
+) -> Balanced:
     """Run an injecting stage so that each split gets exactly its share of hallucinated samples.
 
     Returns every item: the chosen ones with the stage's outputs and ``inject`` true, the others
-    with empty outputs and ``inject`` false.
+    with empty outputs and ``inject`` false. ``offer_all``: one wave offering every item (when
+    the ratio asks for any), for shards.
     """
     rows = items.to_list()
     rank = {row["key"]: seeded_fraction(runner.seed, row["key"], "inject") for row in rows}
@@ -113,7 +121,10 @@ def balance(runner: Runner, stage: Stage, items: Dataset, ratio: float) -> Balan
     results: list[StageResult] = []
     offered: set[int] = set()
     while True:
-        wave = _next_wave(order, offered, report, first=not results)
+        if offer_all:
+            wave = [] if results or ratio == 0 else list(range(len(rows)))
+        else:
+            wave = _next_wave(order, offered, report, first=not results)
         if not wave:
             break
         offered.update(wave)

@@ -4,6 +4,7 @@ OUT/
   cache.sqlite          raw responses (the resume mechanism)
   manifest.json         stages, counts, model, sampling, prompt versions, cache hits, timings
   failures/<stage>.jsonl  one FailureRow per line, rewritten each time the stage runs
+  items.jsonl           a shard's work items with their place in the whole build (for `merge`)
   .lock                 held (flock) by the build writing into the folder
   dataset/  hub/        the outputs (see output.py)
 """
@@ -11,6 +12,7 @@ OUT/
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import tempfile
 import time
@@ -25,10 +27,12 @@ from lettuce_build.errors import LettuceError
 from lettuce_build.llm.cache import CACHE_FILE, RequestCache
 from lettuce_build.llm.protocol import BackendInfo
 from lettuce_build.runner import FailureRow, StageStats
+from lettuce_build.sharding import ShardRecord
 from lettuce_build.tables import read_jsonl
 
 MANIFEST_FILE = "manifest.json"
 FAILURES_DIR = "failures"
+ITEMS_FILE = "items.jsonl"
 LOCK_FILE = ".lock"
 
 
@@ -51,6 +55,10 @@ class Manifest(BaseModel):
     updated: float = Field(default_factory=time.time)
     stages: list[StageStats] = Field(default_factory=list)
     counts: dict[str, Any] = Field(default_factory=dict)
+    #: a shard's slice of the build (`build --shard`)
+    shard: ShardRecord | None = None
+    #: the shard folders a merged build was joined from (`lettuce-build merge`)
+    merged_from: list[str] = Field(default_factory=list)
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -124,6 +132,24 @@ class BuildDir:
         lines = "".join(f.model_dump_json() + "\n" for f in failures)
         write_atomic(self.path / FAILURES_DIR / f"{stats.name}.jsonl", lines)
         self.write_manifest(manifest)
+
+    def write_items(self, items: list[tuple[int, dict[str, Any]]]) -> None:
+        """A shard's work items, each with its position in the whole build."""
+        lines = "".join(
+            json.dumps({"position": p, "item": item}, ensure_ascii=False) + "\n" for p, item in items
+        )
+        write_atomic(self.path / ITEMS_FILE, lines)
+
+    def read_items(self) -> list[tuple[int, dict[str, Any]]]:
+        file = self.path / ITEMS_FILE
+        if not file.exists():
+            raise ManifestError(f"{self.path}: no {ITEMS_FILE}; was it built with --shard?")
+        found = []
+        for number, row in read_jsonl(file):
+            if not isinstance(row.get("position"), int) or not isinstance(row.get("item"), dict):
+                raise ManifestError(f"{file}:{number}: expected {{position: int, item: object}}")
+            found.append((row["position"], row["item"]))
+        return found
 
     def failures(self, stage: str | None = None, reason: str | None = None) -> list[FailureRow]:
         folder = self.path / FAILURES_DIR

@@ -29,7 +29,8 @@ from lettuce_build.primitives.generation import GenerateStage
 from lettuce_build.primitives.injection import EditAnchors
 from lettuce_build.runner import DEFAULT_BATCH_SIZE, FailureRow, Runner, Stage, StageStats
 from lettuce_build.schema import FEATURES, SPLITS, HallucinationSample, check_sample, sample_to_row
-from lettuce_build.sources.base import LoadOptions, Source, SourceError, StageSettings
+from lettuce_build.sharding import Shard, ShardRecord, slice_items
+from lettuce_build.sources.base import LoadOptions, LoadResult, Source, SourceError, StageSettings
 from lettuce_build.sources.registry import get_source
 
 ASSEMBLE_STAGE = "assemble"
@@ -48,6 +49,8 @@ class BuildOptions(BaseModel):
     #: inject: edits applied to the clean answer (exact spans); generate: the model writes the
     #: hallucinated answer, spans recovered by diff (see primitives/generation.py)
     mode: Literal["inject", "generate"] = "inject"
+    #: build only this slice of the work items (see sharding.py); `merge` joins the shards
+    shard: Shard | None = None
 
 
 class BuildSummary(BaseModel):
@@ -71,6 +74,8 @@ class BuildSummary(BaseModel):
     seconds: float
     backend_seconds: float
     example: HallucinationSample | None = None
+    #: set on a shard's summary: its slice, to be joined by `lettuce-build merge`
+    shard: Shard | None = None
 
 
 class LoopResult(BaseModel):
@@ -89,20 +94,29 @@ class StageLoop:
 
     An injecting stage (`Stage.injects`) is run by `balance` instead: every item stays a sample
     and exactly the requested share of each split comes out hallucinated, when enough
-    injections succeed.
+    injections succeed (a shard offers every item: see balance.py).
     """
 
-    def __init__(self, build: BuildDir, manifest: Manifest, runner: Runner, ratio: float = 0.5) -> None:
+    def __init__(
+        self,
+        build: BuildDir,
+        manifest: Manifest,
+        runner: Runner,
+        ratio: float = 0.5,
+        *,
+        offer_all: bool = False,
+    ) -> None:
         self.build = build
         self.manifest = manifest
         self.runner = runner
         self.ratio = ratio
+        self.offer_all = offer_all
 
     def run(self, stages: Sequence[Stage], items: Dataset) -> LoopResult:
         result = LoopResult(done=items)
         for stage in stages:
             if stage.injects:
-                outcome = balance(self.runner, stage, result.done, self.ratio)
+                outcome = balance(self.runner, stage, result.done, self.ratio, offer_all=self.offer_all)
                 result.ratio = outcome.report
             else:
                 outcome = self.runner.run(result.done, stage)
@@ -120,13 +134,26 @@ def open_stage_loop(
     seed: int,
     ratio: float = 0.5,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    *,
+    offer_all: bool = False,
+    replay: bool = False,
 ) -> Iterator[StageLoop]:
     """A stage loop on the build folder's request cache, closed when the block ends."""
     cache = build.open_cache()
     try:
-        yield StageLoop(build, manifest, Runner(backend, cache, seed=seed, batch_size=batch_size), ratio)
+        runner = Runner(backend, cache, seed=seed, batch_size=batch_size, replay=replay)
+        yield StageLoop(build, manifest, runner, ratio, offer_all=offer_all)
     finally:
         cache.close()
+
+
+class Replay(BaseModel):
+    """A build made again from work items and responses already at hand: `merge` joins shards
+    this way. Nothing is loaded, and the backend must answer everything from the cache."""
+
+    loaded: LoadResult
+    #: the folders the items and responses came from (recorded in the manifest)
+    sources: list[str]
 
 
 def run_build(
@@ -134,10 +161,12 @@ def run_build(
     backend: Backend,
     batch_size: int = DEFAULT_BATCH_SIZE,
     sampling: dict[str, dict[str, Any]] | None = None,
+    replay: Replay | None = None,
 ) -> BuildSummary:
     """Build one source into ``options.out`` and return its summary (the dataset is in
     ``out/dataset`` and ``out/hub``; `lettuce_build.build` returns it too). ``batch_size``:
-    items per model call; ``sampling``: per stage name, temperature/max_tokens over the stage's.
+    items per model call; ``sampling``: per stage name, temperature/max_tokens over the stage's;
+    ``replay``: the work items to build instead of loading them (see `Replay`).
 
     Re-running the same build resumes from the request cache; the manifest ends ``finished``,
     or ``failed`` with the error, never ``running``.
@@ -150,9 +179,10 @@ def run_build(
             seed=options.seed,
             limit=options.limit,
             parameters=options.model_dump(mode="json", exclude={"out"}),
+            merged_from=replay.sources if replay else [],
         )
         try:
-            return _run(options, backend, build, manifest, batch_size, sampling or {})
+            return _run(options, backend, build, manifest, batch_size, sampling or {}, replay)
         except BaseException as err:
             # whatever stopped the build (an error, Ctrl-C), the manifest never claims it is running
             manifest.status = "failed"
@@ -161,18 +191,10 @@ def run_build(
             raise
 
 
-def _run(
-    options: BuildOptions,
-    backend: Backend,
-    build: BuildDir,
-    manifest: Manifest,
-    batch_size: int,
-    sampling: dict[str, dict[str, Any]],
-) -> BuildSummary:
-    started = time.perf_counter()
-    source = get_source(options.source)
+def _stages(options: BuildOptions, source: Source, sampling: dict[str, dict[str, Any]]) -> list[Stage]:
+    """The source's stages as this build runs them: mode and per-stage sampling applied."""
     stages = source.stages(StageSettings(edit_anchors=options.edit_anchors))
-    if options.mode == "generate":  # checked before any input is read
+    if options.mode == "generate":
         stages = _generating(options.source, stages)
     unknown = set(sampling) - {stage.name for stage in stages}
     if unknown:
@@ -182,6 +204,11 @@ def _run(
     for stage in stages:  # on the instance: the class keeps its defaults
         if stage.name in sampling:
             stage.sampling = stage.sampling.model_copy(update=sampling[stage.name])
+    return stages
+
+
+def _load(options: BuildOptions, source: Source, build: BuildDir, manifest: Manifest) -> LoadResult:
+    """The build's work items; a shard keeps its slice, and saves it with positions for `merge`."""
     loaded = source.load(
         options.input,
         LoadOptions(
@@ -198,18 +225,61 @@ def _run(
             f"{options.source}: no work items from {options.input} "
             f"(skipped: {dict(loaded.skipped) or 'nothing'})"
         )
+    if options.shard is None:
+        return loaded
+    held = slice_items(loaded.items, options.shard, source.document_of)
+    build.write_items(held)
+    manifest.shard = ShardRecord(
+        shard=options.shard,
+        total_items=len(loaded.items),
+        items=len(held),
+        documents=loaded.documents,
+        skipped=dict(loaded.skipped),
+    )
+    return LoadResult(
+        items=[item for _, item in held],
+        documents=len({source.document_of(item) for _, item in held}),
+        skipped=loaded.skipped,
+    )
+
+
+def _run(
+    options: BuildOptions,
+    backend: Backend,
+    build: BuildDir,
+    manifest: Manifest,
+    batch_size: int,
+    sampling: dict[str, dict[str, Any]],
+    replay: Replay | None,
+) -> BuildSummary:
+    started = time.perf_counter()
+    source = get_source(options.source)
+    stages = _stages(options, source, sampling)  # checked before any input is read
+    loaded = replay.loaded if replay else _load(options, source, build, manifest)
     build.write_manifest(manifest)
-    items = Dataset.from_list(loaded.items)
-    with open_stage_loop(build, manifest, backend, options.seed, options.ratio, batch_size) as loop:
-        result = loop.run(stages, source.prepare(items))
-    finished = source.finish(items, result.done)
-    samples, invalid = _assemble(source, finished.to_list())
+    result = LoopResult(done=Dataset.from_list([]))
+    rows: list[dict[str, Any]] = []
+    if loaded.items:  # a shard may hold no item of a small build
+        items = Dataset.from_list(loaded.items)
+        with open_stage_loop(
+            build,
+            manifest,
+            backend,
+            options.seed,
+            options.ratio,
+            batch_size,
+            offer_all=options.shard is not None,
+            replay=replay is not None,
+        ) as loop:
+            result = loop.run(stages, source.prepare(items))
+        rows = source.finish(items, result.done).to_list()
+    samples, invalid = _assemble(source, rows)
     build.record_stage(
         manifest,
         StageStats(
             name=ASSEMBLE_STAGE,
             prompt_version="-",
-            items_in=len(finished),
+            items_in=len(rows),
             ok=len(samples),
             failed=len(invalid),
             failure_reasons=dict(Counter(f.reason for f in invalid)),
@@ -242,11 +312,12 @@ def _run(
         requested_ratio=options.ratio,
         achieved_ratio=hallucinated / len(samples) if samples else 0.0,
         ratio=result.ratio,
-        yield_=len(samples) / len(loaded.items),
+        yield_=len(samples) / len(loaded.items) if loaded.items else 0.0,
         failures=build.failure_summary(),
         seconds=time.perf_counter() - started,
         backend_seconds=result.backend_seconds,
         example=next((s for s in samples if s.labels), samples[0] if samples else None),
+        shard=options.shard,
     )
     manifest.status = "finished"
     manifest.counts = summary.model_dump(

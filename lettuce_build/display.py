@@ -170,6 +170,11 @@ def summary_text(summary: BuildSummary) -> str:
         f"({summary.hallucinated} hallucinated, {summary.clean} clean), "
         f"requested {summary.requested_ratio:.2f}",
     ]
+    if summary.shard is not None:
+        lines.append(
+            f"  shard {summary.shard} of the build: once all {summary.shard.count} have finished, "
+            "`lettuce-build merge SHARD_DIR... --out DIR` joins them"
+        )
     if summary.ratio is not None and (shortfall := summary.ratio.shortfall()):
         lines.append(click.style(f"  {shortfall}", fg="yellow"))
     lines.extend(f"  failures in {stage}: {reasons}" for stage, reasons in summary.failures.items())

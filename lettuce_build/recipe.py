@@ -20,6 +20,7 @@ from lettuce_build.llm.embedded import DEFAULT_MODEL
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.primitives.injection import EditAnchors
 from lettuce_build.runner import DEFAULT_BATCH_SIZE
+from lettuce_build.sharding import Shard
 
 RECIPE_FILE = "recipe.yaml"
 
@@ -81,9 +82,15 @@ class Recipe(BaseModel):
     #: per stage, sampling over the stage's own: {"answer": {"temperature": 0.2, "max_tokens": 600}}
     sampling: dict[str, StageSampling] = Field(default_factory=dict)
     engine: EngineSettings = Field(default_factory=EngineSettings)
+    #: this process builds one slice of the work items (``"i/n"``); `lettuce-build merge` joins them
+    shard: Shard | None = None
 
     def build_options(self) -> BuildOptions:
         return BuildOptions.model_validate(self.model_dump(include=set(BuildOptions.model_fields)))
+
+    def stage_sampling(self) -> dict[str, dict[str, Any]]:
+        """Per stage, the sampling values this recipe sets (as `run_build` takes them)."""
+        return {name: values.model_dump(exclude_none=True) for name, values in self.sampling.items()}
 
     def make_backend(self) -> Backend:
         from lettuce_build.llm.factory import make_backend

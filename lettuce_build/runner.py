@@ -204,12 +204,22 @@ class Runner:
     """Runs stages over datasets against one backend and one request cache."""
 
     def __init__(
-        self, backend: Backend, cache: RequestCache, *, seed: int = 0, batch_size: int = DEFAULT_BATCH_SIZE
+        self,
+        backend: Backend,
+        cache: RequestCache,
+        *,
+        seed: int = 0,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        replay: bool = False,
     ) -> None:
         self.backend = backend
         self.cache = cache
         self.seed = seed
         self.batch_size = batch_size
+        #: replaying runs that already happened (a merge of shards): a cached attempt counts
+        #: against an item's budget as it did when it was made, so a stage that retries failures
+        #: on a re-run stops where those runs stopped instead of asking the model again
+        self.replay = replay
 
     def _requests(
         self, stage: Stage, items: Sequence[dict[str, Any]], attempt: int, schema: dict[str, Any] | None
@@ -359,7 +369,7 @@ class Runner:
             )
             failed_rows = [FailureRow.model_validate_json(raw) for raw in failed["_failure"][:]]
             for row, was_fresh in zip(failed_rows, failed["_fresh"][:], strict=True):
-                fresh_used[row.key] += was_fresh
+                fresh_used[row.key] += was_fresh or self.replay
             last = attempt == passes - 1
             exhausted = [
                 last or (stage.retries_failures_on_rerun and fresh_used[f.key] >= stage.max_attempts)

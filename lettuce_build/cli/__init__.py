@@ -62,6 +62,7 @@ for command in (
     builds.cache,
     builds.sources,
     builds.build,
+    builds.merge,
     swebench.squeez,
     publish.push,
 ):

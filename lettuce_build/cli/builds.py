@@ -283,6 +283,12 @@ BUILD_EXAMPLES = (
     callback=_stage_sampling,
     help="A stage's sampling, e.g. answer:temperature=0.2 or inject:max_tokens=900 (repeatable).",
 )
+@click.option(
+    "--shard",
+    metavar="I/N",
+    help="Build only shard I of N (0-based) of the work items, e.g. one task of a Slurm array; "
+    "join the N folders with `lettuce-build merge`.",
+)
 @click.pass_context
 def build(ctx: click.Context, **settings: object) -> None:
     """Build a dataset from a source: questions, grounded answers, injected hallucinations.
@@ -297,3 +303,16 @@ def build(ctx: click.Context, **settings: object) -> None:
     recipe = Recipe.model_validate({**settings, "engine": engine})
     result = run(recipe=recipe, verbose=bool(ctx.find_root().meta.get("lettuce_build.verbose")))
     click.echo(summary_text(result.summary))
+
+
+@click.command()
+@click.argument("shards", nargs=-1, required=True, type=folder(exists=True))
+@click.option("--out", required=True, type=folder(), help="The merged build's folder.")
+def merge(shards: tuple[Path, ...], out: Path) -> None:
+    """Join the folders of `build --shard I/N` (all N of them) into one build, as one process
+    would have made it; no model is called."""
+    from lettuce_build.display import summary_text
+    from lettuce_build.merging import merge_builds
+
+    summary = merge_builds(list(shards), out)
+    click.echo(summary_text(summary))

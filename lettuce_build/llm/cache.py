@@ -168,6 +168,18 @@ class RequestCache:
         self._db.commit()
 
     @_guarded
+    def absorb(self, other: Path) -> int:
+        """Copy in the responses of another cache file that this one lacks; how many were new."""
+        before = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        self._db.execute("ATTACH DATABASE ? AS other", (str(other),))
+        try:
+            self._db.execute("INSERT OR IGNORE INTO responses SELECT * FROM other.responses")
+            self._db.commit()
+        finally:
+            self._db.execute("DETACH DATABASE other")
+        return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0] - before
+
+    @_guarded
     def count(self, hits: int, misses: int) -> None:
         self._db.executemany(
             "INSERT INTO counters VALUES (?, ?) "

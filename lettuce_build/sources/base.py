@@ -102,6 +102,11 @@ class Source(ABC):
     @abstractmethod
     def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]: ...
 
+    def document_of(self, item: dict[str, Any]) -> str:
+        """The document an item comes from: a shard holds every item of a document (default:
+        each item is its own)."""
+        return str(item["key"])
+
     def prepare(self, items: Dataset) -> Dataset:
         """The stages' work items made from the source's items (default: the items themselves)."""
         return items

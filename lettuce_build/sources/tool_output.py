@@ -87,6 +87,9 @@ class ToolOutputSource(Source):
                 },
             }
 
+    def document_of(self, item: dict[str, Any]) -> str:
+        return "::".join(str(item["key"]).split("::")[:2])  # {split}::{instance}: its tool calls
+
     def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
         return [
             AnswerStage(evidence_field="evidence", prompt="answer_tool_output"),

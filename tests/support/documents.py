@@ -119,3 +119,34 @@ def classify_respond(request: ChatRequest) -> str:
     if "UNSURE" in span:
         return '{"category": '
     return json.dumps({"category": "contradiction", "subcategory": "entity"})
+
+
+TOOLS = ("fastgrid", "pebble", "mintcache", "quillpad", "tarnish", "brookline", "cobalt", "ferrule")
+
+
+def write_many_readmes(folder: Path, n: int) -> Path:
+    """``n`` distinct READMEs of two long sections each (two work items per document), for
+    builds large enough to shard."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        name = f"{TOOLS[i % len(TOOLS)]}{i}"
+        (folder / f"{name}.md").write_text(
+            f"# {name}\n\n{name} converts spreadsheets into charts for reports, release {i}.{i % 7}.\n"
+            f"It needs Python 3.{8 + i % 5} or newer and about {10 + i} MB of memory while drawing.\n"
+            f"Charts are written as SVG files next to the spreadsheet, one file per worksheet, and\n"
+            f"a summary page lists them with their titles, sizes and the time they took to draw.\n\n"
+            f"## Options\n\nThe option `--width` sets the chart width to {400 + 10 * i} pixels by default,\n"
+            f"and `--palette` chooses one of {3 + i % 4} colour schemes shipped with the package.\n"
+            f"Fonts are embedded unless `--no-fonts` is given, which makes files about {20 + i} percent\n"
+            f"smaller; labels longer than {12 + i % 9} characters are shortened with an ellipsis.\n",
+            encoding="utf-8",
+        )
+    return folder
+
+
+def flaky_respond(request: ChatRequest) -> str:
+    """`respond`, except that a third of the injection attempts (by seed) answer broken JSON,
+    so some items need a second attempt and some fail for good."""
+    if "training data for hallucination detectors" in request.messages[0].content and request.seed % 3 == 0:
+        return '{"changes": ['
+    return respond(request)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -62,5 +63,5 @@ class ScriptedBackend:
             )
         if self.log is not None:
             with self.log.open("a") as handle:
-                handle.writelines(f"{r.messages[-1].content}\n" for r in requests)
+                handle.writelines(json.dumps(r.messages[-1].content) + "\n" for r in requests)
         return answers
