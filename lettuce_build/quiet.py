@@ -15,7 +15,17 @@ import sys
 import warnings
 
 #: libraries whose logs and warnings a default run does not show
-THIRD_PARTY = ("vllm", "torch", "transformers", "datasets", "huggingface_hub", "gguf", "xgrammar", "httpx")
+THIRD_PARTY = (
+    "vllm",
+    "torch",
+    "transformers",
+    "datasets",
+    "huggingface_hub",
+    "gguf",
+    "xgrammar",
+    "httpx",
+    "ray",
+)
 
 _ENVIRONMENT = {
     "VLLM_LOGGING_LEVEL": "ERROR",
@@ -26,13 +36,20 @@ _ENVIRONMENT = {
     "TOKENIZERS_PARALLELISM": "false",
     "DATASETS_VERBOSITY": "error",
     "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",  # saving, flattening, parquet: internal steps
+    # Ray's C++ core worker logs advice at error level (Ray Data keeps an actor's constructor
+    # arguments in the object store); an actor that really fails raises in Python all the same
+    "RAY_BACKEND_LOG_LEVEL": "fatal",
 }
+
+_quiet = False
 
 
 def quiet(verbose: bool = False) -> None:
     """Turn third-party output down to errors (a user's own settings of these variables win)."""
+    global _quiet
     if verbose:
         return
+    _quiet = True
     for name, value in _ENVIRONMENT.items():
         os.environ.setdefault(name, value)
     pattern = "|".join(THIRD_PARTY)
@@ -44,3 +61,10 @@ def quiet(verbose: bool = False) -> None:
 
         datasets.logging.set_verbosity_error()
         datasets.disable_progress_bars()
+
+
+def requiet(*names: str) -> None:
+    """Loggers a library sets the levels of when imported (Ray's) are turned down again after."""
+    if _quiet:
+        for name in names:
+            logging.getLogger(name).setLevel(logging.ERROR)

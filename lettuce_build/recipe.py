@@ -84,6 +84,11 @@ class Recipe(BaseModel):
     engine: EngineSettings = Field(default_factory=EngineSettings)
     #: this process builds one slice of the work items (``"i/n"``); `lettuce-build merge` joins them
     shard: Shard | None = None
+    #: local: one engine in this process; ray: the model stages on Ray Data, one engine per actor
+    executor: Literal["local", "ray"] = "local"
+    #: the Ray cluster (``auto``, ``ray://host:10001``); none starts Ray on this machine
+    ray_address: str | None = None
+    ray_actors: int = Field(default=1, ge=1)
 
     def build_options(self) -> BuildOptions:
         return BuildOptions.model_validate(self.model_dump(include=set(BuildOptions.model_fields)))
@@ -95,7 +100,7 @@ class Recipe(BaseModel):
     def make_backend(self) -> Backend:
         from lettuce_build.llm.factory import make_backend
 
-        return make_backend(
+        backend = make_backend(
             self.backend,
             self.model,
             base_url=self.base_url,
@@ -103,6 +108,12 @@ class Recipe(BaseModel):
             concurrency=self.concurrency,
             engine=self.engine,
         )
+        if self.executor == "local":
+            return backend
+        from lettuce_build.llm.ray_pool import RayBackend, RayOptions
+
+        options = RayOptions(address=self.ray_address, actors=self.ray_actors, batch_size=self.batch_size)
+        return RayBackend(backend, options)
 
     def to_yaml(self) -> str:
         """The recipe as a file says it: credentials in ``base_url`` (``user:key@``, ``?api-key=``)

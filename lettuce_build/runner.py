@@ -28,7 +28,7 @@ from datasets import Dataset, Features, Value, concatenate_datasets
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lettuce_build.llm.cache import RequestCache, request_key, schema_json
-from lettuce_build.llm.protocol import PROMPT_TOO_LONG, Backend, ChatRequest, Completion
+from lettuce_build.llm.protocol import PROMPT_TOO_LONG, Backend, ChatRequest, Completion, StreamingBackend
 from lettuce_build.progress import StageBar
 
 RAW_EXCERPT_CHARS = 300
@@ -226,6 +226,47 @@ class Runner:
     ) -> list[ChatRequest]:
         return [seeded_request(stage, item, self.seed, attempt, schema) for item in items]
 
+    def _keys(
+        self, stage: Stage, requests: Sequence[ChatRequest], schema: dict[str, Any] | None, schema_text: str
+    ) -> list[str]:
+        model = self.backend.model_id
+        return [
+            # the stage-wide schema's text is computed once; an item's own schema per request
+            request_key(model, r, stage.prompt_version, schema_text if r.json_schema is schema else None)
+            for r in requests
+        ]
+
+    def _prefill(
+        self,
+        stage: Stage,
+        items: Dataset,
+        attempt: int,
+        stats: StageStats,
+        schema: dict[str, Any] | None,
+        schema_text: str,
+    ) -> set[str]:
+        """For a streaming backend (engines on a Ray cluster): every request of the pass that the
+        cache lacks, sent as one stream, each answered chunk committed as it arrives; the pass
+        then reads them from the cache. Returns the keys it asked for."""
+        wanted: dict[str, ChatRequest] = {}
+        for batch in items.iter(batch_size=self.batch_size):
+            rows = [dict(zip(batch, values, strict=True)) for values in zip(*batch.values(), strict=True)]
+            requests = self._requests(stage, [row for row in rows if stage.applies(row)], attempt, schema)
+            wanted.update(zip(self._keys(stage, requests, schema, schema_text), requests, strict=True))
+        found = self.cache.get_many(list(wanted))
+        missing = [key for key in wanted if key not in found]
+        if not missing:
+            return set()
+        assert isinstance(self.backend, StreamingBackend)
+        started = time.perf_counter()
+        for chunk in self.backend.stream([wanted[key] for key in missing]):
+            answered = [(missing[index], completion) for index, completion in chunk]
+            self.cache.put_many(self.backend.model_id, stage.prompt_version, answered)
+            stats.completion_tokens += sum(c.completion_tokens for _, c in answered)
+        stats.backend_seconds += time.perf_counter() - started
+        stats.backend_calls += 1
+        return set(missing)
+
     def _complete(
         self,
         stage: Stage,
@@ -233,14 +274,12 @@ class Runner:
         stats: StageStats,
         schema: dict[str, Any] | None,
         schema_text: str,
+        prefilled: set[str],
     ) -> tuple[list[Completion], list[bool]]:
-        """Cache hits plus one backend call for the misses (committed before returning); which were fresh."""
+        """Cache hits plus one backend call for the misses (committed before returning); which were
+        fresh (asked of the model in this run: now, or by the pass's prefill)."""
         model = self.backend.model_id
-        keys = [
-            # the stage-wide schema's text is computed once; an item's own schema per request
-            request_key(model, r, stage.prompt_version, schema_text if r.json_schema is schema else None)
-            for r in requests
-        ]
+        keys = self._keys(stage, requests, schema, schema_text)
         found = self.cache.get_many(keys)
         missing = [k for k in dict.fromkeys(keys) if k not in found]
         if missing:
@@ -254,11 +293,11 @@ class Runner:
             self.cache.put_many(model, stage.prompt_version, list(zip(missing, fresh, strict=True)))
             found.update(zip(missing, fresh, strict=True))
             stats.completion_tokens += sum(c.completion_tokens for c in fresh)
-        hits = len(keys) - len(missing)
-        self.cache.count(hits, len(missing))
+        fresh_keys = set(missing) | prefilled.intersection(keys)
+        hits = len(keys) - len(fresh_keys)
+        self.cache.count(hits, len(fresh_keys))
         stats.cache_hits += hits
-        stats.cache_misses += len(missing)
-        fresh_keys = set(missing)
+        stats.cache_misses += len(fresh_keys)
         return [found[k] for k in keys], [k in fresh_keys for k in keys]
 
     def run(self, dataset: Dataset, stage: Stage) -> StageResult:
@@ -287,7 +326,7 @@ class Runner:
         schema_text = schema_json(schema)  # serialised once for every cache key of this run
         bar = StageBar(stage.name, len(dataset))
 
-        def process(batch: dict[str, list[Any]], attempt: int) -> dict[str, list[Any]]:
+        def process(batch: dict[str, list[Any]], attempt: int, prefilled: set[str]) -> dict[str, list[Any]]:
             columns = list(batch)
             items = [dict(zip(columns, values, strict=True)) for values in zip(*batch.values(), strict=True)]
             results: list[dict[str, Any]] = [{} for _ in items]
@@ -303,7 +342,7 @@ class Runner:
                         "max_tokens": requests[0].max_tokens,
                         "json_schema": requests[0].json_schema is not None,
                     }
-                completions, fresh = self._complete(stage, requests, stats, schema, schema_text)
+                completions, fresh = self._complete(stage, requests, stats, schema, schema_text, prefilled)
                 for i, was_fresh in zip(pending, fresh, strict=True):
                     fresh_flags[i] = was_fresh
                 for i, completion in zip(pending, completions, strict=True):
@@ -349,9 +388,13 @@ class Runner:
         failure_rows: list[FailureRow] = []
         passes = MAX_ATTEMPT_PASSES if stage.retries_failures_on_rerun else stage.max_attempts
         fresh_used: Counter[str] = Counter()
+        streaming = isinstance(self.backend, StreamingBackend)
         for attempt in range(passes):
+            prefilled = (
+                self._prefill(stage, pending, attempt, stats, schema, schema_text) if streaming else set()
+            )
             mapped = pending.map(
-                functools.partial(process, attempt=attempt),
+                functools.partial(process, attempt=attempt, prefilled=prefilled),
                 batched=True,
                 batch_size=self.batch_size,
                 features=Features({**pending.features, **outputs, **_FAILURE_COLUMNS}),

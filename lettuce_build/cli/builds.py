@@ -200,6 +200,8 @@ BUILD_EXAMPLES = (
     "lettuce-build build --source wikipedia --out out/wiki --model Qwen/Qwen2.5-3B-Instruct \\\n"
     "    --model-revision main --max-model-len 8192 --gpu-memory-utilization 0.85",
     "lettuce-build build --config out/readme/recipe.yaml    # replays the build from its cache",
+    "lettuce-build build --source readme --input docs --out out/part0 --shard 0/2   # then merge",
+    "lettuce-build build --source readme --input docs --out out/readme --executor ray --ray-actors 4",
 )
 
 
@@ -289,6 +291,18 @@ BUILD_EXAMPLES = (
     help="Build only shard I of N (0-based) of the work items, e.g. one task of a Slurm array; "
     "join the N folders with `lettuce-build merge`.",
 )
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="local: one engine in this process; ray: the model stages on Ray Data, one engine per actor "
+    "(pip install 'lettuce-build[ray]').",
+)
+@click.option(
+    "--ray-address", help="For --executor ray: the cluster (auto, ray://host:10001); default: start Ray here."
+)
+@count("--ray-actors", "For --executor ray: engines (actors) in the pool.", default=1)
 @click.pass_context
 def build(ctx: click.Context, **settings: object) -> None:
     """Build a dataset from a source: questions, grounded answers, injected hallucinations.

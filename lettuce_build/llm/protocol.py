@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -62,6 +63,17 @@ class ChatRequest:
     def conversation(self) -> list[dict[str, str]]:
         return [m.as_dict() for m in self.messages]
 
+    def to_json(self) -> str:
+        """The request as text, to cross a process boundary (a Ray actor) and come back whole."""
+        fields = {name: getattr(self, name) for name in ("temperature", "max_tokens", "seed", "json_schema")}
+        return json.dumps({"messages": [[m.role, m.content] for m in self.messages], **fields})
+
+    @classmethod
+    def from_json(cls, text: str) -> ChatRequest:
+        data = json.loads(text)
+        messages = tuple(ChatMessage(role, content) for role, content in data.pop("messages"))
+        return cls(messages, **data)
+
 
 #: the finish_reason of a request never sent: its prompt alone exceeds the model's context
 PROMPT_TOO_LONG = "prompt_too_long"
@@ -96,3 +108,12 @@ class Backend(Protocol):
     def info(self) -> BackendInfo: ...
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]: ...
+
+
+@runtime_checkable
+class StreamingBackend(Backend, Protocol):
+    """A backend spread over several engines (a Ray actor pool): given a whole pass of requests
+    at once, it answers them in chunks as engines finish, each chunk (position in ``requests``,
+    completion) pairs. The runner commits each chunk to the cache as it arrives."""
+
+    def stream(self, requests: Sequence[ChatRequest]) -> Iterator[list[tuple[int, Completion]]]: ...

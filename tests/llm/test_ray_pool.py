@@ -1,0 +1,131 @@
+"""`--executor ray`: the model stages on Ray Data, one engine per actor, with the local build's
+keys, seeds and cache. Real Ray (2 CPUs); scripted engines in the actors for the logic, the
+embedded model for one smoke run."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from datasets import load_from_disk
+
+import lettuce_build
+from lettuce_build.builddir import BuildDir
+from lettuce_build.llm.cache import RequestCache
+from lettuce_build.llm.ray_pool import RayBackend, RayOptions
+from lettuce_build.schema import check_sample, row_to_sample
+
+from ..conftest import NO_AVX512, NO_AVX512_REASON
+from ..support.documents import flaky_respond, write_many_readmes, write_readmes
+from ..support.ray_engines import LoggedEngine
+from ..support.scripted import ScriptedBackend
+
+ray = pytest.importorskip("ray")
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_cluster():
+    """A local Ray instance of 2 CPUs; its workers import the tests' engines from the repository."""
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": str(REPO_ROOT)}},
+    )
+    yield
+    ray.shutdown()
+
+
+def pool(engine, actors=2, batch_size=8):
+    # half a CPU per actor: two actors and Ray Data's own tasks fit the 2 CPUs
+    return RayBackend(engine, RayOptions(actors=actors, batch_size=batch_size, cpus_per_actor=0.5))
+
+
+def rows(out):
+    dataset = load_from_disk(str(out / "dataset"))
+    return {split: dataset[split].to_list() for split in dataset}
+
+
+def same_build(a, b):
+    assert rows(a) == rows(b)
+    assert BuildDir(a).failures() == BuildDir(b).failures()
+    assert BuildDir(a).read_manifest().counts == BuildDir(b).read_manifest().counts
+
+
+def test_a_ray_build_writes_the_local_build_s_rows_and_requests(tmp_path):
+    docs = write_many_readmes(tmp_path / "docs", 24)
+    lettuce_build.build(
+        "readme",
+        input=str(docs),
+        out=tmp_path / "local",
+        batch_size=8,
+        backend=ScriptedBackend(flaky_respond),
+    )
+    log = tmp_path / "asked.log"
+    lettuce_build.build(
+        "readme", input=str(docs), out=tmp_path / "ray", batch_size=8, backend=pool(LoggedEngine(log))
+    )
+    same_build(tmp_path / "ray", tmp_path / "local")
+    local, remote = RequestCache.in_build(tmp_path / "local"), RequestCache.in_build(tmp_path / "ray")
+    assert local.stats().rows == remote.stats().rows == len(log.read_text().splitlines())
+    assert len(set(log.read_text().split())) >= 2, "more than one actor answered"
+    manifest = BuildDir(tmp_path / "ray").read_manifest()
+    assert manifest.backend.backend == "ray/scripted" and manifest.backend.options["ray"]["actors"] == 2
+
+
+def test_given_the_local_build_s_cache_a_ray_build_calls_no_model(tmp_path):
+    docs = write_many_readmes(tmp_path / "docs", 12)
+    lettuce_build.build(
+        "readme", input=str(docs), out=tmp_path / "local", backend=ScriptedBackend(flaky_respond)
+    )
+    (tmp_path / "ray").mkdir()
+    shutil.copy(tmp_path / "local" / "cache.sqlite", tmp_path / "ray" / "cache.sqlite")
+    log = tmp_path / "asked.log"
+    lettuce_build.build("readme", input=str(docs), out=tmp_path / "ray", backend=pool(LoggedEngine(log)))
+    same_build(tmp_path / "ray", tmp_path / "local")
+    assert not log.exists()
+    stages = BuildDir(tmp_path / "ray").read_manifest().stages
+    assert sum(s.backend_calls for s in stages) == 0 and sum(s.cache_misses for s in stages) == 0
+
+
+def test_a_killed_actor_loses_only_its_batch_and_the_build_completes(tmp_path):
+    docs = write_many_readmes(tmp_path / "docs", 24)
+    lettuce_build.build(
+        "readme",
+        input=str(docs),
+        out=tmp_path / "local",
+        batch_size=4,
+        backend=ScriptedBackend(flaky_respond),
+    )
+    log, marker = tmp_path / "asked.log", tmp_path / "died"
+    engine = LoggedEngine(log, die_on_call=3, marker=marker)
+    lettuce_build.build(
+        "readme", input=str(docs), out=tmp_path / "ray", batch_size=4, backend=pool(engine, batch_size=4)
+    )
+    assert marker.exists(), "an actor died mid-build"
+    same_build(tmp_path / "ray", tmp_path / "local")
+    asked = len(log.read_text().splitlines())
+    answered = RequestCache.in_build(tmp_path / "ray").stats().rows
+    assert 0 < asked - answered <= 4  # the dead actor's batch, asked again of a restarted actor
+
+
+@pytest.mark.skipif(NO_AVX512, reason=NO_AVX512_REASON)
+def test_smoke_the_embedded_engine_in_a_ray_actor(tmp_path):
+    from lettuce_build.llm.vllm_backend import VLLMBackend
+
+    docs = write_readmes(tmp_path / "docs")
+    result = lettuce_build.build(
+        "readme", input=str(docs), out=tmp_path / "ray", backend=pool(VLLMBackend("smollm2-135m"), actors=1)
+    )
+    assert result.summary.items == 3
+    for split in result.dataset.values():
+        for row in split:
+            assert check_sample(row_to_sample(row)) == []
+    (tmp_path / "local").mkdir()
+    shutil.copy(tmp_path / "ray" / "cache.sqlite", tmp_path / "local" / "cache.sqlite")
+    local = VLLMBackend("smollm2-135m")
+    lettuce_build.build("readme", input=str(docs), out=tmp_path / "local", backend=local)
+    same_build(tmp_path / "local", tmp_path / "ray")
+    stages = BuildDir(tmp_path / "local").read_manifest().stages
+    assert sum(s.backend_calls for s in stages) == 0
