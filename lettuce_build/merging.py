@@ -22,7 +22,7 @@ from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.cache_only import CacheOnlyBackend
 from lettuce_build.prompts import prompts_from
 from lettuce_build.recipe import RECIPE_FILE, Recipe
-from lettuce_build.sharding import ShardError
+from lettuce_build.sharding import ShardError, check_complete, check_same_settings
 from lettuce_build.sources.base import LoadResult
 
 #: recipe settings that may differ between shards of one build: they change where and how
@@ -98,39 +98,15 @@ def read_shard(folder: Path) -> ShardFolder:
 
 def check_same_build(shards: list[ShardFolder]) -> Recipe:
     """The recipe the shards share, once every shard of it is given exactly once."""
-    first = shards[0]
-    settings = _settings(first.recipe)
-    for shard in shards[1:]:
-        theirs = _settings(shard.recipe)
-        for name in settings.keys() | theirs.keys():
-            if settings.get(name) != theirs.get(name):
-                raise ShardError(
-                    f"{shard.name}: {name} is {theirs.get(name)!r}, {first.name} has {settings.get(name)!r}; "
-                    "shards of one build share every setting but --shard and --out"
-                )
-    records = {shard.name: shard.manifest.shard for shard in shards}
-    count = {record.shard.count for record in records.values() if record}
-    if len(count) > 1:
-        given = ", ".join(f"{name} ({record.shard})" for name, record in records.items() if record)
-        raise ShardError(f"merge: shards of different splits: {given}")
-    [n] = count
-    seen: dict[int, str] = {}
-    for name, record in records.items():
-        assert record is not None
-        if record.shard.index in seen:
-            raise ShardError(
-                f"merge: shard {record.shard} given twice ({seen[record.shard.index]} and {name})"
-            )
-        seen[record.shard.index] = name
-    missing = sorted(set(range(n)) - set(seen))
-    if missing:
-        raise ShardError(f"merge: shard(s) {', '.join(f'{i}/{n}' for i in missing)} missing; give all {n}")
-    totals = {name: record.total_items for name, record in records.items() if record}
+    check_same_settings({shard.name: _settings(shard.recipe) for shard in shards})
+    records = {shard.name: shard.manifest.shard for shard in shards if shard.manifest.shard}
+    check_complete({name: record.shard for name, record in records.items()})
+    totals = {name: record.total_items for name, record in records.items()}
     if len(set(totals.values())) > 1:
         raise ShardError(
             f"merge: the shards read different inputs (work items: {totals}); rebuild them from one input"
         )
-    return first.recipe
+    return shards[0].recipe
 
 
 def joined_items(shards: list[ShardFolder]) -> list[dict[str, Any]]:

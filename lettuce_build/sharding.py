@@ -85,3 +85,33 @@ def slice_items(
 ) -> list[tuple[int, dict[str, Any]]]:
     """The shard's items in the build's order, each with its position in the whole build."""
     return [(position, item) for position, item in enumerate(items) if shard.holds(document_of(item))]
+
+
+def check_complete(shards: dict[str, Shard]) -> int:
+    """That the shards (by folder) are every shard of one split, each once; returns N."""
+    counts = {shard.count for shard in shards.values()}
+    if len(counts) > 1:
+        given = ", ".join(f"{folder} ({shard})" for folder, shard in shards.items())
+        raise ShardError(f"merge: shards of different splits: {given}")
+    [n] = counts
+    seen: dict[int, str] = {}
+    for folder, shard in shards.items():
+        if shard.index in seen:
+            raise ShardError(f"merge: shard {shard} given twice ({seen[shard.index]} and {folder})")
+        seen[shard.index] = folder
+    missing = sorted(set(range(n)) - set(seen))
+    if missing:
+        raise ShardError(f"merge: shard(s) {', '.join(f'{i}/{n}' for i in missing)} missing; give all {n}")
+    return n
+
+
+def check_same_settings(settings: dict[str, dict[str, Any]]) -> None:
+    """That every shard (by folder) ran with the same settings; names the first that differs."""
+    (first, mine), *others = settings.items()
+    for folder, theirs in others:
+        for name in sorted(mine.keys() | theirs.keys()):
+            if mine.get(name) != theirs.get(name):
+                raise ShardError(
+                    f"{folder}: {name} is {theirs.get(name)!r}, {first} has {mine.get(name)!r}; "
+                    "shards of one build share every setting but --shard and --out"
+                )

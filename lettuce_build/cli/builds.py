@@ -324,9 +324,15 @@ def build(ctx: click.Context, **settings: object) -> None:
 @click.option("--out", required=True, type=folder(), help="The merged build's folder.")
 def merge(shards: tuple[Path, ...], out: Path) -> None:
     """Join the folders of `build --shard I/N` (all N of them) into one build, as one process
-    would have made it; no model is called."""
+    would have made it; no model is called. squeez shards (`squeez --shard I/N`) are joined
+    the same way, then phases 5, 7 and 8 run over all of them."""
+    from lettuce_build.squeez.shards import is_squeez_shard, merge_squeez
+
+    if all(is_squeez_shard(folder) for folder in shards):
+        for line in merge_squeez(list(shards), out):
+            click.echo(line)
+        return
     from lettuce_build.display import summary_text
     from lettuce_build.merging import merge_builds
 
-    summary = merge_builds(list(shards), out)
-    click.echo(summary_text(summary))
+    click.echo(summary_text(merge_builds(list(shards), out)))

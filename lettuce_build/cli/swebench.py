@@ -130,6 +130,12 @@ def sift(
     help="Phase 7: decoy files (read_file of a file the fix does not touch, all lines irrelevant) "
     "make up at most this share of the rows.",
 )
+@click.option(
+    "--shard",
+    metavar="I/N",
+    help="Phase 1 keeps shard I of N (0-based) of the instances; run phases 1-6 per shard, then "
+    "`lettuce-build merge` joins the shards and runs 5, 7 and 8 over all of them.",
+)
 def squeez(
     first_phase: int,
     more_phases: tuple[int, ...],
@@ -148,10 +154,12 @@ def squeez(
     find_links: tuple[Path, ...],
     offline: bool,
     max_decoy_share: float,
+    shard: str | None,
 ) -> None:
     """Build the squeez tool-output dataset from SWE-bench repositories (phases 1-8)."""
     from lettuce_build.builddir import BuildDir
     from lettuce_build.llm.factory import make_backend
+    from lettuce_build.sharding import Shard
     from lettuce_build.squeez.environments import EnvOptions
     from lettuce_build.squeez.pipeline import Squeez
 
@@ -173,6 +181,7 @@ def squeez(
         allow_network=allow_network,
         env_options=EnvOptions(python=python, find_links=[p.resolve() for p in find_links], offline=offline),
         max_decoy_share=max_decoy_share,
+        shard=Shard.parse(shard) if shard else None,
     )
     with BuildDir(output_dir).lock():
         for message in pipeline.run(

@@ -1,6 +1,7 @@
 """The eight squeez phases over one output folder. Each reads the previous phase's files.
 
-DIR/phase1_instances.jsonl     normalised instances
+DIR/phase1_instances.jsonl     normalised instances (with --shard, the shard's; phase1_shard.json
+                               records which, for `lettuce-build merge`)
 DIR/phase2_repos.json          clone status per repository (bare clones under DIR/bare/)
 DIR/phase3_tool_calls.jsonl    seeded tool calls
 DIR/phase4/<instance>.jsonl    tool results, one file per finished instance (the resume unit;
@@ -42,6 +43,7 @@ from lettuce_build.patches import parse_patch
 from lettuce_build.paths import safe_name
 from lettuce_build.repos import DEFAULT_URL_TEMPLATE, RepoManager, RepoStatus
 from lettuce_build.schema import SPLITS
+from lettuce_build.sharding import Shard
 from lettuce_build.squeez.assemble import (
     DEFAULT_DECOY_SHARE,
     SQUEEZ_FEATURES,
@@ -57,6 +59,7 @@ from lettuce_build.squeez.instances import SqueezInstance, load_instances
 from lettuce_build.squeez.labels import label, output_lines
 from lettuce_build.squeez.report import ValidationReport, execution_summary, validate_rows
 from lettuce_build.squeez.sandbox import Isolation, Sandbox, detect_isolation
+from lettuce_build.squeez.shards import SqueezShard, write_shard
 from lettuce_build.squeez.toolcalls import ToolCall, generate_tool_calls
 from lettuce_build.tables import read_jsonl
 
@@ -97,8 +100,11 @@ class Squeez:
         allow_network: bool = False,
         env_options: EnvOptions | None = None,
         max_decoy_share: float = DEFAULT_DECOY_SHARE,
+        shard: Shard | None = None,
     ) -> None:
         self.out = out
+        #: phase 1 keeps only this shard's instances (see squeez/shards.py)
+        self.shard = shard
         self.max_decoy_share = max_decoy_share
         self.env_options = env_options or EnvOptions()
         self.repos = RepoManager(out, url_template)
@@ -136,6 +142,17 @@ class Squeez:
 
     def phase1(self, source: str, limit: int | None = None) -> str:
         instances = load_instances(source, limit)
+        if self.shard is not None:
+            held = [(p, i) for p, i in enumerate(instances) if self.shard.holds(i.instance_id)]
+            record = SqueezShard(
+                shard=self.shard,
+                total=len(instances),
+                positions={i.instance_id: p for p, i in held},
+                settings={"seed": self.seed, "max_decoy_share": self.max_decoy_share, "limit": limit},
+            )
+            write_shard(self.out, record)
+            _write_jsonl(self.out / "phase1_instances.jsonl", [i for _, i in held])
+            return f"phase 1: shard {self.shard}: {len(held)} of {len(instances)} instances from {source}"
         _write_jsonl(self.out / "phase1_instances.jsonl", instances)
         return f"phase 1: {len(instances)} instances from {source}"
 

@@ -1,0 +1,124 @@
+"""squeez over shards: `squeez --shard i/n` runs phases 1-6 on the instances whose id hashes to
+shard i; `lettuce-build merge` joins the shard folders and runs the phases that look across
+instances (5's file, 7's decoy cap and 8's report) over everything, so the merged dataset is
+the one a single run makes.
+
+Every per-instance phase is already independent of the other instances (tool calls are
+seeded by instance, results are files per instance, the teacher's requests are keyed by
+output), which is what makes the split exact.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from lettuce_build.builddir import write_atomic
+from lettuce_build.llm.cache import CACHE_FILE, RequestCache
+from lettuce_build.sharding import Shard, ShardError, check_complete, check_same_settings
+from lettuce_build.tables import read_jsonl
+
+SHARD_FILE = "phase1_shard.json"
+
+
+class SqueezShard(BaseModel):
+    """What phase 1 of a sharded run records, for the merge to check and order by."""
+
+    shard: Shard
+    #: instances of the whole run, and each held instance's place among them
+    total: int
+    positions: dict[str, int]
+    #: settings every shard of one run shares (the merge runs phases 7 and 8 with them)
+    settings: dict[str, Any]
+
+
+def write_shard(out: Path, record: SqueezShard) -> None:
+    write_atomic(out / SHARD_FILE, record.model_dump_json(indent=2))
+
+
+def is_squeez_shard(folder: Path) -> bool:
+    return (folder / SHARD_FILE).exists()
+
+
+def read_shard(folder: Path) -> SqueezShard:
+    try:
+        return SqueezShard.model_validate_json((folder / SHARD_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ShardError(f"{folder / SHARD_FILE}: not a squeez shard record ({err})") from err
+
+
+def merge_squeez(folders: Sequence[Path], out: Path) -> list[str]:
+    """Join squeez shard folders into ``out`` and run phases 5, 7 and 8 there; their summaries."""
+    from lettuce_build.squeez.pipeline import Squeez
+
+    folders = [Path(f).resolve() for f in folders]
+    out = Path(out).resolve()
+    if out in folders:
+        raise ShardError(f"merge: --out {out} is one of the shards; choose a new folder")
+    records = {folder: read_shard(folder) for folder in folders}
+    settings = _check(records)
+    for folder in folders:
+        if not (folder / "phase4").is_dir():
+            raise ShardError(f"{folder}: phase 4 has not run; run the shard's phases 1-4 (and 6) first")
+    out.mkdir(parents=True, exist_ok=True)
+    position = {iid: p for record in records.values() for iid, p in record.positions.items()}
+    order = lambda row: position[row["instance_id"]]  # noqa: E731 - one key, used three times
+    _join_jsonl(folders, "phase1_instances.jsonl", out, order)
+    _join_jsonl(folders, "phase3_tool_calls.jsonl", out, order)
+    _join_jsonl(folders, "phase6_distilled.jsonl", out, lambda row: position[row["key"].split("::")[0]])
+    repos: dict[str, Any] = {}
+    for folder in folders:
+        path = folder / "phase2_repos.json"
+        for status in json.loads(path.read_text()) if path.exists() else []:
+            repos.setdefault(status["repo"], status)
+    write_atomic(
+        out / "phase2_repos.json", json.dumps(sorted(repos.values(), key=lambda s: s["repo"]), indent=2)
+    )
+    for folder in folders:
+        for file in (folder / "phase4").glob("*.jsonl"):
+            (out / "phase4").mkdir(exist_ok=True)
+            shutil.copyfile(file, out / "phase4" / file.name)
+        for file in [*(folder / "envs").glob("*.json"), *(folder / "envs").glob("*.log")]:
+            (out / "envs").mkdir(exist_ok=True)  # statuses and logs for the report, not the environments
+            shutil.copyfile(file, out / "envs" / file.name)
+        if (folder / "phase4_isolation.json").exists():
+            shutil.copyfile(folder / "phase4_isolation.json", out / "phase4_isolation.json")
+        if (folder / CACHE_FILE).exists():  # the teacher's responses
+            cache = RequestCache.in_build(out)
+            try:
+                cache.absorb(folder / CACHE_FILE)
+            finally:
+                cache.close()
+    squeez = Squeez(out, seed=settings["seed"], max_decoy_share=settings["max_decoy_share"])
+    summaries = [f"merged {len(folders)} shards: {len(position)} instances"]
+    summaries.append(squeez.phase5())
+    summaries.append(squeez.phase7())
+    text, _ = squeez.phase8()
+    return [*summaries, text]
+
+
+def _check(records: dict[Path, SqueezShard]) -> dict[str, Any]:
+    check_same_settings({str(folder): r.settings for folder, r in records.items()})
+    record = next(iter(records.values()))
+    if len({r.total for r in records.values()}) > 1:
+        totals = {str(folder): r.total for folder, r in records.items()}
+        raise ShardError(f"merge: the shards read different instances (instances: {totals})")
+    check_complete({str(folder): r.shard for folder, r in records.items()})
+    held = [p for r in records.values() for p in r.positions.values()]
+    if sorted(held) != list(range(record.total)):
+        raise ShardError(
+            f"merge: the shards hold {len(set(held))} of {record.total} instances, some twice or none"
+        )
+    return record.settings
+
+
+def _join_jsonl(folders: Sequence[Path], name: str, out: Path, order: Any) -> None:
+    rows = [row for folder in folders if (folder / name).exists() for _, row in read_jsonl(folder / name)]
+    if any((folder / name).exists() for folder in folders):
+        lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in sorted(rows, key=order))
+        write_atomic(out / name, lines)
