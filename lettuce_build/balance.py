@@ -6,16 +6,18 @@ Every item with a correct clean answer becomes a sample. Per split, exactly
 items whose injection succeeded; the rest are published with their clean answer, and a failed
 injection stays in failures/ with its reason.
 
-Items are offered to the stage in seeded waves rather than all at once: the first wave offers
-each split the items it needs plus a margin, each later wave offers more only where successes
-fell short, until every split has enough or no item is left. A re-run replays the same waves
-from the request cache. Which successes are published is seeded too (each split's first ones in
-the seeded order), so a build is the same whichever machine runs it.
+Items are offered to the stage in seeded waves rather than all at once. Each item draws a
+seeded number in [0, 1); the first wave offers, in each split that needs any, the items whose
+draw is below ratio x a margin (about the items needed plus a margin, decided by the item
+alone); each later wave offers more, in draw order, only where successes fell short, until
+every split has enough or no item is left. A re-run replays the same waves from the request
+cache. Which successes are published is seeded too (each split's first ones in draw order), so
+a build is the same whichever machine runs it.
 
-A shard cannot see every item, so it offers all of its items in one wave (``offer_all``): the
-merge then balances over the whole build from the cache, with no model call. Offering in
-waves or all at once publishes the same items: waves offer each split's items in seeded order
-until enough succeed, and the published ones are the first successes in that order either way.
+Because the first wave is decided item by item, a shard (which sees only its items) offers
+exactly its part of the whole build's first wave (``first_wave_only``) and no request the whole
+build would not make; the merge replays the balancing over every item, asking the model only
+for later waves the shards could not know were needed.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lettuce_build.runner import FailureRow, Runner, Stage, StageResult, StageStats
 from lettuce_build.sources.chunking import seeded_fraction
 
-#: the first wave offers this many times the items a split needs (injections do fail)
+#: the first wave offers the items whose draw is below this many times the ratio (injections do fail)
 FIRST_WAVE_MARGIN = 1.5
 #: later waves offer this many times what is still missing
 LATER_WAVE_MARGIN = 2.0
@@ -95,13 +97,13 @@ def needed(items: int, ratio: float) -> int:
 
 
 def balance(
-    runner: Runner, stage: Stage, items: Dataset, ratio: float, *, offer_all: bool = False
+    runner: Runner, stage: Stage, items: Dataset, ratio: float, *, first_wave_only: bool = False
 ) -> Balanced:
     """Run an injecting stage so that each split gets exactly its share of hallucinated samples.
 
     Returns every item: the chosen ones with the stage's outputs and ``inject`` true, the others
-    with empty outputs and ``inject`` false. ``offer_all``: one wave offering every item (when
-    the ratio asks for any), for shards.
+    with empty outputs and ``inject`` false. ``first_wave_only``: stop after the first wave (a
+    shard: the merge balances).
     """
     rows = items.to_list()
     rank = {row["key"]: seeded_fraction(runner.seed, row["key"], "inject") for row in rows}
@@ -120,26 +122,25 @@ def balance(
     failures: list[FailureRow] = []
     results: list[StageResult] = []
     offered: set[int] = set()
+    wave = _first_wave(order, rows, rank, report, ratio)
     while True:
-        if offer_all:
-            wave = [] if results or ratio == 0 else list(range(len(rows)))
-        else:
-            wave = _next_wave(order, offered, report, first=not results)
+        if wave:  # a first wave may be empty: no item drew low enough
+            offered.update(wave)
+            subset = Dataset.from_list(
+                [dict(rows[i], inject=True) for i in sorted(wave)], features=_with_inject(items)
+            )
+            result = runner.run(subset, stage)
+            results.append(result)
+            failures += result.failures
+            for row in result.ok.to_list():
+                outputs[row["key"]] = {name: row[name] for name in stage.outputs}
+            for split, indices in order.items():
+                split_report = report.by_split[split]
+                split_report.offered = sum(i in offered for i in indices)
+                split_report.succeeded = sum(rows[i]["key"] in outputs for i in indices)
+        wave = [] if first_wave_only else _next_wave(order, offered, report)
         if not wave:
             break
-        offered.update(wave)
-        subset = Dataset.from_list(
-            [dict(rows[i], inject=True) for i in sorted(wave)], features=_with_inject(items)
-        )
-        result = runner.run(subset, stage)
-        results.append(result)
-        failures += result.failures
-        for row in result.ok.to_list():
-            outputs[row["key"]] = {name: row[name] for name in stage.outputs}
-        for split, indices in order.items():
-            split_report = report.by_split[split]
-            split_report.offered = sum(i in offered for i in indices)
-            split_report.succeeded = sum(rows[i]["key"] in outputs for i in indices)
     report.waves = len(results)
     chosen: set[str] = set()
     for split, indices in order.items():
@@ -159,17 +160,33 @@ def balance(
     return Balanced(ok=ok, failures=failures, stats=_merged(stage, len(rows), results), report=report)
 
 
-def _next_wave(
-    order: dict[str, list[int]], offered: set[int], report: RatioReport, *, first: bool
+def _first_wave(
+    order: dict[str, list[int]],
+    rows: list[dict[str, Any]],
+    rank: dict[str, float],
+    report: RatioReport,
+    ratio: float,
 ) -> list[int]:
+    """In each split that needs any, the items whose seeded draw is below ratio x the margin."""
+    below = min(1.0, ratio * FIRST_WAVE_MARGIN)
+    return [
+        i
+        for split, indices in order.items()
+        if report.by_split[split].needed > 0
+        for i in indices
+        if rank[rows[i]["key"]] < below
+    ]
+
+
+def _next_wave(order: dict[str, list[int]], offered: set[int], report: RatioReport) -> list[int]:
+    """Where successes fall short: the next items in draw order, twice as many as are missing."""
     wave: list[int] = []
     for split, indices in order.items():
         split_report = report.by_split[split]
         missing = split_report.needed - split_report.succeeded
         waiting = [i for i in indices if i not in offered]
         if missing > 0 and waiting:
-            margin = FIRST_WAVE_MARGIN if first else LATER_WAVE_MARGIN
-            wave += waiting[: max(missing, math.ceil(missing * margin))]
+            wave += waiting[: math.ceil(missing * LATER_WAVE_MARGIN)]
     return wave
 
 

@@ -94,7 +94,7 @@ class StageLoop:
 
     An injecting stage (`Stage.injects`) is run by `balance` instead: every item stays a sample
     and exactly the requested share of each split comes out hallucinated, when enough
-    injections succeed (a shard offers every item: see balance.py).
+    injections succeed (a shard runs only the first wave: see balance.py).
     """
 
     def __init__(
@@ -104,19 +104,21 @@ class StageLoop:
         runner: Runner,
         ratio: float = 0.5,
         *,
-        offer_all: bool = False,
+        first_wave_only: bool = False,
     ) -> None:
         self.build = build
         self.manifest = manifest
         self.runner = runner
         self.ratio = ratio
-        self.offer_all = offer_all
+        self.first_wave_only = first_wave_only
 
     def run(self, stages: Sequence[Stage], items: Dataset) -> LoopResult:
         result = LoopResult(done=items)
         for stage in stages:
             if stage.injects:
-                outcome = balance(self.runner, stage, result.done, self.ratio, offer_all=self.offer_all)
+                outcome = balance(
+                    self.runner, stage, result.done, self.ratio, first_wave_only=self.first_wave_only
+                )
                 result.ratio = outcome.report
             else:
                 outcome = self.runner.run(result.done, stage)
@@ -135,14 +137,14 @@ def open_stage_loop(
     ratio: float = 0.5,
     batch_size: int = DEFAULT_BATCH_SIZE,
     *,
-    offer_all: bool = False,
+    first_wave_only: bool = False,
     replay: bool = False,
 ) -> Iterator[StageLoop]:
     """A stage loop on the build folder's request cache, closed when the block ends."""
     cache = build.open_cache()
     try:
         runner = Runner(backend, cache, seed=seed, batch_size=batch_size, replay=replay)
-        yield StageLoop(build, manifest, runner, ratio, offer_all=offer_all)
+        yield StageLoop(build, manifest, runner, ratio, first_wave_only=first_wave_only)
     finally:
         cache.close()
 
@@ -268,7 +270,7 @@ def _run(
             options.seed,
             options.ratio,
             batch_size,
-            offer_all=options.shard is not None,
+            first_wave_only=options.shard is not None,
             replay=replay is not None,
         ) as loop:
             result = loop.run(stages, source.prepare(items))

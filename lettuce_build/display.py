@@ -173,9 +173,9 @@ def summary_text(summary: BuildSummary) -> str:
     if summary.shard is not None:
         lines.append(
             f"  shard {summary.shard} of the build: once all {summary.shard.count} have finished, "
-            "`lettuce-build merge SHARD_DIR... --out DIR` joins them"
+            "`lettuce-build merge SHARD_DIR... --out DIR` joins them and meets the ratio over all items"
         )
-    if summary.ratio is not None and (shortfall := summary.ratio.shortfall()):
+    elif summary.ratio is not None and (shortfall := summary.ratio.shortfall()):
         lines.append(click.style(f"  {shortfall}", fg="yellow"))
     lines.extend(f"  failures in {stage}: {reasons}" for stage, reasons in summary.failures.items())
     share = 1 - summary.backend_seconds / summary.seconds if summary.seconds else 0.0

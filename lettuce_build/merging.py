@@ -1,11 +1,13 @@
 """`lettuce-build merge`: shard folders joined into the build one process would have made.
 
-Each shard ran every stage on its slice and offered every item to the injecting stage, so
-between them the shards' caches hold every response the whole build asks for. The merge
-checks that the folders are all the shards of one build (same recipe, every shard once, every
-work item once), joins their caches, and runs the build again over all the items in their
-original order, with a backend that refuses to be called: balancing sees every item, and the
-merged dataset, failures, manifest and summary are those of the unsharded build.
+Each shard ran every stage on its slice, the injecting stage for its part of the first wave
+only (see balance.py), so the shards' caches hold every response the whole build asks for but
+those of later waves, which only a view of every item can tell are needed. The merge checks
+that the folders are all the shards of one build (same recipe, every shard once, every work
+item once), joins their caches, and runs the build again over all the items in their original
+order with the recipe's backend: balancing sees every item, the model is asked only for what no
+shard's cache holds (its engine starts only then), and the merged dataset, failures, manifest
+and summary are those of the unsharded build.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 from lettuce_build.builddir import BuildDir, Manifest
 from lettuce_build.building import BuildSummary, Replay, run_build
 from lettuce_build.llm.cache import RequestCache
-from lettuce_build.llm.cache_only import CacheOnlyBackend
+from lettuce_build.llm.protocol import Backend
 from lettuce_build.prompts import prompts_from
 from lettuce_build.recipe import RECIPE_FILE, Recipe
 from lettuce_build.sharding import ShardError, check_complete, check_same_settings
@@ -41,8 +43,9 @@ class ShardFolder:
         return str(self.build.path)
 
 
-def merge_builds(folders: Sequence[Path], out: Path) -> BuildSummary:
-    """Join the shard folders into ``out``; raises `ShardError` naming what does not fit."""
+def merge_builds(folders: Sequence[Path], out: Path, backend: Backend | None = None) -> BuildSummary:
+    """Join the shard folders into ``out``; raises `ShardError` naming what does not fit.
+    ``backend``: instead of the one the shards' recipe names."""
     if not folders:
         raise ShardError("merge: give the shard folders to join")
     out = Path(out).resolve()
@@ -61,13 +64,7 @@ def merge_builds(folders: Sequence[Path], out: Path) -> BuildSummary:
     finally:
         cache.close()
     recipe = recipe.model_copy(update={"out": out, "shard": None})
-    backend_info = shards[0].manifest.backend
-    assert backend_info is not None
-    backend = CacheOnlyBackend(
-        backend_info,
-        "every shard's cache should hold the responses its items need; was a shard's cache "
-        "removed, or a shard built with other prompts?",
-    )
+    backend = backend or recipe.make_backend()  # an engine starts only on a cache miss
     replay = Replay(
         loaded=LoadResult(items=items, documents=record.documents, skipped=Counter(record.skipped)),
         sources=[shard.name for shard in shards],

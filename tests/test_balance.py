@@ -9,6 +9,7 @@ from lettuce_build.balance import balance, needed
 from lettuce_build.builddir import BuildDir
 from lettuce_build.primitives.injection import InjectMenuStage
 from lettuce_build.runner import Runner
+from lettuce_build.sources.chunking import seeded_fraction
 
 from .support.scripted import ScriptedBackend
 
@@ -98,7 +99,30 @@ def test_which_items_are_chosen_is_seeded_and_a_rerun_makes_no_model_call(tmp_pa
     assert other.ok["inject"] != first.ok["inject"]
 
 
-def test_only_the_needed_items_plus_a_margin_are_offered_first(tmp_path):
+def test_the_first_wave_offers_the_items_whose_draw_is_below_the_ratio_with_a_margin(tmp_path):
     backend = ScriptedBackend(edits_unless(failing=()))
     result = run(tmp_path, items(40), backend, ratio=0.25)
-    assert result.report.waves == 1 and len(backend.requests) == 15  # 10 needed, 1.5x offered
+    drawn_low = [f"k{i}" for i in range(40) if seeded_fraction(0, f"k{i}", "inject") < 0.25 * 1.5]
+    assert result.report.waves == 1 and len(backend.requests) == len(drawn_low) < 40
+    assert {key for key in result.ok["key"] if key in drawn_low} == set(drawn_low)
+    chosen = [r["key"] for r in result.ok.to_list() if r["inject"]]
+    assert len(chosen) == 10 and set(chosen) <= set(drawn_low)
+
+
+def test_a_split_whose_first_wave_is_empty_is_topped_up_from_its_lowest_draws(tmp_path):
+    data = items(50)
+    assert min(seeded_fraction(0, key, "inject") for key in data["key"]) >= 0.01 * 1.5  # none below
+    result = run(tmp_path, data, ScriptedBackend(edits_unless(failing=())), ratio=0.01)
+    assert result.report.by_split["train"].needed == 1 and result.report.short_by == 0
+    assert result.report.waves == 1 and result.report.by_split["train"].offered == 2
+
+
+def test_a_shard_runs_only_the_first_wave(tmp_path):
+    backend = ScriptedBackend(edits_unless(failing=range(0, 12)))
+    cache = BuildDir(tmp_path).open_cache()
+    try:
+        runner = Runner(backend, cache)
+        result = balance(runner, InjectMenuStage("markdown"), items(20), 0.4, first_wave_only=True)
+    finally:
+        cache.close()
+    assert result.report.waves == 1 and result.report.short_by > 0

@@ -31,7 +31,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def build(docs, out, shard=None, **settings):
-    backend = ScriptedBackend(flaky_respond)
+    # the recipe's model: `merge` makes the recipe's backend, whose keys must match the cache's
+    backend = ScriptedBackend(flaky_respond, model="smollm2-135m")
     lettuce_build.build("readme", input=str(docs), out=out, shard=shard, backend=backend, **settings)
     return backend
 
@@ -63,21 +64,40 @@ def test_shards_merged_are_the_unsharded_build_row_for_row(tmp_path, n):
     held = [BuildDir(f).read_manifest().shard.items for f in folders]
     assert sum(held) == 24 and all(held)
 
-    summary = merge_builds(folders, tmp_path / "merged")  # its backend refuses every call
+    later = ScriptedBackend(flaky_respond, model="smollm2-135m")
+    summary = merge_builds(folders, tmp_path / "merged", backend=later)
 
     same_build(tmp_path / "merged", tmp_path / "single")
+    single_cache = RequestCache.in_build(tmp_path / "single").stats().rows
+    assert RequestCache.in_build(tmp_path / "merged").stats().rows == single_cache
+    # the merge asked only for injections of later waves, which no shard could know were needed
+    assert all("training data for hallucination detectors" in r.messages[0].content for r in later.requests)
     assert summary.ratio.short_by == 0
     for split, report in summary.ratio.by_split.items():
         assert report.hallucinated == needed(report.items, 0.5), split
     assert BuildDir(tmp_path / "single").failures(stage="inject"), "the responder fails some injections"
     merged = BuildDir(tmp_path / "merged").read_manifest()
     assert merged.shard is None and merged.merged_from == [str(f) for f in folders]
-    assert sum(s.backend_calls for s in merged.stages) == 0
+
+
+def test_shards_started_from_the_single_build_s_cache_ask_nothing_and_merge_into_it(tmp_path):
+    docs = write_many_readmes(tmp_path / "docs", 24)
+    build(docs, tmp_path / "single")
+    folders = [tmp_path / f"shard{i}" for i in range(2)]
+    asked = []
+    for i, folder in enumerate(folders):
+        folder.mkdir()
+        shutil.copy(tmp_path / "single" / "cache.sqlite", folder / "cache.sqlite")
+        asked += build(docs, folder, f"{i}/2").requests
+    later = ScriptedBackend(flaky_respond, model="smollm2-135m")
+    merge_builds(folders, tmp_path / "merged", backend=later)
+    assert asked == [] and later.calls == []
+    same_build(tmp_path / "merged", tmp_path / "single")
 
 
 def test_the_merged_build_validates_shows_pushes_and_replays_from_its_recipe(tmp_path):
     docs = write_many_readmes(tmp_path / "docs", 12)
-    folders = shards(docs, tmp_path, 2)
+    folders = shards(docs, tmp_path, 2, ratio=1.0)  # one wave: the merge (the recipe's vLLM) asks nothing
     cli = CliRunner()
     merged = tmp_path / "merged"
     result = cli.invoke(main, ["merge", *map(str, folders), "--out", str(merged)])
@@ -88,9 +108,9 @@ def test_the_merged_build_validates_shows_pushes_and_replays_from_its_recipe(tmp
     assert shown.exit_code == 0 and "lettucedetect-readme" in shown.output
     where = lettuce_build.push("readme", build=merged, dry_run=tmp_path / "hub", max_failure_rate=1.0)
     assert str(tmp_path / "hub") in where
-    again = ScriptedBackend(flaky_respond)
+    again = ScriptedBackend(flaky_respond, model="smollm2-135m")
     replay = lettuce_build.build(recipe=merged / "recipe.yaml", backend=again)  # an unsharded recipe
-    assert again.calls == [] and replay.summary.shard is None
+    assert again.calls == [] and replay.summary.shard is None  # the merged cache holds it all
     assert {s: len(d) for s, d in replay.dataset.items()} == {s: len(r) for s, r in rows(merged).items()}
 
 
@@ -104,7 +124,7 @@ def test_a_non_injecting_source_merges_too_and_a_failed_span_is_not_retried(tmp_
         lettuce_build.build(
             "psiloqa", input=str(data), out=folder, shard=f"{i}/2", backend=ScriptedBackend(classify_respond)
         )
-    merge_builds(folders, tmp_path / "merged")
+    merge_builds(folders, tmp_path / "merged", backend=ScriptedBackend(classify_respond))
     same_build(tmp_path / "merged", tmp_path / "single")
     assert single.summary.failures == {"classify": {"malformed_json": 1}}
 
@@ -184,6 +204,8 @@ def test_a_shard_killed_mid_run_resumes_and_still_merges_into_the_single_build(t
     assert len(rerun.requests) + committed == BuildDir(killed).open_cache().stats().rows
     shard0 = tmp_path / "shard0"
     build(docs, shard0, "0/2")
-    merge_builds([shard0, killed], tmp_path / "merged")
+    merge_builds(
+        [shard0, killed], tmp_path / "merged", backend=ScriptedBackend(flaky_respond, model="smollm2-135m")
+    )
     same_build(tmp_path / "merged", tmp_path / "single")
     assert json.loads((killed / "manifest.json").read_text())["status"] == "finished"

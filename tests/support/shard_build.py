@@ -15,7 +15,7 @@ from tests.support.scripted import ScriptedBackend
 
 def main() -> None:
     docs, out, shard, delay, log = sys.argv[1:6]
-    backend = ScriptedBackend(flaky_respond, delay=float(delay), log=Path(log))
+    backend = ScriptedBackend(flaky_respond, model="smollm2-135m", delay=float(delay), log=Path(log))
     lettuce_build.build("readme", input=docs, out=out, shard=shard, batch_size=4, backend=backend)
 
 
