@@ -8,13 +8,13 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0.0.0+unknown"
 
 
-__all__ = ["__version__", "build", "push"]
+__all__ = ["__version__", "build", "merge", "push"]
 
 
 def __getattr__(name: str) -> object:
     # `import lettuce_build` stays light (the command line's --help answers at once); the API
     # and its heavy dependencies load on first use
-    if name in ("build", "push"):
+    if name in ("build", "merge", "push"):
         from lettuce_build import api
 
         return getattr(api, name)

@@ -4,6 +4,9 @@
     result = lettuce_build.build("readme", input="docs/", out="out/readme", limit=8)
     result.dataset["train"][0], result.summary.achieved_ratio
     lettuce_build.push("readme", build="out/readme", repo_id="me/lettucedetect-readme")
+    # shards, on as many machines, then joined into the build one process would have made
+    lettuce_build.build("readme", input="docs/", out="out/part0", shard="0/2")  # and 1/2
+    lettuce_build.merge("out/part0", "out/part1", out="out/readme")
 
 `build` takes any setting of a recipe (see `lettuce_build.recipe.Recipe`) as a keyword, or a
 whole recipe (``prompts=`` a folder of templates replacing the package's; ``sampling=`` per
@@ -24,7 +27,7 @@ from lettuce_build.llm.protocol import Backend
 from lettuce_build.output import DATASET_DIR
 from lettuce_build.prompts import prompts_from
 from lettuce_build.quiet import quiet
-from lettuce_build.recipe import Recipe
+from lettuce_build.recipe import RECIPE_FILE, Recipe
 
 
 class BuildResult(BaseModel):
@@ -64,9 +67,26 @@ def build(
             recipe.build_options(), backend, batch_size=recipe.batch_size, sampling=recipe.stage_sampling()
         )
     written = recipe.write(recipe.out)
-    folder = recipe.out / DATASET_DIR
+    return _result(summary, written)
+
+
+def merge(
+    *shards: str | Path, out: str | Path, backend: Backend | None = None, verbose: bool = False
+) -> BuildResult:
+    """Join the folders of one build's shards (``build(..., shard="i/n")``) into ``out``: the
+    unsharded build (see `lettuce_build.merging`); ``backend`` replaces the recipe's."""
+    from lettuce_build.merging import merge_builds
+
+    quiet(verbose)
+    out = Path(out).resolve()
+    summary = merge_builds([Path(s) for s in shards], out, backend)
+    return _result(summary, out / RECIPE_FILE)
+
+
+def _result(summary: BuildSummary, recipe_path: Path) -> BuildResult:
+    folder = summary.out / DATASET_DIR
     dataset = load_from_disk(str(folder)) if folder.exists() else DatasetDict()
-    return BuildResult(dataset=dataset, summary=summary, recipe_path=written)
+    return BuildResult(dataset=dataset, summary=summary, recipe_path=recipe_path)
 
 
 def push(

@@ -124,8 +124,9 @@ def test_a_non_injecting_source_merges_too_and_a_failed_span_is_not_retried(tmp_
         lettuce_build.build(
             "psiloqa", input=str(data), out=folder, shard=f"{i}/2", backend=ScriptedBackend(classify_respond)
         )
-    merge_builds(folders, tmp_path / "merged", backend=ScriptedBackend(classify_respond))
+    merged = lettuce_build.merge(*folders, out=tmp_path / "merged", backend=ScriptedBackend(classify_respond))
     same_build(tmp_path / "merged", tmp_path / "single")
+    assert {s: d.to_list() for s, d in merged.dataset.items()} == rows(tmp_path / "single")
     assert single.summary.failures == {"classify": {"malformed_json": 1}}
 
 
