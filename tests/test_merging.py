@@ -5,10 +5,8 @@ refused, naming what does not fit."""
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,7 @@ from lettuce_build.sharding import ShardError
 
 from .sources.test_psiloqa import write as write_psiloqa
 from .support.documents import classify_respond, flaky_respond, write_many_readmes
+from .support.processes import kill_9_after
 from .support.scripted import ScriptedBackend
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -184,16 +183,7 @@ def test_a_shard_killed_mid_run_resumes_and_still_merges_into_the_single_build(t
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     process = subprocess.Popen(command, cwd=REPO_ROOT, env=env)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:  # two answered batches of 4, then kill hard
-        if log.exists() and len(log.read_text().splitlines()) >= 8:
-            break
-        time.sleep(0.05)
-    else:
-        process.kill()
-        pytest.fail("the shard never got going")
-    os.kill(process.pid, signal.SIGKILL)
-    assert process.wait(timeout=30) == -signal.SIGKILL
+    kill_9_after(process, log, 8)  # two answered batches of 4
     assert BuildDir(killed).read_manifest().status == "running"  # a kill -9 writes nothing more
     cache = RequestCache.in_build(killed)
     committed = cache.stats().rows

@@ -2,10 +2,8 @@
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import PROMPT_TOO_LONG, ChatRequest, Completion
 from lettuce_build.runner import Runner, request_seed
 
+from .support.processes import kill_9_after
 from .support.scripted import ScriptedBackend
 from .support.stages import DoubleStage, correct, number_of
 
@@ -77,16 +76,7 @@ def test_a_real_kill_9_mid_build_resumes_without_loss_or_duplicates(tmp_path):
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     process = subprocess.Popen(command, cwd=REPO_ROOT, env=env)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:  # wait for three answered batches, then kill hard
-        if log.exists() and len(log.read_text().splitlines()) >= 24:
-            break
-        time.sleep(0.05)
-    else:
-        process.kill()
-        pytest.fail("the build never got going")
-    os.kill(process.pid, signal.SIGKILL)
-    assert process.wait(timeout=30) == -signal.SIGKILL
+    kill_9_after(process, log, 24)  # three answered batches
     assert not result_file.exists()
 
     cache = RequestCache(build / "cache.sqlite")

@@ -47,6 +47,17 @@ def rows(out):
     return {split: dataset[split].to_list() for split in dataset}
 
 
+def local_and_ray(tmp_path, engine, batch_size):
+    """The same readme build of 24 items into tmp_path/local (scripted, in process) and
+    tmp_path/ray (``engine`` in a pool of 2 actors)."""
+    docs = write_many_readmes(tmp_path / "docs", 24)
+    local = ScriptedBackend(flaky_respond)
+    for out, backend in (("local", local), ("ray", pool(engine, batch_size=batch_size))):
+        lettuce_build.build(
+            "readme", input=str(docs), out=tmp_path / out, batch_size=batch_size, backend=backend
+        )
+
+
 def same_build(a, b):
     assert rows(a) == rows(b)
     assert BuildDir(a).failures() == BuildDir(b).failures()
@@ -54,18 +65,8 @@ def same_build(a, b):
 
 
 def test_a_ray_build_writes_the_local_build_s_rows_and_requests(tmp_path):
-    docs = write_many_readmes(tmp_path / "docs", 24)
-    lettuce_build.build(
-        "readme",
-        input=str(docs),
-        out=tmp_path / "local",
-        batch_size=8,
-        backend=ScriptedBackend(flaky_respond),
-    )
     log = tmp_path / "asked.log"
-    lettuce_build.build(
-        "readme", input=str(docs), out=tmp_path / "ray", batch_size=8, backend=pool(LoggedEngine(log))
-    )
+    local_and_ray(tmp_path, LoggedEngine(log), batch_size=8)
     same_build(tmp_path / "ray", tmp_path / "local")
     local, remote = RequestCache.in_build(tmp_path / "local"), RequestCache.in_build(tmp_path / "ray")
     assert local.stats().rows == remote.stats().rows == len(log.read_text().splitlines())
@@ -90,19 +91,8 @@ def test_given_the_local_build_s_cache_a_ray_build_calls_no_model(tmp_path):
 
 
 def test_a_killed_actor_loses_only_its_batch_and_the_build_completes(tmp_path):
-    docs = write_many_readmes(tmp_path / "docs", 24)
-    lettuce_build.build(
-        "readme",
-        input=str(docs),
-        out=tmp_path / "local",
-        batch_size=4,
-        backend=ScriptedBackend(flaky_respond),
-    )
     log, marker = tmp_path / "asked.log", tmp_path / "died"
-    engine = LoggedEngine(log, die_on_call=3, marker=marker)
-    lettuce_build.build(
-        "readme", input=str(docs), out=tmp_path / "ray", batch_size=4, backend=pool(engine, batch_size=4)
-    )
+    local_and_ray(tmp_path, LoggedEngine(log, die_on_call=3, marker=marker), batch_size=4)
     assert marker.exists(), "an actor died mid-build"
     same_build(tmp_path / "ray", tmp_path / "local")
     asked = len(log.read_text().splitlines())
