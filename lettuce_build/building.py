@@ -151,7 +151,8 @@ def open_stage_loop(
 
 class Replay(BaseModel):
     """A build made again from work items and responses already at hand: `merge` joins shards
-    this way. Nothing is loaded, and the backend must answer everything from the cache."""
+    this way. Nothing is loaded; the backend is asked only for what the cache lacks, and a
+    stage that retries failures on a re-run does not (see `Runner.replay`)."""
 
     loaded: LoadResult
     #: the folders the items and responses came from (recorded in the manifest)

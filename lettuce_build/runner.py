@@ -8,6 +8,10 @@ failure rows (key, stage, reason, attempt, finish_reason, raw excerpt), and a
 failed item is retried as a new attempt with its own seed, so it never replays
 the response that failed.
 
+A streaming backend (engines in a Ray actor pool, see llm/ray_pool.py) is handed each pass's
+misses all at once before the pass, and every chunk it answers is committed as it arrives; the
+pass then finds them in the cache. Keys, seeds and parsing are the same either way.
+
 The SQLite cache, not `datasets`' map cache, is what resuming relies on: maps
 get explicit fingerprints (the engine never enters a hashed closure) and do
 not reload earlier map results, because a re-run must retry earlier failures.
