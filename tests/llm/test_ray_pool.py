@@ -6,22 +6,25 @@ import shutil
 from pathlib import Path
 
 import pytest
-from datasets import load_from_disk
+from datasets import Dataset, load_from_disk
 
 import lettuce_build
 from lettuce_build.builddir import BuildDir
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.ray_pool import RayBackend, RayOptions
-from lettuce_build.schema import check_sample, row_to_sample
+from lettuce_build.llm.vllm_backend import VLLMOptions
+from lettuce_build.runner import Runner
 
 from ..conftest import NO_AVX512, NO_AVX512_REASON
-from ..support.documents import flaky_respond, write_many_readmes, write_readmes
+from ..support.documents import flaky_respond, write_many_readmes
 from ..support.ray_engines import LoggedEngine
 from ..support.scripted import ScriptedBackend
+from ..support.stages import COUNTRIES, CapitalStage
 
 ray = pytest.importorskip("ray")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+MODEL = "smollm2-135m"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -102,20 +105,18 @@ def test_a_killed_actor_loses_only_its_batch_and_the_build_completes(tmp_path):
 
 @pytest.mark.skipif(NO_AVX512, reason=NO_AVX512_REASON)
 def test_smoke_the_embedded_engine_in_a_ray_actor(tmp_path):
+    """One pass of a structured-output stage on vLLM in an actor (one engine load), then the
+    same stage locally on the cache it filled: the same rows, and the local engine never starts."""
     from lettuce_build.llm.vllm_backend import VLLMBackend
 
-    docs = write_readmes(tmp_path / "docs")
-    result = lettuce_build.build(
-        "readme", input=str(docs), out=tmp_path / "ray", backend=pool(VLLMBackend("smollm2-135m"), actors=1)
-    )
-    assert result.summary.items == 3
-    for split in result.dataset.values():
-        for row in split:
-            assert check_sample(row_to_sample(row)) == []
-    (tmp_path / "local").mkdir()
-    shutil.copy(tmp_path / "ray" / "cache.sqlite", tmp_path / "local" / "cache.sqlite")
-    local = VLLMBackend("smollm2-135m")
-    lettuce_build.build("readme", input=str(docs), out=tmp_path / "local", backend=local)
-    same_build(tmp_path / "local", tmp_path / "ray")
-    stages = BuildDir(tmp_path / "local").read_manifest().stages
-    assert sum(s.backend_calls for s in stages) == 0
+    items = Dataset.from_list([{"key": country, "country": country} for country in COUNTRIES])
+    cache = RequestCache.in_build(tmp_path)
+    remote = Runner(pool(VLLMBackend(MODEL), actors=1), cache).run(items, CapitalStage())
+    assert remote.stats.cache_misses == len(COUNTRIES) and remote.stats.backend_calls >= 1
+    assert remote.ok.num_rows + len(remote.failures) == len(COUNTRIES)
+    assert all(isinstance(city, str) and city for city in remote.ok["city"])
+    # options of its own: `started` then tells about this engine, not the session's shared one
+    local_engine = VLLMBackend(MODEL, VLLMOptions.for_cpu().model_copy(update={"max_num_seqs": 7}))
+    local = Runner(local_engine, cache).run(items, CapitalStage())
+    assert not local_engine.started and local.stats.cache_misses == 0
+    assert local.ok.to_list() == remote.ok.to_list()
