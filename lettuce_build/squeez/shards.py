@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from lettuce_build.builddir import write_atomic
+from lettuce_build.builddir import BuildDir, write_atomic
 from lettuce_build.llm.cache import CACHE_FILE, RequestCache
+from lettuce_build.paths import safe_name
 from lettuce_build.sharding import Shard, ShardError, check_complete, check_same_settings
 from lettuce_build.tables import read_jsonl
 
@@ -52,8 +53,9 @@ def read_shard(folder: Path) -> SqueezShard:
         raise ShardError(f"{folder / SHARD_FILE}: not a squeez shard record ({err})") from err
 
 
-def merge_squeez(folders: Sequence[Path], out: Path) -> list[str]:
-    """Join squeez shard folders into ``out`` and run phases 5, 7 and 8 there; their summaries."""
+def merge_squeez(folders: Sequence[Path], out: Path) -> Iterator[str]:
+    """Join squeez shard folders into ``out`` and run phases 5, 7 and 8 there, yielding what
+    each says (a generator: nothing happens until it is iterated)."""
     from lettuce_build.squeez.pipeline import Squeez
 
     folders = [Path(f).resolve() for f in folders]
@@ -63,43 +65,44 @@ def merge_squeez(folders: Sequence[Path], out: Path) -> list[str]:
     records = {folder: read_shard(folder) for folder in folders}
     settings = _check(records)
     for folder in folders:
-        if not (folder / "phase4").is_dir():
-            raise ShardError(f"{folder}: phase 4 has not run; run the shard's phases 1-4 (and 6) first")
-    out.mkdir(parents=True, exist_ok=True)
-    position = {iid: p for record in records.values() for iid, p in record.positions.items()}
-    order = lambda row: position[row["instance_id"]]  # noqa: E731 - one key, used three times
-    _join_jsonl(folders, "phase1_instances.jsonl", out, order)
-    _join_jsonl(folders, "phase3_tool_calls.jsonl", out, order)
-    _join_jsonl(folders, "phase6_distilled.jsonl", out, lambda row: position[row["key"].split("::")[0]])
-    repos: dict[str, Any] = {}
-    for folder in folders:
-        path = folder / "phase2_repos.json"
-        for status in json.loads(path.read_text()) if path.exists() else []:
-            repos.setdefault(status["repo"], status)
-    write_atomic(
-        out / "phase2_repos.json", json.dumps(sorted(repos.values(), key=lambda s: s["repo"]), indent=2)
-    )
-    for folder in folders:
-        for file in (folder / "phase4").glob("*.jsonl"):
-            (out / "phase4").mkdir(exist_ok=True)
-            shutil.copyfile(file, out / "phase4" / file.name)
-        for file in [*(folder / "envs").glob("*.json"), *(folder / "envs").glob("*.log")]:
-            (out / "envs").mkdir(exist_ok=True)  # statuses and logs for the report, not the environments
-            shutil.copyfile(file, out / "envs" / file.name)
-        if (folder / "phase4_isolation.json").exists():
-            shutil.copyfile(folder / "phase4_isolation.json", out / "phase4_isolation.json")
-        if (folder / CACHE_FILE).exists():  # the teacher's responses
-            cache = RequestCache.in_build(out)
-            try:
-                cache.absorb(folder / CACHE_FILE)
-            finally:
-                cache.close()
-    squeez = Squeez(out, seed=settings["seed"], max_decoy_share=settings["max_decoy_share"])
-    summaries = [f"merged {len(folders)} shards: {len(position)} instances"]
-    summaries.append(squeez.phase5())
-    summaries.append(squeez.phase7())
-    text, _ = squeez.phase8()
-    return [*summaries, text]
+        _check_executed(folder)
+    with BuildDir(out).lock():  # as a squeez run holds its folder
+        position = {iid: p for record in records.values() for iid, p in record.positions.items()}
+
+        def by_instance(row: dict[str, Any]) -> int:
+            return position[row["instance_id"]]
+
+        _join_jsonl(folders, "phase1_instances.jsonl", out, by_instance)
+        _join_jsonl(folders, "phase3_tool_calls.jsonl", out, by_instance)
+        # a distilled output's key is "<instance_id>::<command>"
+        _join_jsonl(folders, "phase6_distilled.jsonl", out, lambda row: position[row["key"].split("::")[0]])
+        repos: dict[str, Any] = {}
+        for folder in folders:
+            path = folder / "phase2_repos.json"
+            for status in json.loads(path.read_text()) if path.exists() else []:
+                repos.setdefault(status["repo"], status)
+        write_atomic(
+            out / "phase2_repos.json", json.dumps(sorted(repos.values(), key=lambda s: s["repo"]), indent=2)
+        )
+        for folder in folders:
+            for file in (folder / "phase4").glob("*.jsonl"):
+                (out / "phase4").mkdir(exist_ok=True)
+                shutil.copyfile(file, out / "phase4" / file.name)
+            for file in [*(folder / "envs").glob("*.json"), *(folder / "envs").glob("*.log")]:
+                (out / "envs").mkdir(exist_ok=True)  # statuses and logs for the report, not the environments
+                shutil.copyfile(file, out / "envs" / file.name)
+            if (folder / "phase4_isolation.json").exists():
+                shutil.copyfile(folder / "phase4_isolation.json", out / "phase4_isolation.json")
+            if (folder / CACHE_FILE).exists():  # the teacher's responses
+                cache = RequestCache.in_build(out)
+                try:
+                    cache.absorb(folder / CACHE_FILE)
+                finally:
+                    cache.close()
+        squeez = Squeez(out, seed=settings["seed"], max_decoy_share=settings["max_decoy_share"])
+        yield f"merged {len(folders)} shards: {len(position)} instances"
+        # phase 8 raises after its report when the report fails, as in a single run
+        yield from squeez.run([5, 7, 8], instances="", limit=None, teacher=None)
 
 
 def _check(records: dict[Path, SqueezShard]) -> dict[str, Any]:
@@ -117,7 +120,23 @@ def _check(records: dict[Path, SqueezShard]) -> dict[str, Any]:
     return record.settings
 
 
-def _join_jsonl(folders: Sequence[Path], name: str, out: Path, order: Any) -> None:
+def _check_executed(folder: Path) -> None:
+    """Every instance the shard made tool calls for has its phase 4 results (the resume unit)."""
+    calls = folder / "phase3_tool_calls.jsonl"
+    if not calls.exists() or not (folder / "phase4").is_dir():
+        raise ShardError(f"{folder}: phases 3 and 4 have not run; run the shard's phases 1-5 (and 6) first")
+    called = {row["instance_id"] for _, row in read_jsonl(calls)}
+    unfinished = sorted(i for i in called if not (folder / "phase4" / f"{safe_name(i)}.jsonl").exists())
+    if unfinished:
+        raise ShardError(
+            f"{folder}: phase 4 has not finished {len(unfinished)} instance(s), e.g. {unfinished[0]}; "
+            "re-run its phase 4 (it resumes)"
+        )
+
+
+def _join_jsonl(
+    folders: Sequence[Path], name: str, out: Path, order: Callable[[dict[str, Any]], int]
+) -> None:
     rows = [row for folder in folders if (folder / name).exists() for _, row in read_jsonl(folder / name)]
     if any((folder / name).exists() for folder in folders):
         lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in sorted(rows, key=order))

@@ -69,8 +69,21 @@ def test_squeez_merge_refuses_a_missing_shard_and_other_settings(tmp_path, fixtu
     first = Squeez(tmp_path / "a", url_template=template, seed=3, shard=Shard(index=0, count=2))
     first.phase1(str(instances))
     with pytest.raises(ShardError, match=r"shard\(s\) 1/2 missing"):
-        merge_squeez([tmp_path / "a"], tmp_path / "merged")
+        list(merge_squeez([tmp_path / "a"], tmp_path / "merged"))
     other = Squeez(tmp_path / "b", url_template=template, seed=4, shard=Shard(index=1, count=2))
     other.phase1(str(instances))
     with pytest.raises(ShardError, match=r"b: seed is 4, .*a has 3"):
-        merge_squeez([tmp_path / "a", tmp_path / "b"], tmp_path / "merged")
+        list(merge_squeez([tmp_path / "a", tmp_path / "b"], tmp_path / "merged"))
+
+
+def test_squeez_merge_refuses_a_shard_whose_phase_4_did_not_finish(tmp_path, fixture_repos, offline_options):
+    instances, template = fixture_repos
+    shards = [tmp_path / f"shard{i}" for i in range(2)]
+    for i, folder in enumerate(shards):
+        run(folder, instances, template, offline_options, shard=Shard(index=i, count=2), phases=(1, 2, 3, 4))
+    results = sorted((shards[0] / "phase4").glob("*.jsonl"))
+    results[0].unlink()  # as if killed mid-phase
+    with pytest.raises(
+        ShardError, match=r"shard0: phase 4 has not finished 1 instance\(s\).*re-run its phase 4"
+    ):
+        list(merge_squeez(shards, tmp_path / "merged"))
