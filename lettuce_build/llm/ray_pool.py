@@ -12,6 +12,7 @@ restarted actor, and a driver that dies loses only the batches not yet handed ba
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -20,6 +21,8 @@ from pydantic import BaseModel, Field
 
 from lettuce_build.llm.protocol import Backend, BackendError, BackendInfo, ChatRequest, Completion
 from lettuce_build.quiet import requiet
+
+NO_RAY = "--executor ray needs Ray Data: pip install 'lettuce-build[ray]'"
 
 
 class RayOptions(BaseModel):
@@ -51,6 +54,8 @@ class RayBackend:
     """The backend protocol, plus `stream`: the runner hands it a whole pass (see runner.py)."""
 
     def __init__(self, engine: Backend, options: RayOptions | None = None) -> None:
+        if importlib.util.find_spec("ray") is None:  # said before the build starts, not at its first miss
+            raise BackendError(NO_RAY)
         self.engine = engine  # never started here: each actor starts its own copy
         self.options = options or RayOptions()
 
@@ -112,5 +117,5 @@ def _ray() -> Any:
         import ray
         import ray.data
     except ImportError as err:
-        raise BackendError("--executor ray needs Ray Data: pip install 'lettuce-build[ray]'") from err
+        raise BackendError(NO_RAY) from err
     return ray

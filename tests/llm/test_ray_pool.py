@@ -120,3 +120,16 @@ def test_smoke_the_embedded_engine_in_a_ray_actor(tmp_path):
     local = Runner(local_engine, cache).run(items, CapitalStage())
     assert not local_engine.started and local.stats.cache_misses == 0
     assert local.ok.to_list() == remote.ok.to_list()
+
+
+def test_without_ray_the_executor_says_how_to_install_it_before_the_build_starts(monkeypatch):
+    import importlib.util
+
+    from lettuce_build.llm.protocol import BackendError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a)
+    )
+    with pytest.raises(BackendError, match=r"pip install 'lettuce-build\[ray\]'"):
+        RayBackend(ScriptedBackend(flaky_respond))
