@@ -119,6 +119,11 @@ def status_text(path: Path, manifest: Manifest) -> str:
             f"  backend {manifest.backend.backend}, model {manifest.backend.model}, "
             f"{manifest.backend.version or 'version unknown'}; seed {manifest.seed}, limit {manifest.limit}"
         )
+    if manifest.shard:
+        record = manifest.shard
+        lines.append(f"  shard {record.shard}: {record.items} of the build's {record.total_items} work items")
+    if manifest.merged_from:
+        lines.append(f"  merged from {len(manifest.merged_from)} shards: {', '.join(manifest.merged_from)}")
     lines.append(
         f"  {'stage':<12}{'prompt':<16}{'in':>7}{'ok':>7}{'failed':>8}{'hits':>8}{'misses':>8}{'seconds':>9}"
     )

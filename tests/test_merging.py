@@ -103,6 +103,8 @@ def test_the_merged_build_validates_shows_pushes_and_replays_from_its_recipe(tmp
     assert result.exit_code == 0, result.output
     assert "lettucedetect-readme: 12 samples" in result.output
     assert cli.invoke(main, ["validate", str(merged / "hub")]).exit_code == 0
+    assert "merged from 2 shards: " in cli.invoke(main, ["status", str(merged)]).output
+    assert "shard 1/2: " in cli.invoke(main, ["status", str(folders[1])]).output
     shown = cli.invoke(main, ["show", str(merged), "-n", "2"])
     assert shown.exit_code == 0 and "lettucedetect-readme" in shown.output
     where = lettuce_build.push("readme", build=merged, dry_run=tmp_path / "hub", max_failure_rate=1.0)
