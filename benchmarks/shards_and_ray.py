@@ -8,7 +8,9 @@ clock runs. Shards run one after the other here (one machine): the sum is this m
 cost, the slowest shard plus the merge is the wall time on 2 machines.
 
 On 2 cores, 2 actors are 2 CPU engines computing at once: they share the cores, so that line
-measures contention, not scaling; on GPUs each actor has its own device.
+measures contention, not scaling; on GPUs each actor has its own device. Last, Ray's own cost
+apart from any engine: the same build again, local and on Ray, with an engine that answers
+instantly from the local build's cache (no load, no compute), per item and per Ray Data run.
 
     python benchmarks/shards_and_ray.py [N]
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +28,8 @@ from datasets import load_from_disk
 
 import lettuce_build
 from lettuce_build.builddir import BuildDir
-from lettuce_build.llm.protocol import Backend
+from lettuce_build.llm.cache import RequestCache, request_key
+from lettuce_build.llm.protocol import Backend, BackendInfo, ChatRequest, Completion
 from lettuce_build.llm.ray_pool import RayBackend, RayOptions
 from lettuce_build.llm.vllm_backend import VLLMBackend
 from lettuce_build.merging import merge_builds
@@ -49,6 +53,33 @@ def build(docs: Path, out: Path, items: int, backend: Backend, **settings: Any) 
 def passes(out: Path) -> int:
     """Stage passes that asked the model (each one Ray Data run under the Ray executor)."""
     return sum(stage.backend_calls for stage in BuildDir(out).read_manifest().stages)
+
+
+class CachedEngine:
+    """Answers instantly with the responses a finished build holds (looked up under each prompt
+    version the cache has, since a request does not carry its version): Ray's cost, alone."""
+
+    def __init__(self, cache: Path) -> None:
+        self.cache = cache
+
+    @property
+    def model_id(self) -> str:
+        return MODEL
+
+    def info(self) -> BackendInfo:
+        return BackendInfo(backend="cached", model=MODEL)
+
+    def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        cache = RequestCache(self.cache)
+        try:
+            versions = list(cache.stats().by_prompt_version)
+            answers = []
+            for request in requests:
+                keys = [request_key(MODEL, request, version) for version in versions]
+                answers.append(next(iter(cache.get_many(keys).values())))
+            return answers
+        finally:
+            cache.close()
 
 
 def main() -> None:
@@ -98,6 +129,15 @@ def main() -> None:
                 f"{(seconds - local) / runs:+.1f} s per run over local); rows equal local: "
                 f"{rows(out) == rows(root / 'local')}"
             )
+        engine = CachedEngine(root / "local" / "cache.sqlite")
+        free_local = build(docs, root / "free-local", items, engine)
+        free_ray = build(docs, root / "free-ray", items, RayBackend(engine, RayOptions(actors=1)))
+        runs, extra = passes(root / "free-ray"), free_ray - free_local
+        print(
+            f"Ray's own cost (an instant engine): local {free_local:.1f} s, Ray {free_ray:.1f} s: "
+            f"{extra / items:+.2f} s per item, {extra / runs:+.1f} s per Ray Data run ({runs} runs); "
+            f"rows equal local: {rows(root / 'free-ray') == rows(root / 'local')}"
+        )
         ray.shutdown()
 
 
