@@ -22,45 +22,32 @@ from lettuce_build.taxonomy import (
     SUPPORTED,
     Taxonomy,
 )
+from lettuce_build.viewer import answer_pieces, excerpt, span_type, terminal_color
 
 if TYPE_CHECKING:  # build imports every source; the summary's type is all display needs of it
     from lettuce_build.building import BuildSummary
 
-CATEGORY_COLORS = {
-    "contradiction": "red",
-    "unsupported_addition": "yellow",
-    "fabricated_reference": "magenta",
-}
-
 
 def highlight_answer(sample: HallucinationSample) -> str:
     """The answer with each span in its category's colour, tagged with its number."""
-    pieces, cursor = [], 0
-    for number, span in enumerate(sample.labels, start=1):
-        pieces.append(sample.answer[cursor : span.start])
-        color = CATEGORY_COLORS.get(span.category, "cyan")
-        pieces.append(
-            click.style(f"[{span.text}]", fg=color, bold=True) + click.style(f"^{number}", fg=color)
-        )
-        cursor = span.end
-    pieces.append(sample.answer[cursor:])
+    pieces = []
+    for text, index in answer_pieces(sample):
+        if index is None:
+            pieces.append(text)
+            continue
+        color = terminal_color(sample.labels[index])
+        pieces.append(click.style(f"[{text}]", fg=color, bold=True) + click.style(f"^{index + 1}", fg=color))
     return "".join(pieces)
 
 
-def render_sample(sample: HallucinationSample, context_chars: int = 400) -> str:
-    context = (
-        sample.context if len(sample.context) <= context_chars else sample.context[:context_chars] + " [...]"
-    )
+def render_sample(sample: HallucinationSample) -> str:
     lines = [
         click.style("question: ", bold=True) + sample.question,
-        click.style("context:  ", bold=True) + context.replace("\n", "\n          "),
+        click.style("context:  ", bold=True) + excerpt(sample.context).replace("\n", "\n          "),
         click.style("answer:   ", bold=True) + highlight_answer(sample).replace("\n", "\n          "),
     ]
     for number, span in enumerate(sample.labels, start=1):
-        lines.append(
-            f"  ^{number} [{span.start}:{span.end}] {span.category}/{span.subcategory or '-'}"
-            f" ({span.label}): {span.text!r}"
-        )
+        lines.append(f"  ^{number} [{span.start}:{span.end}] {span_type(span)}: {span.text!r}")
     if not sample.labels:
         lines.append("  (a clean sample: no hallucinated spans)")
     return "\n".join(lines)
@@ -138,10 +125,10 @@ def status_text(path: Path, manifest: Manifest) -> str:
 
 
 def failure_text(row: FailureRow) -> str:
-    excerpt = row.raw_excerpt[:120].replace("\n", "\\n")
+    raw = row.raw_excerpt[:120].replace("\n", "\\n")
     return (
         f"{row.stage:<10} {row.reason:<22} attempt {row.attempt} {row.key}"
-        f" (finish {row.finish_reason}): {row.detail}\n    raw: {excerpt}"
+        f" (finish {row.finish_reason}): {row.detail}\n    raw: {raw}"
     )
 
 

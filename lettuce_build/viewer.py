@@ -17,15 +17,15 @@ from rich.panel import Panel
 from rich.text import Text
 
 from lettuce_build.errors import LettuceError
-from lettuce_build.schema import HallucinationSample, row_to_sample
+from lettuce_build.schema import HallucinationSample, Span, row_to_sample
 
-#: one colour per category, the terminal's and the page's
+#: one colour per category, the terminal's (every terminal view: `show`, a build's summary) and the page's
 CATEGORY_STYLES = {
-    "contradiction": ("bold red", "#ffb3b3"),
-    "unsupported_addition": ("bold yellow", "#ffe38a"),
-    "fabricated_reference": ("bold magenta", "#e6b8ff"),
+    "contradiction": ("red", "#ffb3b3"),
+    "unsupported_addition": ("yellow", "#ffe38a"),
+    "fabricated_reference": ("magenta", "#e6b8ff"),
 }
-OTHER_STYLE = ("bold cyan", "#b3e5ff")
+OTHER_STYLE = ("cyan", "#b3e5ff")
 CONTEXT_CHARS = 400
 
 
@@ -61,11 +61,16 @@ def _categories(sample: HallucinationSample) -> set[str]:
     return {span.category for span in sample.labels} or {"clean"}
 
 
-def _type(span_category: str, subcategory: str | None, label: str) -> str:
-    return f"{span_category}/{subcategory or '-'} ({label})"
+def span_type(span: Span) -> str:
+    """How every view names a span's type: ``category/subcategory (label)``."""
+    return f"{span.category}/{span.subcategory or '-'} ({span.label})"
 
 
-def _pieces(sample: HallucinationSample) -> Iterator[tuple[str, int | None]]:
+def terminal_color(span: Span) -> str:
+    return CATEGORY_STYLES.get(span.category, OTHER_STYLE)[0]
+
+
+def answer_pieces(sample: HallucinationSample) -> Iterator[tuple[str, int | None]]:
     """The answer cut at its spans: (text, index of the span it belongs to, or None)."""
     cursor = 0
     for index, span in enumerate(sample.labels):
@@ -75,7 +80,7 @@ def _pieces(sample: HallucinationSample) -> Iterator[tuple[str, int | None]]:
     yield sample.answer[cursor:], None
 
 
-def _excerpt(context: str) -> str:
+def excerpt(context: str) -> str:
     return context if len(context) <= CONTEXT_CHARS else context[:CONTEXT_CHARS] + " [...]"
 
 
@@ -84,24 +89,23 @@ def _excerpt(context: str) -> str:
 
 def sample_panel(sample: HallucinationSample, number: int) -> Panel:
     answer = Text()
-    for text, index in _pieces(sample):
+    for text, index in answer_pieces(sample):
         if index is None:
             answer.append(text)
             continue
         span = sample.labels[index]
-        style = CATEGORY_STYLES.get(span.category, OTHER_STYLE)[0]
+        style = f"bold {terminal_color(span)}"
         answer.append(text, style=f"{style} underline")
         answer.append(f"^{index + 1}", style=style)
     legend = Text()
     for index, span in enumerate(sample.labels, start=1):
-        style = CATEGORY_STYLES.get(span.category, OTHER_STYLE)[0]
-        legend.append(f"^{index} ", style=style)
-        legend.append(f"{_type(span.category, span.subcategory, span.label)}: {span.text!r}\n")
+        legend.append(f"^{index} ", style=f"bold {terminal_color(span)}")
+        legend.append(f"{span_type(span)}: {span.text!r}\n")
     if not sample.labels:
         legend.append("a clean sample: no hallucinated spans", style="dim")
     body = Group(
         Text.assemble(("question ", "bold"), sample.question),
-        Text.assemble(("context  ", "bold"), (_excerpt(sample.context), "dim")),
+        Text.assemble(("context  ", "bold"), (excerpt(sample.context), "dim")),
         Text.assemble(("answer   ", "bold"), answer),
         legend,
     )
@@ -115,12 +119,12 @@ def sample_panel(sample: HallucinationSample, number: int) -> Panel:
 def sample_html(sample: HallucinationSample) -> str:
     """One sample as an HTML card (styles from `PAGE_STYLE`): spans marked, their type on hover."""
     marked = []
-    for text, index in _pieces(sample):
+    for text, index in answer_pieces(sample):
         if index is None:
             marked.append(html.escape(text))
             continue
         span = sample.labels[index]
-        kind = html.escape(_type(span.category, span.subcategory, span.label), quote=True)
+        kind = html.escape(span_type(span), quote=True)
         color = CATEGORY_STYLES.get(span.category, OTHER_STYLE)[1]
         marked.append(
             f'<mark style="background:{color}" data-type="{kind}" title="{kind}">{html.escape(text)}'
