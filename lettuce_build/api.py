@@ -66,7 +66,7 @@ def build(
         summary = run_build(
             recipe.build_options(), backend, batch_size=recipe.batch_size, sampling=recipe.stage_sampling()
         )
-    written = recipe.write(recipe.out)
+    written = recipe.as_ran(backend.info()).write(recipe.out)
     return _result(summary, written)
 
 

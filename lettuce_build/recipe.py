@@ -17,7 +17,7 @@ from lettuce_build.building import BuildOptions
 from lettuce_build.errors import LettuceError
 from lettuce_build.leaks import public_url
 from lettuce_build.llm.embedded import DEFAULT_MODEL
-from lettuce_build.llm.protocol import Backend
+from lettuce_build.llm.protocol import Backend, BackendInfo
 from lettuce_build.primitives.injection import EditAnchors
 from lettuce_build.runner import DEFAULT_BATCH_SIZE
 from lettuce_build.sharding import Shard
@@ -114,6 +114,14 @@ class Recipe(BaseModel):
 
         options = RayOptions(address=self.ray_address, actors=self.ray_actors, batch_size=self.batch_size)
         return RayBackend(backend, options)
+
+    def as_ran(self, info: BackendInfo) -> Recipe:
+        """The recipe with the dtype the engine chose for this processor written down (see
+        `VLLMOptions.for_cpu`), so the file says what ran; a dtype the user chose stays."""
+        dtype = info.options.get("dtype")
+        if self.engine.dtype is not None or not info.backend.endswith("vllm") or not isinstance(dtype, str):
+            return self
+        return self.model_copy(update={"engine": self.engine.model_copy(update={"dtype": dtype})})
 
     def to_yaml(self) -> str:
         """The recipe as a file says it: credentials in ``base_url`` (``user:key@``, ``?api-key=``)

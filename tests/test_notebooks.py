@@ -9,7 +9,6 @@ from nbclient import NotebookClient
 from lettuce_build.building import BuildOptions, run_build
 from lettuce_build.hub import FolderTarget, publish
 
-from .conftest import NO_AVX512, NO_AVX512_REASON
 from .support.documents import respond, write_readmes
 from .support.scripted import ScriptedBackend
 
@@ -64,7 +63,7 @@ def test_the_explore_notebook_runs_on_a_local_dataset(tmp_path, monkeypatch):
     )
 
 
-@pytest.mark.skipif(NO_AVX512, reason=NO_AVX512_REASON)
+@pytest.mark.usefixtures("real_engine")
 def test_the_build_notebook_runs_on_the_embedded_model_from_its_own_documents(tmp_path, monkeypatch):
     monkeypatch.delenv("LB_NOTEBOOK_INPUT", raising=False)  # as written: its inline documents
     monkeypatch.setenv("LB_NOTEBOOK_OUT", str(tmp_path / "out"))

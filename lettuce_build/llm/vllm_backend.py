@@ -49,14 +49,32 @@ class VLLMOptions(BaseModel):
     def for_cpu(cls) -> VLLMOptions:
         """Measured on a 2-core machine: eager mode loads in ~15-40 s instead of ~130 s, and
         per-request seeds crash the CPU engine when a batch's prefill is chunked, which a
-        32768-token batch budget avoids."""
-        return cls(enforce_eager=True, max_model_len=4096, max_num_batched_tokens=32768, dtype="bfloat16")
+        32768-token batch budget avoids. The dtype is the one this processor computes natively."""
+        return cls(enforce_eager=True, max_model_len=4096, max_num_batched_tokens=32768, dtype=cpu_dtype())
 
     def engine_kwargs(self) -> dict[str, Any]:
         kwargs = self.model_dump(exclude={"chat_template_kwargs"}, exclude_none=True)
         if not _has_gpu():
             kwargs.pop("gpu_memory_utilization")
         return kwargs
+
+
+def native_bf16() -> bool:
+    """Whether this processor computes bfloat16 in hardware (AVX512-BF16 or AMX tiles).
+
+    Elsewhere torch emulates it: measured on an AVX2 EPYC, a bf16 matrix product ran at
+    0.8 GFLOP/s against 46.8 for float32, and a readme build took 2.4x as long.
+    """
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+
+
+def cpu_dtype() -> str:
+    """The CPU engine's dtype: bfloat16 where it is native, float32 otherwise."""
+    return "bfloat16" if native_bf16() else "float32"
 
 
 def _has_gpu() -> bool:

@@ -198,7 +198,7 @@ def test_concurrency_is_limited(server):
 
 
 @pytest.fixture(scope="module")
-def vllm_server() -> Iterator[str]:
+def vllm_server(real_engine) -> Iterator[str]:
     """A real OpenAI-compatible server: vLLM's CPU build serving smollm2-135m on loopback."""
     import os
     import socket
@@ -209,10 +209,7 @@ def vllm_server() -> Iterator[str]:
 
     from lettuce_build.llm.embedded import embedded_model_path
 
-    from ..conftest import NO_AVX512, NO_AVX512_REASON
-
-    if NO_AVX512:
-        pytest.skip(NO_AVX512_REASON)
+    from lettuce_build.llm.vllm_backend import cpu_dtype
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -236,7 +233,7 @@ def vllm_server() -> Iterator[str]:
             "--max-num-batched-tokens",
             "32768",
             "--dtype",
-            "bfloat16",
+            cpu_dtype(),
         ],
         env=env,
         stdout=subprocess.DEVNULL,

@@ -15,7 +15,6 @@ from lettuce_build.llm.ray_pool import RayBackend, RayOptions
 from lettuce_build.llm.vllm_backend import VLLMOptions
 from lettuce_build.runner import Runner
 
-from ..conftest import NO_AVX512, NO_AVX512_REASON
 from ..support.documents import flaky_respond, write_many_readmes
 from ..support.ray_engines import LoggedEngine
 from ..support.scripted import ScriptedBackend
@@ -103,7 +102,7 @@ def test_a_killed_actor_loses_only_its_batch_and_the_build_completes(tmp_path):
     assert 0 < asked - answered <= 4  # the dead actor's batch, asked again of a restarted actor
 
 
-@pytest.mark.skipif(NO_AVX512, reason=NO_AVX512_REASON)
+@pytest.mark.usefixtures("real_engine")
 def test_smoke_the_embedded_engine_in_a_ray_actor(tmp_path):
     """One pass of a structured-output stage on vLLM in an actor (one engine load), then the
     same stage locally on the cache it filled: the same rows, and the local engine never starts."""
