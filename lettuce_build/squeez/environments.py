@@ -42,14 +42,12 @@ from pydantic import BaseModel
 from lettuce_build.paths import safe_name
 from lettuce_build.repos import repo_slug
 from lettuce_build.squeez.sandbox import (
-    SANDBOX_HOME,
     Sandbox,
     copy_tree,
     interpreter_paths,
-    run_bounded,
     sandbox_uid,
-    scrubbed_env,
 )
+from lettuce_build.squeez.usernet import INSTALL_HINT
 
 BUILD_TIMEOUT = 900.0
 BUILD_ADDRESS_SPACE = 16 * 1024**3  # uv and compilers reserve far more address space than they use
@@ -69,11 +67,13 @@ MAX_OVERLAY_FILES = 20_000
 
 class EnvOptions(BaseModel):
     """How environments are built: ``python`` overrides the spec's (a version or a path);
-    ``find_links`` are local wheel folders; ``offline`` installs from them alone."""
+    ``find_links`` are local wheel folders; ``offline`` installs from them alone; ``index_url``
+    replaces PyPI (reached through the sandbox's user-mode network, like PyPI)."""
 
     python: str | None = None
     find_links: list[Path] = []
     offline: bool = False
+    index_url: str | None = None
 
 
 class EnvSpec(BaseModel):
@@ -404,6 +404,9 @@ class Environments:
         if self.sandbox.isolation.mode != "bwrap":
             status.reason = "no sandbox on this machine: environment builds run repository code"
             return status
+        if not self.options.offline and self.sandbox.isolation.network != "pasta":
+            status.reason = f"no user-mode network for the package index ({INSTALL_HINT}; or --offline)"
+            return status
         shutil.rmtree(env, ignore_errors=True)  # what a crashed build left
         env.mkdir(parents=True)
         uid = sandbox_uid(worker)
@@ -487,6 +490,8 @@ class Environments:
             install += ["--find-links", str(folder)]
         if self.options.offline:
             install += ["--offline", "--no-index"]
+        elif self.options.index_url:
+            install += ["--index-url", self.options.index_url]
         steps = [
             (
                 "create the virtualenv",
@@ -504,7 +509,7 @@ class Environments:
     def _run(self, argv: list[str], spec: EnvSpec, env: Path, uv: Path, tree: Path, worker: int):  # noqa: ANN202
         # every step runs on the spec's base interpreter (the environment's python links to it);
         # its mounts come from the host's choice, never from files the build wrote
-        wrapped = self.sandbox.argv(
+        return self.sandbox.run(
             argv,
             tree=tree,
             read_only=[*interpreter_paths(Path(spec.interpreter)), uv, *self._find_links()],
@@ -512,11 +517,6 @@ class Environments:
             network=not self.options.offline,
             uid=sandbox_uid(worker),
             extra_env=_uv_env(network=not self.options.offline),
-        )
-        return run_bounded(
-            wrapped,
-            cwd=tree,
-            env=scrubbed_env(SANDBOX_HOME),
             timeout=BUILD_TIMEOUT,
             address_space=BUILD_ADDRESS_SPACE,
         )

@@ -33,7 +33,6 @@ from lettuce_build.repos import RepoError, RepoManager, host_git_env
 from lettuce_build.squeez.environments import Environments, EnvStatus, apply_overlay
 from lettuce_build.squeez.instances import SqueezInstance
 from lettuce_build.squeez.sandbox import (
-    SANDBOX_HOME,
     SANDBOX_TREE,
     Isolation,
     IsolationMode,
@@ -46,6 +45,7 @@ from lettuce_build.squeez.sandbox import (
     unlink_copies,
 )
 from lettuce_build.squeez.toolcalls import ToolCall
+from lettuce_build.squeez.usernet import INSTALL_HINT
 
 MAX_LINES = 500
 _NO_ENV = "no environment for this repository: repository code never runs on lettuce-build's interpreter"
@@ -117,6 +117,8 @@ class Executor:
     def _skip(self, call: ToolCall, env: EnvStatus | None) -> str | None:
         if call.needs_network and not self.allow_network:
             return "network disabled: curl calls run only with --allow-network"
+        if call.needs_network and self.isolation.network != "pasta":
+            return f"no user-mode network on this machine: {INSTALL_HINT}"
         if call.runs_in == "tree" and self.isolation.mode != "bwrap":
             return "no sandbox on this machine (install bubblewrap): repository code is never run unconfined"
         if call.needs_env and env is None:
@@ -230,7 +232,7 @@ class Executor:
                 extra["PYTHONPATH"] = f"{SANDBOX_TREE}/src"
         else:  # ls, lint: lettuce-build's own tools, never repository code
             read_only, path, extra = interpreter_paths(), self.tool_path, {}
-        argv = self.sandbox.argv(
+        return self.sandbox.run(
             call.argv,
             tree=scratch,
             read_only=read_only,
@@ -238,8 +240,8 @@ class Executor:
             uid=sandbox_uid(worker),
             env_path=path,
             extra_env=extra,
+            timeout=call.timeout,
         )
-        return run_bounded(argv, cwd=scratch, env=scrubbed_env(SANDBOX_HOME), timeout=call.timeout)
 
     def _apply_test_patch(self, call: ToolCall, scratch: Path) -> None:
         """SWE-bench's FAIL_TO_PASS tests arrive with the test patch: apply it, as the harness does.

@@ -3,16 +3,28 @@
 Everything that runs repository code (squeez's python, test and build calls, environment
 builds) goes through `Sandbox.argv` and `run_bounded`:
 
-- bubblewrap with new PID, IPC, UTS, cgroup and (unless asked) network namespaces, its own
-  /proc, a minimal /dev, a private /tmp, and only the paths a tool needs: /usr, the Python
-  interpreters in use, a few files of /etc (never the host's /etc wholesale: no shadow, no
-  machine secrets) and the tree it works on, mounted at ``/repo``;
+- bubblewrap with new PID, IPC, UTS, cgroup and network namespaces (always: a step that needs
+  the package index gets user-mode networking that reaches the outside but never the host,
+  see `lettuce_build.squeez.usernet`), its own /proc, a minimal /dev, a private /tmp, and only
+  the paths a tool needs: /usr, the Python interpreters in use, a few files of /etc (never the
+  host's /etc wholesale: no shadow, no machine secrets) and the tree it works on, mounted at
+  ``/repo``;
 - as root, the command drops to an unprivileged uid (`setpriv`), so the process limit holds
-  and the pristine files it sees through hard links cannot be changed in place;
+  and the pristine files it sees through hard links cannot be changed in place, and it keeps
+  no capability (bubblewrap keeps only the three setpriv needs, setpriv clears the bounding,
+  inheritable and ambient sets, and ``no_new_privs`` stops setuid binaries from regaining
+  any). A user namespace would be the usual way to drop root, but its root maps to the host's
+  root, so files the host owns would be writable through the hard links; as another user,
+  bubblewrap's own user namespace (``--unshare-user``) is used and every capability dropped;
 - a scrubbed environment: no tokens, no keys, nothing of the host's variables;
-- rlimits on CPU, memory, processes and file size; a timeout kills the sandbox, and because
-  its PID namespace dies with its first process, so does everything it started (``setsid``
-  daemons included); ``--die-with-parent`` does the same if lettuce-build itself dies.
+- limits on CPU time, address space, processes, file size and core files, set by ``prlimit``
+  on the command line itself (a Python callback between fork and exec is unsafe in a process
+  that runs worker threads); a timeout kills the sandbox, and because its PID namespace dies
+  with its first process, so does everything it started; ``--die-with-parent`` does the same
+  if lettuce-build itself dies;
+- a process that detaches itself (a double fork or ``setsid`` daemon, whose parent has exited)
+  is killed as soon as it is seen: otherwise one that keeps its output open holds the step
+  (``uv`` waits for a setup.py's output to close) until the step's whole timeout runs out.
 
 The tree a command sees is a fresh copy of an export of the repository (no ``.git``): host
 git never runs on anything sandboxed code could have written.
@@ -20,18 +32,23 @@ git never runs on anything sandboxed code could have written.
 
 from __future__ import annotations
 
+import json
 import os
-import resource
+import select
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
+
+from lettuce_build.squeez.usernet import INSTALL_HINT, UserNetError, UserNetwork, missing_tools, resolv_conf
 
 SANDBOX_TREE = "/repo"
 SANDBOX_HOME = "/tmp/home"
@@ -54,29 +71,84 @@ ETC_FILES = (
     "mime.types",
     "alternatives",
 )
-ETC_NETWORK_FILES = ("resolv.conf", "hosts", "ssl", "ca-certificates", "ca-certificates.conf", "gai.conf")
+ETC_NETWORK_FILES = ("hosts", "ssl", "ca-certificates", "ca-certificates.conf", "gai.conf")
+#: how long the host waits for bubblewrap to report its sandbox's first process
+INFO_TIMEOUT = 30.0
+#: how often a running sandbox is checked for processes that detached themselves
+REAP_INTERVAL = 0.5
 
 IsolationMode = Literal["bwrap", "none"]
+NetworkMode = Literal["pasta", "none"]
+
+
+class Limits(BaseModel):
+    """Per-process limits of a sandboxed step (the process count is per uid)."""
+
+    cpu_seconds: int
+    address_space: int = ADDRESS_SPACE_BYTES
+    file_bytes: int = MAX_FILE_BYTES
+    processes: int = MAX_PROCESSES
+
+    def prlimit(self) -> list[str]:
+        """The command prefix that sets them: the exec'd command inherits them, no callback runs
+        between fork and exec. The process count is enforced for the sandbox's unprivileged
+        uid (root ignores it, which is why root's commands drop to a uid of their own)."""
+        return [
+            "prlimit",
+            f"--cpu={self.cpu_seconds}",
+            f"--as={self.address_space}",
+            f"--fsize={self.file_bytes}",
+            f"--nproc={self.processes}",
+            "--core=0",
+            "--",
+        ]
+
+    def describe(self) -> str:
+        return (
+            f"limits per process: CPU {self.cpu_seconds} s, address space "
+            f"{self.address_space // 1024**3} GiB, files {self.file_bytes // 1024**2} MiB, "
+            f"{self.processes} processes, no core files"
+        )
 
 
 class Isolation(BaseModel):
     mode: IsolationMode
+    #: how steps that need the package index reach it: pasta, or not at all (they are skipped)
+    network: NetworkMode = "none"
     note: str
 
 
 def detect_isolation() -> Isolation:
-    """bubblewrap with a PID namespace when it works here (checked by running it), else none."""
+    """bubblewrap with its namespaces when it works here, and pasta for the steps that need the
+    network when that works too: both checked by running them."""
     probe = ["bwrap", "--unshare-pid", "--unshare-net", *_system_mounts(), "--proc", "/proc", "true"]
-    if shutil.which("bwrap") and subprocess.run(probe, capture_output=True).returncode == 0:
-        who = "an unprivileged uid" if _drops_privileges() else "the current user"
+    if not shutil.which("bwrap") or subprocess.run(probe, capture_output=True).returncode != 0:
         return Isolation(
-            mode="bwrap",
-            note=f"bubblewrap: own PID/network namespaces, minimal filesystem, throwaway tree, as {who}",
+            mode="none",
+            note="no sandbox: bubblewrap is missing or cannot create namespaces here; calls that run "
+            "repository code are skipped (install bubblewrap to run them)",
         )
-    return Isolation(
-        mode="none",
-        note="no sandbox: bubblewrap is missing or cannot create namespaces here; calls that run "
-        "repository code are skipped (install bubblewrap to run them)",
+    who = "an unprivileged uid with no capability" if _drops_privileges() else "the current user"
+    note = (
+        "bubblewrap: own PID/IPC/UTS/cgroup/network namespaces, minimal filesystem, throwaway tree, "
+        f"as {who}; detached processes killed; {Limits(cpu_seconds=0).describe().replace('CPU 0 s, ', '')}"
+    )
+    bwrap_only = Isolation(mode="bwrap", note=note)
+    if missing := missing_tools():
+        return bwrap_only.model_copy(
+            update={"note": f"{note}; network: none ({', '.join(missing)} missing: {INSTALL_HINT})"}
+        )
+    with tempfile.TemporaryDirectory(prefix="lb-probe-") as folder:
+        trial = Isolation(mode="bwrap", network="pasta", note=note)
+        captured = Sandbox(trial, Path(folder)).run(["true"], tree=Path(folder), network=True, timeout=30)
+    if captured.exit_code != 0:
+        why = captured.text.strip().splitlines()[-1:] or ["no output"]
+        return bwrap_only.model_copy(update={"note": f"{note}; network: none (pasta failed here: {why[0]})"})
+    return trial.model_copy(
+        update={
+            "note": f"{note}; network: own namespace for every step, and for the steps that need the "
+            "index pasta (IPv4, no host loopback, link-local or host address)"
+        }
     )
 
 
@@ -131,14 +203,21 @@ def interpreter_paths(python: Path | None = None) -> list[Path]:
     return sorted(paths)
 
 
+class Captured(BaseModel):
+    text: str
+    exit_code: int | None
+    timed_out: bool
+    binary: bool
+
+
 class Sandbox:
-    """Builds the bubblewrap command line for one call. ``state`` holds the synthetic /etc files."""
+    """Runs one call in bubblewrap. ``state`` holds the synthetic /etc files."""
 
     def __init__(self, isolation: Isolation, state: Path) -> None:
         self.isolation = isolation
         self.state = state
 
-    def _passwd(self, uid: int | None) -> Path:
+    def _etc(self, uid: int | None) -> Path:
         folder = self.state / f"etc-{uid or 'self'}"
         if not (folder / "passwd").exists():
             folder.mkdir(parents=True, exist_ok=True)
@@ -148,39 +227,89 @@ class Sandbox:
                 "nobody:x:65534:65534::/nonexistent:/usr/sbin/nologin\n"
             )
             (folder / "group").write_text(f"root:x:0:\nsandbox:x:{user}:\nnogroup:x:65534:\n")
+            (folder / "resolv.conf").write_text(resolv_conf())
         return folder
 
-    def argv(
+    def run(
         self,
         argv: Sequence[str],
         *,
         tree: Path,
+        timeout: float,
         read_only: Sequence[Path] = (),
         writable: Sequence[Path] = (),
         network: bool = False,
         uid: int | None = None,
         env_path: Sequence[str] = (),
         extra_env: dict[str, str] | None = None,
-    ) -> list[str]:
-        """``argv`` run inside the sandbox with ``tree`` at /repo (writable) and the given mounts."""
+        address_space: int = ADDRESS_SPACE_BYTES,
+    ) -> Captured:
+        """``argv`` run inside the sandbox with ``tree`` at /repo (writable) and the given mounts;
+        with ``network``, reaching the outside through pasta, never the host."""
         if self.isolation.mode != "bwrap":
             raise RuntimeError("no sandbox on this machine: " + self.isolation.note)
+        if network and self.isolation.network != "pasta":
+            raise RuntimeError(f"no user-mode network on this machine: {INSTALL_HINT}")
+        info_read, info_write = os.pipe()
+        block_read, block_write = os.pipe()
+        wrapped = self._argv(
+            argv, tree, read_only, writable, network, uid, env_path, extra_env, info_write, block_read
+        )
+        limits = Limits(cpu_seconds=int(timeout) + CPU_SECONDS_MARGIN, address_space=address_space)
+        try:
+            process = _start([*limits.prlimit(), *wrapped], tree, (info_write, block_read))
+        finally:
+            os.close(info_write)
+            os.close(block_read)
+        attached: UserNetwork | None = None
+        try:
+            init = _first_process(info_read, process)
+            if network and init is not None:
+                try:
+                    attached = UserNetwork(init).attach()
+                except UserNetError as err:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+                    return Captured(text=f"[sandbox: {err}]", exit_code=-1, timed_out=False, binary=False)
+            try:
+                os.write(block_write, b"go")  # the namespaces are ready: let the command start
+            except BrokenPipeError:
+                pass  # bubblewrap already ended; its output says why
+            return _collect(process, timeout, init)
+        finally:
+            os.close(info_read)
+            os.close(block_write)
+            if attached is not None:
+                attached.close()
+
+    def _argv(
+        self,
+        argv: Sequence[str],
+        tree: Path,
+        read_only: Sequence[Path],
+        writable: Sequence[Path],
+        network: bool,
+        uid: int | None,
+        env_path: Sequence[str],
+        extra_env: dict[str, str] | None,
+        info_fd: int,
+        block_fd: int,
+    ) -> list[str]:
         wrap = ["bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-        if not network:
-            wrap.append("--unshare-net")
+        wrap += ["--unshare-net", "--info-fd", str(info_fd), "--block-fd", str(block_fd)]
+        if uid is None:
+            wrap += ["--unshare-user", "--cap-drop", "ALL"]
+        else:  # setpriv needs these three to drop to the uid, and then drops them too
+            wrap += ["--cap-drop", "ALL"]
+            for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP"):
+                wrap += ["--cap-add", cap]
         wrap += ["--die-with-parent", "--new-session", "--hostname", "sandbox"]
         wrap += [*_system_mounts(), "--proc", "/proc", "--dev", "/dev"]
         wrap += ["--perms", "1777", "--tmpfs", "/tmp", "--perms", "0777", "--dir", SANDBOX_HOME]
         wrap += ["--perms", "0755", "--dir", "/etc"]
-        etc = self._passwd(uid)
-        wrap += [
-            "--ro-bind",
-            str(etc / "passwd"),
-            "/etc/passwd",
-            "--ro-bind",
-            str(etc / "group"),
-            "/etc/group",
-        ]
+        etc = self._etc(uid)
+        for name in ("passwd", "group") + (("resolv.conf",) if network else ()):
+            wrap += ["--ro-bind", str(etc / name), f"/etc/{name}"]
         for name in ETC_FILES + (ETC_NETWORK_FILES if network else ()):
             if Path("/etc", name).exists():
                 wrap += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
@@ -197,47 +326,83 @@ class Sandbox:
             wrap += ["--setenv", key, value]
         wrap.append("--")
         if uid is not None:
-            wrap += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+            wrap += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+            wrap += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
         return wrap + list(argv)
 
 
-def _limits(cpu_seconds: int, address_space: int) -> None:
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
-    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_FILE_BYTES, MAX_FILE_BYTES))
-    # Enforced for the sandbox's unprivileged uid (or a non-root user); root ignores it, which
-    # is why root's commands drop to a uid of their own.
-    resource.setrlimit(resource.RLIMIT_NPROC, (MAX_PROCESSES, MAX_PROCESSES))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+def run_bounded(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> Captured:
+    """A host command (git on a bare repository) with the sandbox's limits; read at most
+    MAX_READ_BYTES; kill the whole group on timeout."""
+    limits = Limits(cpu_seconds=int(timeout) + CPU_SECONDS_MARGIN)
+    return _collect(_start([*limits.prlimit(), *argv], cwd, (), env), timeout, None)
 
 
-class Captured(BaseModel):
-    text: str
-    exit_code: int | None
-    timed_out: bool
-    binary: bool
-
-
-def run_bounded(
-    argv: list[str],
-    *,
-    cwd: Path,
-    env: dict[str, str],
-    timeout: float,
-    limits: bool = True,
-    address_space: int = ADDRESS_SPACE_BYTES,
-) -> Captured:
-    """Run argv with limits; read at most MAX_READ_BYTES; kill the whole group on timeout."""
-    process = subprocess.Popen(
+def _start(
+    argv: list[str], cwd: Path, pass_fds: Sequence[int], env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
         argv,
         cwd=cwd,
-        env=env,
+        env=env if env is not None else scrubbed_env(SANDBOX_HOME),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        preexec_fn=(lambda: _limits(int(timeout) + CPU_SECONDS_MARGIN, address_space)) if limits else None,
+        pass_fds=tuple(pass_fds),
     )
+
+
+def _first_process(info: int, process: subprocess.Popen[bytes]) -> int | None:
+    """The host PID of the sandbox's first process, as bubblewrap reports it on its info pipe;
+    None when bubblewrap ended before reporting (its output says why)."""
+    data = b""
+    deadline = time.monotonic() + INFO_TIMEOUT
+    while b"}" not in data and time.monotonic() < deadline:
+        ready, _, _ = select.select([info], [], [], 0.5)
+        if ready:
+            block = os.read(info, 4096)
+            if not block:
+                break
+            data += block
+        elif process.poll() is not None:
+            break
+    try:
+        return int(json.loads(data)["child-pid"])
+    except (ValueError, KeyError):
+        return None
+
+
+def _children(pid: int) -> list[tuple[int, int]]:
+    """(start time, PID) of each process whose parent is ``pid``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()  # after the command name, which may hold spaces
+        if int(fields[1]) == pid:
+            found.append((int(fields[19]), int(entry.name)))
+    return found
+
+
+def _reap_detached(init: int) -> None:
+    """Kill what detached itself inside the sandbox: the first process (PID 1 inside) has the
+    command as its oldest child; any other child was orphaned and re-parented to it."""
+    children = sorted(_children(init))
+    for _, pid in children[1:]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _collect(process: subprocess.Popen[bytes], timeout: float, init: int | None) -> Captured:
+    """Wait for ``process`` (killing detached processes inside its sandbox as they appear), read
+    at most MAX_READ_BYTES of its output; kill the whole group on timeout."""
     chunks: list[bytes] = []
     kept = 0
 
@@ -252,14 +417,21 @@ def run_bounded(
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
     timed_out = False
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        # bubblewrap leads this group; with it dies the sandbox's PID namespace, and every
-        # process inside it, whatever session or group it moved itself to.
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            process.wait(timeout=max(0.0, min(REAP_INTERVAL, deadline - time.monotonic())))
+            break
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                timed_out = True
+                # bubblewrap leads this group; with it dies the sandbox's PID namespace, and
+                # every process inside it, whatever session or group it moved itself to.
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                break
+            if init is not None:
+                _reap_detached(init)
     reader.join(timeout=5)
     raw = b"".join(chunks)
     return Captured(

@@ -208,8 +208,8 @@ def vllm_server(real_engine) -> Iterator[str]:
     import httpx
 
     from lettuce_build.llm.embedded import embedded_model_path
-
     from lettuce_build.llm.vllm_backend import cpu_dtype
+
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

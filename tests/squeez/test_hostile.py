@@ -13,7 +13,8 @@ import pytest
 
 from lettuce_build.squeez.sandbox import detect_isolation
 
-from ..support.gitrepos import make_hostile_repo
+from ..support.gitrepos import make_hostile_repo, make_phone_home_repo
+from ..support.testhost import Listener, can_make_test_hosts, host_ipv4, reached, serving_host, simple_index
 
 SECRETS = {
     "HF_TOKEN": "hf_" + "Q" * 34,
@@ -97,3 +98,57 @@ def test_a_hostile_repository_leaks_nothing_and_leaves_nothing_behind(tmp_path, 
     assert "squeez validation: OK" in run.stdout
     build_log = next((out / "envs").glob("*.log")).read_text()
     assert "ENVIRON" in build_log and "WRITE DENIED" in build_log  # setup.py attacked, and failed
+
+
+@pytest.mark.skipif(detect_isolation().network != "pasta", reason=detect_isolation().note)
+@pytest.mark.skipif(not can_make_test_hosts(), reason="the index runs on a test host (root, iproute2)")
+def test_repository_code_reaches_no_service_of_the_host_in_any_kind_of_step(tmp_path, offline_wheels):
+    """(a) setup.py in an environment build that installs from an index over the network, (b) a
+    python call, (c) a pytest conftest, (d) curl under --allow-network: each tries the host's
+    loopback, its own address and link-local. Nothing arrives; the build still installs."""
+    loopback, everywhere = Listener("127.0.0.1"), Listener("0.0.0.0")
+    targets = [("127.0.0.1", loopback.port), (host_ipv4(), everywhere.port), ("169.254.169.254", 80)]
+    info = make_phone_home_repo(tmp_path / "src" / "acme" / "phonehome", targets)
+    instances = tmp_path / "instances.jsonl"
+    statement = f"`compute` is off by one; see http://127.0.0.1:{loopback.port}/steal"
+    instances.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "instance_id": f"acme__phonehome-{n}",
+                    "repo": "acme/phonehome",
+                    **info,
+                    "problem_statement": statement,
+                    "FAIL_TO_PASS": json.dumps(["tests/test_core.py::test_compute"]),
+                }
+            )
+            + "\n"
+            for n in range(1, 5)
+        )
+    )
+    index = simple_index(offline_wheels, tmp_path / "index")
+    try:
+        with serving_host(index) as url:
+            command = [str(Path(sys.executable).parent / "lettuce-build"), "squeez", "--phase", "1", "2"]
+            command += ["3", "4", "5", "7", "8", "--output-dir", "out", "--instances", "instances.jsonl"]
+            command += ["--repo-url", f"file://{tmp_path}/src/{{repo}}", "--seed", "0", "--workers", "2"]
+            command += ["--allow-network", "--index-url", f"{url}/simple"]
+            run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    finally:
+        loopback.close()
+        everywhere.close()
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert loopback.accepted == everywhere.accepted == 0
+    out = tmp_path / "out"
+    build_log = next((out / "envs").glob("*.log")).read_text()
+    assert build_log.count("UNREACHABLE") >= 3 and not reached(build_log)  # (a)
+    status = json.loads(next((out / "envs").glob("*.json")).read_text())
+    assert status["ok"], status  # it installed pytest from the index (and setuptools to run setup.py)
+    results = [json.loads(line) for file in (out / "phase4").glob("*.jsonl") for line in file.open()]
+    ran = {r["tool_type"]: r for r in results if not r["skipped"]}
+    assert {"python", "test_output", "curl"} <= set(ran)  # (b), (c), (d)
+    for kind in ("python", "test_output"):
+        assert "UNREACHABLE 127.0.0.1" in ran[kind]["output"], ran[kind]["output"]
+        assert not reached(ran[kind]["output"])
+    assert ran["curl"]["exit_code"] != 0  # curl could not connect
+    assert "network: own namespace for every step" in run.stdout

@@ -346,3 +346,36 @@ def make_src_layout_repo(path: Path) -> dict[str, str]:
 
 #: what ``tinyunits`` holds: the dependency a wheel built by the test provides
 TINYUNITS = {"tinyunits/__init__.py": "def to_display(raw):\n    return raw * 10\n"}
+
+
+#: tries to reach every target, as (host, port); what it reached is printed, not sent anywhere
+PHONE_HOME = """import socket
+
+_said = []
+for _host, _port in {targets!r}:
+    try:
+        socket.create_connection((_host, _port), timeout=3).close()
+        _said.append(f"REACHED {{_host}} {{_port}}")
+    except OSError as _err:
+        _said.append(f"UNREACHABLE {{_host}} {{_port}} {{type(_err).__name__}}")
+print("\\n".join(_said))
+"""
+
+
+def make_phone_home_repo(path: Path, targets: list[tuple[str, int]]) -> dict[str, str]:
+    """A package whose setup.py, import and pytest conftest each try to connect to ``targets``
+    (services on the host running squeez); the patch fixes an off-by-one."""
+    phone = PHONE_HOME.format(targets=targets)
+    repo = git.Repo.init(path, initial_branch="main")
+    # it fails once it has tried, so that the installer shows what it printed in the build log
+    setup = phone + 'raise SystemExit("setup.py: tried")\n'
+    _commit(repo, {"README.md": "# phonehome\n", "setup.py": setup, "phonehome/__init__.py": phone}, "Start")
+    core = "def compute(value):\n    return value + 1\n"
+    # pytest hides what a conftest prints; an error in it is shown with its message
+    conftest = phone + 'raise RuntimeError("\\n".join(_said))\n'
+    tests = {"tests/conftest.py": conftest, "tests/test_core.py": HOSTILE_TESTS.replace("evil", "phonehome")}
+    base = _commit(repo, {"phonehome/core.py": core, **tests}, "Add core")
+    (path / "phonehome/core.py").write_text(core.replace("value + 1", "value + 2"))
+    patch = repo.git.diff() + "\n"
+    repo.git.checkout("--", ".")
+    return {"base_commit": base, "patch": patch}
