@@ -13,9 +13,9 @@ import time
 
 from datasets import Dataset, disable_progress_bars
 
-from lettuce_build.builddir import BuildDir
+from lettuce_build.builds.folder import BuildDir
+from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.vllm_backend import VLLMBackend
-from lettuce_build.runner import Runner
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from capital_stage import CapitalStage, work_items  # noqa: E402

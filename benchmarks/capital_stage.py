@@ -7,8 +7,8 @@ from typing import Any
 from datasets import Value
 from pydantic import BaseModel
 
+from lettuce_build.engine.runner import Stage
 from lettuce_build.llm.protocol import ChatRequest
-from lettuce_build.runner import Stage
 
 COUNTRIES = [
     "France",

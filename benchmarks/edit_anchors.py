@@ -24,14 +24,14 @@ from pathlib import Path
 
 from datasets import Dataset, disable_progress_bars
 
-from lettuce_build.builddir import BuildDir
+from lettuce_build.builds.folder import BuildDir
+from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.vllm_backend import VLLMBackend
-from lettuce_build.primitives.answers import AnswerStage
-from lettuce_build.primitives.injection import InjectMenuStage
-from lettuce_build.primitives.questions import QuestionStage
-from lettuce_build.runner import Runner
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.documents import ReadmeSource
+from lettuce_build.stages.answers import AnswerStage
+from lettuce_build.stages.injection import InjectMenuStage
+from lettuce_build.stages.questions import QuestionStage
 
 
 class OneAttempt(InjectMenuStage):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from datasets import disable_progress_bars
 
-from lettuce_build.building import BuildOptions, run_build
+from lettuce_build.builds.run import BuildOptions, run_build
 from lettuce_build.llm.vllm_backend import VLLMBackend
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "readmes"

@@ -20,9 +20,9 @@ from typing import Any
 from datasets import Dataset, Value, disable_progress_bars
 from pydantic import BaseModel
 
+from lettuce_build.engine.runner import ParseFailure, Runner, Stage, check_response
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import BackendInfo, ChatRequest, Completion
-from lettuce_build.runner import ParseFailure, Runner, Stage, check_response
 
 
 class Answer(BaseModel):

@@ -27,13 +27,13 @@ from typing import Any
 from datasets import load_from_disk
 
 import lettuce_build
-from lettuce_build.builddir import BuildDir
+from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.merge import merge_builds
+from lettuce_build.core.quiet import quiet
 from lettuce_build.llm.cache import RequestCache, request_key
 from lettuce_build.llm.protocol import Backend, BackendInfo, ChatRequest, Completion
 from lettuce_build.llm.ray_pool import RayBackend, RayOptions
 from lettuce_build.llm.vllm_backend import VLLMBackend
-from lettuce_build.merging import merge_builds
-from lettuce_build.quiet import quiet
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "readmes"
 MODEL = "smollm2-135m"

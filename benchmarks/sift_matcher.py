@@ -21,7 +21,7 @@ import regex
 
 from lettuce_build.sift.matcher import CompiledPatternSet
 from lettuce_build.sift.presets import load_preset
-from lettuce_build.swebench import load_instance_rows
+from lettuce_build.swebench.instances import load_instance_rows
 
 FULL_TEST_SPLIT = 2294
 DEFAULT_FILES = [

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import git
 
-from lettuce_build.repos import RepoManager
 from lettuce_build.squeez.environments import Environments, EnvOptions
 from lettuce_build.squeez.execute import Executor
 from lettuce_build.squeez.sandbox import Sandbox, copy_tree, detect_isolation, sandbox_uid
 from lettuce_build.squeez.toolcalls import ToolCall
+from lettuce_build.swebench.repos import RepoManager
 
 
 def generated_repo(path: Path, commits: int = 40, files: int = 60) -> list[str]:

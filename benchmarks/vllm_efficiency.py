@@ -17,9 +17,9 @@ import time
 
 from datasets import Dataset, disable_progress_bars
 
+from lettuce_build.engine.runner import Runner, request_seed
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.vllm_backend import VLLMBackend
-from lettuce_build.runner import Runner, request_seed
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from capital_stage import CapitalStage, work_items  # noqa: E402

@@ -6,7 +6,7 @@ is, intended use, limitations, how the spans were made). At push, the package's 
 (``dataset_card.md.j2``) renders this prose together with the build's statistics.
 
 This folder sits at the top of the repository, where people look for cards; the package
-reaches it as ``lettuce_build.cards`` through a symbolic link.
+reaches it as ``lettuce_build.publish.cards`` through a symbolic link.
 """
 
 from __future__ import annotations

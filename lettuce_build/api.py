@@ -8,7 +8,7 @@
     lettuce_build.build("readme", input="docs/", out="out/part0", shard="0/2")  # and 1/2
     lettuce_build.merge("out/part0", "out/part1", out="out/readme")
 
-`build` takes any setting of a recipe (see `lettuce_build.recipe.Recipe`) as a keyword, or a
+`build` takes any setting of a recipe (see `lettuce_build.builds.recipe.Recipe`) as a keyword, or a
 whole recipe (``prompts=`` a folder of templates replacing the package's; ``sampling=`` per
 stage), and any object that speaks the backend protocol (`lettuce_build.llm.protocol`) in
 place of the one the recipe names. It returns the dataset it wrote and the build's summary.
@@ -22,12 +22,12 @@ from typing import Any
 from datasets import DatasetDict, load_from_disk
 from pydantic import BaseModel, ConfigDict
 
-from lettuce_build.building import BuildSummary, run_build
+from lettuce_build.builds.output import DATASET_DIR
+from lettuce_build.builds.recipe import RECIPE_FILE, Recipe
+from lettuce_build.builds.run import BuildSummary, run_build
+from lettuce_build.core.quiet import quiet
 from lettuce_build.llm.protocol import Backend
-from lettuce_build.output import DATASET_DIR
 from lettuce_build.prompts import prompts_from
-from lettuce_build.quiet import quiet
-from lettuce_build.recipe import RECIPE_FILE, Recipe
 
 
 class BuildResult(BaseModel):
@@ -74,8 +74,8 @@ def merge(
     *shards: str | Path, out: str | Path, backend: Backend | None = None, verbose: bool = False
 ) -> BuildResult:
     """Join the folders of one build's shards (``build(..., shard="i/n")``) into ``out``: the
-    unsharded build (see `lettuce_build.merging`); ``backend`` replaces the recipe's."""
-    from lettuce_build.merging import merge_builds
+    unsharded build (see `lettuce_build.builds.merge`); ``backend`` replaces the recipe's."""
+    from lettuce_build.builds.merge import merge_builds
 
     quiet(verbose)
     out = Path(out).resolve()
@@ -105,7 +105,7 @@ def push(
 
     from huggingface_hub import HfApi
 
-    from lettuce_build.hub import FolderTarget, HubTarget, Target, publish
+    from lettuce_build.publish.hub import FolderTarget, HubTarget, Target, publish
 
     if dry_run is None and repo_id is None:
         raise ValueError("give repo_id, or dry_run for a local folder")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lettuce_build.schema import HallucinationSample, Span, default_prompt
+from lettuce_build.core.schema import HallucinationSample, Span, default_prompt
 
 
 def _samples() -> list[HallucinationSample]:

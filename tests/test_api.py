@@ -4,12 +4,12 @@ that replays it; a custom backend is passed in; sources register with a decorato
 import pytest
 
 import lettuce_build
-from lettuce_build.builddir import BuildDir
-from lettuce_build.primitives.answers import AnswerStage
-from lettuce_build.schema import FEATURES
+from lettuce_build.builds.folder import BuildDir
+from lettuce_build.core.schema import FEATURES
 from lettuce_build.sources.base import SourceError
 from lettuce_build.sources.documents import ReadmeSource
 from lettuce_build.sources.registry import SOURCES, get_source, register_source
+from lettuce_build.stages.answers import AnswerStage
 
 from .support.documents import respond, write_readmes
 from .support.scripted import ScriptedBackend

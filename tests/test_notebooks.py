@@ -6,8 +6,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from lettuce_build.building import BuildOptions, run_build
-from lettuce_build.hub import FolderTarget, publish
+from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.publish.hub import FolderTarget, publish
 
 from .support.documents import respond, write_readmes
 from .support.scripted import ScriptedBackend

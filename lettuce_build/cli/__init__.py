@@ -1,19 +1,21 @@
 """The `lettuce-build` command line: options in, library calls out.
 
 Heavy modules (datasets, vLLM, the sources) are imported inside the commands, so that
-``--help`` answers at once. Printing lives in display.py; errors a user can act on
+``--help`` answers at once. Printing lives in view/summary.py; errors a user can act on
 (`LettuceError`) print as one line, with the traceback only under ``--verbose``. Commands
 live in the modules of this package by subject; this module assembles them.
+
+The top layer: imports anything.
 """
 
 from __future__ import annotations
 
 import click
 
-from lettuce_build import __version__
 from lettuce_build.cli import builds, data, publish, swebench
-from lettuce_build.errors import LettuceError
-from lettuce_build.quiet import quiet
+from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.quiet import quiet
+from lettuce_build.core.version import VERSION
 
 VERBOSE = "lettuce_build.verbose"
 
@@ -40,7 +42,7 @@ class _Commands(click.Group):
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="lettuce-build")
+@click.version_option(VERSION, prog_name="lettuce-build")
 @click.option(
     "-v", "--verbose", is_flag=True, help="Show tracebacks, and the logs of vLLM, torch and datasets."
 )

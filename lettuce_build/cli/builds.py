@@ -13,8 +13,8 @@ from lettuce_build.cli.options import REPO_URL, count, endpoint_options, folder,
 @click.argument("build_dir", type=folder(exists=True))
 def status(build_dir: Path) -> None:
     """Show a build's state: stages, counts, cache hits, failures, timings."""
-    from lettuce_build.builddir import BuildDir
-    from lettuce_build.display import status_text
+    from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.view.summary import status_text
 
     click.echo(status_text(build_dir, BuildDir(build_dir).read_manifest()))
 
@@ -26,8 +26,8 @@ def status(build_dir: Path) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 def failures(build_dir: Path, stage: str | None, reason: str | None, as_json: bool) -> None:
     """List a build's failure rows: key, stage, reason, attempt, finish_reason, raw excerpt."""
-    from lettuce_build.builddir import BuildDir
-    from lettuce_build.display import failure_text
+    from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.view.summary import failure_text
 
     every = BuildDir(build_dir).failures()
     known = {row.reason for row in every}
@@ -65,9 +65,9 @@ def show(
     """Look at a build's samples, spans highlighted by category (or at its failures)."""
     from rich.console import Console
 
-    from lettuce_build.builddir import BuildDir
-    from lettuce_build.display import failure_text
-    from lettuce_build.viewer import load_samples, page_html, sample_panel
+    from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.view.samples import load_samples, page_html, sample_panel
+    from lettuce_build.view.summary import failure_text
 
     if show_failures:
         for row in BuildDir(build_dir).failures()[:n]:
@@ -92,7 +92,7 @@ def show(
 @click.argument("build_dir", type=folder())
 def report(build_dir: Path) -> None:
     """Span quality of a generator-mode build: diff spans against what the model reported."""
-    from lettuce_build.span_report import span_quality
+    from lettuce_build.view.span_report import span_quality
 
     if not build_dir.is_dir():
         raise click.ClickException(f"{build_dir} does not exist: build it first")
@@ -111,8 +111,8 @@ def cache() -> None:
 @click.argument("build_dir", type=folder(exists=True))
 def cache_stats(build_dir: Path) -> None:
     """Rows, hits, misses, tokens and size of BUILD_DIR/cache.sqlite."""
-    from lettuce_build.builddir import BuildDir
-    from lettuce_build.display import cache_stats_text
+    from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.view.summary import cache_stats_text
 
     build = BuildDir(build_dir)
     if not build.cache_path.exists():
@@ -127,7 +127,7 @@ def cache_stats(build_dir: Path) -> None:
 @click.command()
 def sources() -> None:
     """List the sources `build` knows, with their dataset names and upstream data."""
-    from lettuce_build.cards import card_text
+    from lettuce_build.publish.cards import card_text
     from lettuce_build.sources.registry import SOURCES
 
     for name, cls in SOURCES.items():
@@ -141,7 +141,7 @@ def _load_config(ctx: click.Context, param: click.Parameter, path: Path | None) 
     on the command line still wins)."""
     if path is None:
         return None
-    from lettuce_build.recipe import read_recipe_file
+    from lettuce_build.builds.recipe import read_recipe_file
 
     settings = read_recipe_file(path)
     engine = settings.pop("engine", None) or {}
@@ -310,8 +310,9 @@ def build(ctx: click.Context, **settings: object) -> None:
     Writes OUT/recipe.yaml: `build --config OUT/recipe.yaml` replays the build.
     """
     from lettuce_build.api import build as run
-    from lettuce_build.display import summary_text
-    from lettuce_build.recipe import ENGINE_FIELDS, Recipe
+    from lettuce_build.builds.recipe import Recipe
+    from lettuce_build.llm.settings import ENGINE_FIELDS
+    from lettuce_build.view.summary import summary_text
 
     engine = {k: value for k in ENGINE_FIELDS if (value := settings.pop(k, None)) is not None}
     recipe = Recipe.model_validate({**settings, "engine": engine})
@@ -326,13 +327,14 @@ def merge(shards: tuple[Path, ...], out: Path) -> None:
     """Join the folders of `build --shard I/N` (all N of them) into one build, as one process
     would have made it; no model is called. squeez shards (`squeez --shard I/N`) are joined
     the same way, then phases 5, 7 and 8 run over all of them."""
-    from lettuce_build.squeez.shards import is_squeez_shard, merge_squeez
+    from lettuce_build.squeez.shard_record import is_squeez_shard
+    from lettuce_build.squeez.shards import merge_squeez
 
     if all(is_squeez_shard(folder) for folder in shards):
         for line in merge_squeez(list(shards), out):
             click.echo(line)
         return
-    from lettuce_build.display import summary_text
-    from lettuce_build.merging import merge_builds
+    from lettuce_build.builds.merge import merge_builds
+    from lettuce_build.view.summary import summary_text
 
     click.echo(summary_text(merge_builds(list(shards), out)))

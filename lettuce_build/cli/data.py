@@ -16,7 +16,7 @@ from lettuce_build.cli.options import TAXONOMY_FILE, count, load_taxonomy
 @TAXONOMY_FILE
 def taxonomy(as_json: bool, taxonomy_file: Path | None) -> None:
     """List categories, subcategories and their one-line definitions."""
-    from lettuce_build.display import taxonomy_json, taxonomy_text
+    from lettuce_build.view.summary import taxonomy_json, taxonomy_text
 
     tax = load_taxonomy(taxonomy_file)
     click.echo(json.dumps(taxonomy_json(tax), indent=2) if as_json else taxonomy_text(tax))
@@ -32,8 +32,8 @@ def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:
     Prints counts per split, category and subcategory, then each violation with
     its row, field and reason. Exits 1 on any violation.
     """
-    from lettuce_build.audit import audit
-    from lettuce_build.display import audit_text
+    from lettuce_build.view.audit import audit
+    from lettuce_build.view.summary import audit_text
 
     try:
         report = audit(path, load_taxonomy(taxonomy_file))

@@ -89,6 +89,6 @@ def endpoint_options(prefix: str = "") -> Decorator:
 
 
 def load_taxonomy(path: Path | None) -> Any:
-    from lettuce_build.taxonomy import DEFAULT_TAXONOMY, Taxonomy
+    from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy
 
     return DEFAULT_TAXONOMY if path is None else Taxonomy.from_file(path)

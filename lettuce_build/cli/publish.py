@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from lettuce_build.catalog import COLLECTIONS
 from lettuce_build.cli.options import folder, share
+from lettuce_build.publish.catalog import COLLECTIONS
 
 
 @click.command()
@@ -60,7 +60,7 @@ def push(
     """
     from huggingface_hub import HfApi
 
-    from lettuce_build.hub import FolderTarget, HubTarget, publish, push_jobs
+    from lettuce_build.publish.hub import FolderTarget, HubTarget, publish, push_jobs
 
     if (source_name is None) == (collection is None):
         raise click.UsageError("give exactly one of --source or --collection")

@@ -57,7 +57,7 @@ def sift(
     from lettuce_build.sift.report import comparison_table, explain, summary_table
     from lettuce_build.sift.stage1 import REQUIRED_COLUMNS, compare, write_sift_outputs
     from lettuce_build.sift.stage1 import sift as run_sift
-    from lettuce_build.swebench import load_instance_rows
+    from lettuce_build.swebench.instances import load_instance_rows
 
     pattern_set = load_preset(preset)
     rows = load_instance_rows(instances, REQUIRED_COLUMNS)
@@ -162,9 +162,9 @@ def squeez(
     shard: str | None,
 ) -> None:
     """Build the squeez tool-output dataset from SWE-bench repositories (phases 1-8)."""
-    from lettuce_build.builddir import BuildDir
+    from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.builds.shards import Shard
     from lettuce_build.llm.factory import make_backend
-    from lettuce_build.sharding import Shard
     from lettuce_build.squeez.environments import EnvOptions
     from lettuce_build.squeez.pipeline import Squeez
 

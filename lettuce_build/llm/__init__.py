@@ -1,1 +1,4 @@
-"""Model backends (vLLM offline, OpenAI-compatible), the request cache and the embedded model."""
+"""Model backends (vLLM offline, OpenAI-compatible, a Ray pool), the request cache, the engine
+settings and the embedded model.
+
+Imports only core."""

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from lettuce_build.errors import LettuceError
+from lettuce_build.core.errors import LettuceError
 from lettuce_build.llm.protocol import ChatRequest, Completion
 
 T = TypeVar("T")

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from lettuce_build.llm.protocol import Backend
-
-if TYPE_CHECKING:
-    from lettuce_build.recipe import EngineSettings
+from lettuce_build.llm.settings import EngineSettings
 
 BackendKind = Literal["vllm", "openai"]
 

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel
 
-from lettuce_build.leaks import SecretScanner, public_url
+from lettuce_build.core.leaks import SecretScanner, public_url
 from lettuce_build.llm.protocol import BackendError, BackendInfo, ChatRequest, Completion
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})

@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from lettuce_build.errors import LettuceError
+from lettuce_build.core.errors import LettuceError
 
 
 class BackendError(LettuceError):

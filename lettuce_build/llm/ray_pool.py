@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lettuce_build.core.quiet import requiet
 from lettuce_build.llm.protocol import Backend, BackendError, BackendInfo, ChatRequest, Completion
-from lettuce_build.quiet import requiet
 
 NO_RAY = "--executor ray needs Ray Data: pip install 'lettuce-build[ray]'"
 
@@ -51,7 +51,7 @@ class EngineActor:
 
 
 class RayBackend:
-    """The backend protocol, plus `stream`: the runner hands it a whole pass (see runner.py)."""
+    """The backend protocol, plus `stream`: the runner hands it a whole pass (see engine/runner.py)."""
 
     def __init__(self, engine: Backend, options: RayOptions | None = None) -> None:
         if importlib.util.find_spec("ray") is None:  # said before the build starts, not at its first miss

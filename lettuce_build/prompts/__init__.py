@@ -3,6 +3,8 @@
 Change a prompt's text and you must bump its version, so cached responses of
 the old prompt are never served for the new one. Shared instructions sit in
 the system message, first, so vLLM's prefix cache reuses them across a batch.
+
+Imports only core.
 """
 
 from __future__ import annotations

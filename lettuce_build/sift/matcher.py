@@ -15,8 +15,8 @@ from pathlib import PurePosixPath
 
 import regex
 
-from lettuce_build.patches import parse_patch
-from lettuce_build.sift.presets import PatternSet
+from lettuce_build.sift.patterns import PatternSet
+from lettuce_build.swebench.patches import parse_patch
 
 _DOCUMENTATION_SUFFIXES = frozenset({".rst", ".txt", ".md"})
 _PYTHON_SUFFIXES = frozenset({".py", ".pyi"})

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from lettuce_build.sift.matcher import CompiledPatternSet
-from lettuce_build.sift.presets import PatternSet
+from lettuce_build.sift.patterns import PatternSet
 from lettuce_build.sift.stage1 import ComparisonEntry, SiftResult
 
 

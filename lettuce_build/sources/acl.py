@@ -14,11 +14,11 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
-from lettuce_build.primitives.answers import AnswerStage
-from lettuce_build.primitives.injection import InjectMenuStage
-from lettuce_build.runner import Stage
+from lettuce_build.engine.runner import Stage
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
 from lettuce_build.sources.chunking import hash_split
+from lettuce_build.stages.answers import AnswerStage
+from lettuce_build.stages.injection import InjectMenuStage
 
 REQUIRED = ("question", "paper_id", "chunk", "retrieval_rank", "answerable")
 TOP_K = 5

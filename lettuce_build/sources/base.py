@@ -19,11 +19,11 @@ from typing import Any, ClassVar
 from datasets import Dataset
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lettuce_build.primitives.injection import EditAnchors
-from lettuce_build.runner import Stage
-from lettuce_build.schema import SPLITS, HallucinationSample, Span, Split, default_prompt
-from lettuce_build.tables import TableError, read_input
-from lettuce_build.taxonomy import sample_category
+from lettuce_build.core.schema import SPLITS, HallucinationSample, Span, Split, default_prompt
+from lettuce_build.core.tables import TableError, read_input
+from lettuce_build.core.taxonomy import sample_category
+from lettuce_build.engine.runner import Stage
+from lettuce_build.stages.injection import EditAnchors
 
 #: upstream split names and the split they are published as
 SPLIT_ALIASES = {"dev": "validation", "valid": "validation", "val": "validation"}
@@ -82,7 +82,7 @@ class LoadResult(BaseModel):
 
 
 class Source(ABC):
-    """One builder per source: it produces work items and names its stages; building.py runs them.
+    """One builder per source: it produces work items and names its stages; builds/run.py runs them.
 
     What the published dataset's card says (name, license, prose) is in ``cards/<dataset_name>.md``.
     """

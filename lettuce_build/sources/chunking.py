@@ -7,10 +7,10 @@ section, drop a too-short tail, keep the first few chunks of each document.
 
 from __future__ import annotations
 
-import hashlib
-
 import regex
 from pydantic import BaseModel
+
+from lettuce_build.core.seeding import fraction
 
 _HEADING = regex.compile(r"^#{1,6}\s+\S")
 _FENCE = regex.compile(r"^\s*(```|~~~)")
@@ -61,15 +61,9 @@ def chunk_markdown(markdown: str, config: ChunkConfig | None = None) -> list[str
 def hash_split(document_id: str, validation: float = 0.05, test: float = 0.05) -> str:
     """train / validation / test from a hash of the document id: stable across runs and machines,
     and every chunk of a document lands in the same split."""
-    bucket = int(hashlib.sha256(document_id.encode("utf-8")).hexdigest()[:8], 16) / 0x1_0000_0000
+    bucket = fraction(document_id)
     if bucket < validation:
         return "validation"
     if bucket < validation + test:
         return "test"
     return "train"
-
-
-def seeded_fraction(seed: int, *parts: str) -> float:
-    """A deterministic number in [0, 1) for seeded choices (injection ratio, question types)."""
-    digest = hashlib.sha256("::".join([str(seed), *parts]).encode("utf-8")).hexdigest()
-    return int(digest[:8], 16) / 0x1_0000_0000

@@ -21,12 +21,12 @@ from typing import Any
 
 import git
 
-from lettuce_build.patches import FilePatch, PatchInfo, parse_patch
-from lettuce_build.primitives.injection import InjectTaxonomyStage
-from lettuce_build.repos import RepoManager, host_git_env
-from lettuce_build.runner import Stage
+from lettuce_build.core.seeding import fraction
+from lettuce_build.engine.runner import Stage
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
-from lettuce_build.sources.chunking import seeded_fraction
+from lettuce_build.stages.injection import InjectTaxonomyStage
+from lettuce_build.swebench.patches import FilePatch, PatchInfo, parse_patch
+from lettuce_build.swebench.repos import RepoManager, host_git_env
 
 MIN_CODE_CHARS = 40
 MAX_CODE_CHARS = 10_000
@@ -139,7 +139,7 @@ def build_answer(style: str, patch: PatchInfo, patched: dict[str, str | None]) -
 
 
 def _choose(seed: int, key: str, salt: str, options: tuple[tuple[str, float], ...]) -> str:
-    point, total = seeded_fraction(seed, key, salt), 0.0
+    point, total = fraction(seed, key, salt), 0.0
     for name, weight in options:
         total += weight
         if point < total:
@@ -198,7 +198,7 @@ class CodeSource(Source):
         if len(code) > MAX_CODE_CHARS:
             skipped["huge_answer"] += 1
             return None
-        target = TARGETS[int(seeded_fraction(options.seed, key, "target") * len(TARGETS))]
+        target = TARGETS[int(fraction(options.seed, key, "target") * len(TARGETS))]
         return {
             "key": key,
             "split": row.get("split", "test"),  # a local file without splits: SWE-bench's test split

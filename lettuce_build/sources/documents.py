@@ -11,10 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lettuce_build.primitives.answers import AnswerStage
-from lettuce_build.primitives.injection import InjectMenuStage
-from lettuce_build.primitives.questions import QuestionStage
-from lettuce_build.runner import Stage
+from lettuce_build.core.seeding import fraction
+from lettuce_build.core.tables import read_table
+from lettuce_build.engine.runner import Stage
 from lettuce_build.sources.base import (
     DEFAULT_SETTINGS,
     LoadOptions,
@@ -23,8 +22,10 @@ from lettuce_build.sources.base import (
     StageSettings,
     Tally,
 )
-from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split, seeded_fraction
-from lettuce_build.tables import read_table
+from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split
+from lettuce_build.stages.answers import AnswerStage
+from lettuce_build.stages.injection import InjectMenuStage
+from lettuce_build.stages.questions import QuestionStage
 
 MAX_DOCUMENT_BYTES = 2_000_000
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx", ".rst", ".txt"}
@@ -72,7 +73,7 @@ class DocumentSource(Source):
             split = hash_split(doc_id)
             for index, chunk in enumerate(chunks):
                 key = f"{self.name}::{doc_id}::{index}"
-                pick = int(seeded_fraction(options.seed, key, "question_type") * len(self.question_types))
+                pick = int(fraction(options.seed, key, "question_type") * len(self.question_types))
                 yield {
                     "key": key,
                     "split": split,

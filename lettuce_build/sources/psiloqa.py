@@ -16,9 +16,9 @@ from typing import Any
 
 from datasets import Dataset
 
-from lettuce_build.primitives.classify import ClassifyStage, explode_spans, gather_labels
-from lettuce_build.runner import Stage
-from lettuce_build.schema import SPLITS, widen_to_graphemes
+from lettuce_build.core.schema import SPLITS, widen_to_graphemes
+from lettuce_build.core.tables import read_table
+from lettuce_build.engine.runner import Stage
 from lettuce_build.sources.base import (
     DEFAULT_SETTINGS,
     SPLIT_ALIASES,
@@ -28,7 +28,7 @@ from lettuce_build.sources.base import (
     StageSettings,
     Tally,
 )
-from lettuce_build.tables import read_table
+from lettuce_build.stages.classify import ClassifyStage, explode_spans, gather_labels
 
 REQUIRED = ("wiki_passage", "question", "llm_answer", "labels")
 

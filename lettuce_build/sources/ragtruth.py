@@ -15,8 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lettuce_build.runner import Stage
-from lettuce_build.schema import widen_to_graphemes
+from lettuce_build.core.schema import widen_to_graphemes
+from lettuce_build.core.tables import read_jsonl
+from lettuce_build.core.taxonomy import TaxonomyError, map_label, refine_ragtruth
+from lettuce_build.engine.runner import Stage
 from lettuce_build.sources.base import (
     DEFAULT_SETTINGS,
     LoadOptions,
@@ -25,8 +27,6 @@ from lettuce_build.sources.base import (
     StageSettings,
     Tally,
 )
-from lettuce_build.tables import read_jsonl
-from lettuce_build.taxonomy import TaxonomyError, map_label, refine_ragtruth
 
 RESPONSE_COLUMNS = ("source_id", "response", "labels", "split")
 SOURCE_COLUMNS = ("source_id", "task_type", "source_info", "prompt")

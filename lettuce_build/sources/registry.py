@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from lettuce_build.errors import LettuceError
+from lettuce_build.core.errors import LettuceError
 from lettuce_build.sources.acl import AclSource
 from lettuce_build.sources.base import Source
 from lettuce_build.sources.code import CodeSource

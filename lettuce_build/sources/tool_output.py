@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lettuce_build.primitives.answers import AnswerStage
-from lettuce_build.primitives.injection import InjectTaxonomyStage
-from lettuce_build.runner import Stage
-from lettuce_build.schema import SPLITS
+from lettuce_build.core.schema import SPLITS
+from lettuce_build.core.seeding import fraction
+from lettuce_build.core.tables import read_table
+from lettuce_build.engine.runner import Stage
 from lettuce_build.sources.base import (
     DEFAULT_SETTINGS,
     SPLIT_ALIASES,
@@ -21,8 +21,8 @@ from lettuce_build.sources.base import (
     StageSettings,
     Tally,
 )
-from lettuce_build.sources.chunking import seeded_fraction
-from lettuce_build.tables import read_table
+from lettuce_build.stages.answers import AnswerStage
+from lettuce_build.stages.injection import InjectTaxonomyStage
 
 REQUIRED = ("instance_id", "tool_type", "query", "background_task", "tool_output", "relevant_lines")
 TARGETS = (
@@ -67,7 +67,7 @@ class ToolOutputSource(Source):
             seen[base] += 1
             # the spec's key; a second call of the same type on the same instance gets a number
             key = base if seen[base] == 1 else f"{base}::{seen[base]}"
-            target = TARGETS[int(seeded_fraction(options.seed, key, "target") * len(TARGETS))]
+            target = TARGETS[int(fraction(options.seed, key, "target") * len(TARGETS))]
             task = str(row["background_task"])[:TASK_CHARS]
             yield {
                 "key": key,

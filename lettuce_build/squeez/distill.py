@@ -16,8 +16,8 @@ from typing import Any
 from datasets import List, Value
 from pydantic import BaseModel, Field
 
+from lettuce_build.engine.runner import Sampling, Stage
 from lettuce_build.llm.protocol import ChatRequest
-from lettuce_build.runner import Sampling, Stage
 
 MAX_VIEW_LINES = 500
 MAX_LINE_CHARS = 400

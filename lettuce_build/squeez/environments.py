@@ -39,8 +39,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel
 
-from lettuce_build.paths import safe_name
-from lettuce_build.repos import repo_slug
+from lettuce_build.core.paths import safe_name
 from lettuce_build.squeez.sandbox import (
     Sandbox,
     copy_tree,
@@ -48,6 +47,7 @@ from lettuce_build.squeez.sandbox import (
     sandbox_uid,
 )
 from lettuce_build.squeez.usernet import INSTALL_HINT
+from lettuce_build.swebench.repos import repo_slug
 
 BUILD_TIMEOUT = 900.0
 BUILD_ADDRESS_SPACE = 16 * 1024**3  # uv and compilers reserve far more address space than they use

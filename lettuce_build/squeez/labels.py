@@ -22,8 +22,8 @@ from pathlib import PurePosixPath
 import regex
 from pydantic import BaseModel
 
-from lettuce_build.patches import DEFINITION, FilePatch, PatchInfo
 from lettuce_build.squeez.execute import ToolResult
+from lettuce_build.swebench.patches import DEFINITION, FilePatch, PatchInfo
 
 MIN_LINES = 10
 MIN_RELEVANT = 3

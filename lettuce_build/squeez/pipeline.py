@@ -34,16 +34,15 @@ from datasets import Dataset, DatasetDict
 from pydantic import BaseModel
 from tqdm import tqdm
 
-from lettuce_build.builddir import BuildDir, Manifest, write_atomic
-from lettuce_build.building import open_stage_loop
-from lettuce_build.errors import LettuceError
+from lettuce_build.builds.folder import BuildDir, Manifest, write_atomic
+from lettuce_build.builds.output import write_output
+from lettuce_build.builds.run import open_stage_loop
+from lettuce_build.builds.shards import Shard
+from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.paths import safe_name
+from lettuce_build.core.schema import SPLITS
+from lettuce_build.core.tables import read_jsonl
 from lettuce_build.llm.protocol import Backend
-from lettuce_build.output import write_output
-from lettuce_build.patches import parse_patch
-from lettuce_build.paths import safe_name
-from lettuce_build.repos import DEFAULT_URL_TEMPLATE, RepoManager, RepoStatus
-from lettuce_build.schema import SPLITS
-from lettuce_build.sharding import Shard
 from lettuce_build.squeez.assemble import (
     DEFAULT_DECOY_SHARE,
     SQUEEZ_FEATURES,
@@ -59,9 +58,10 @@ from lettuce_build.squeez.instances import SqueezInstance, load_instances
 from lettuce_build.squeez.labels import label, output_lines
 from lettuce_build.squeez.report import ValidationReport, execution_summary, validate_rows
 from lettuce_build.squeez.sandbox import Isolation, Sandbox, detect_isolation
-from lettuce_build.squeez.shards import SqueezShard, write_shard
+from lettuce_build.squeez.shard_record import SqueezShard, write_shard
 from lettuce_build.squeez.toolcalls import ToolCall, generate_tool_calls
-from lettuce_build.tables import read_jsonl
+from lettuce_build.swebench.patches import parse_patch
+from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE, RepoManager, RepoStatus
 
 
 class PhaseError(LettuceError):

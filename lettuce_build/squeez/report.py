@@ -15,7 +15,7 @@ from typing import Any
 import regex
 from pydantic import BaseModel, Field
 
-from lettuce_build.leaks import SecretScanner
+from lettuce_build.core.leaks import SecretScanner
 from lettuce_build.squeez.assemble import Selection
 from lettuce_build.squeez.execute import ToolResult
 from lettuce_build.squeez.toolcalls import ENV_TOOLS

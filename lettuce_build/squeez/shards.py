@@ -16,48 +16,18 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
-from lettuce_build.builddir import BuildDir, write_atomic
+from lettuce_build.builds.folder import BuildDir, write_atomic
+from lettuce_build.builds.shards import ShardError, check_complete, check_same_settings
+from lettuce_build.core.paths import safe_name
+from lettuce_build.core.tables import read_jsonl
 from lettuce_build.llm.cache import CACHE_FILE, RequestCache
-from lettuce_build.paths import safe_name
-from lettuce_build.sharding import Shard, ShardError, check_complete, check_same_settings
-from lettuce_build.tables import read_jsonl
-
-SHARD_FILE = "phase1_shard.json"
-
-
-class SqueezShard(BaseModel):
-    """What phase 1 of a sharded run records, for the merge to check and order by."""
-
-    shard: Shard
-    #: instances of the whole run, and each held instance's place among them
-    total: int
-    positions: dict[str, int]
-    #: settings every shard of one run shares (the merge runs phases 7 and 8 with them)
-    settings: dict[str, Any]
-
-
-def write_shard(out: Path, record: SqueezShard) -> None:
-    write_atomic(out / SHARD_FILE, record.model_dump_json(indent=2))
-
-
-def is_squeez_shard(folder: Path) -> bool:
-    return (folder / SHARD_FILE).exists()
-
-
-def read_shard(folder: Path) -> SqueezShard:
-    try:
-        return SqueezShard.model_validate_json((folder / SHARD_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise ShardError(f"{folder / SHARD_FILE}: not a squeez shard record ({err})") from err
+from lettuce_build.squeez.pipeline import Squeez
+from lettuce_build.squeez.shard_record import SqueezShard, read_shard
 
 
 def merge_squeez(folders: Sequence[Path], out: Path) -> Iterator[str]:
     """Join squeez shard folders into ``out`` and run phases 5, 7 and 8 there, yielding what
     each says (a generator: nothing happens until it is iterated)."""
-    from lettuce_build.squeez.pipeline import Squeez
-
     folders = [Path(f).resolve() for f in folders]
     out = Path(out).resolve()
     if out in folders:

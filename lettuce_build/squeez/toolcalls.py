@@ -10,7 +10,6 @@ read_file mostly targets a patch file, sometimes a sibling "decoy" in the same f
 
 from __future__ import annotations
 
-import hashlib
 import random
 from pathlib import PurePosixPath
 from typing import Literal
@@ -19,8 +18,9 @@ import git
 import regex
 from pydantic import BaseModel
 
-from lettuce_build.patches import MAX_TELLING_NAMES, PatchInfo, parse_patch
+from lettuce_build.core import seeding
 from lettuce_build.squeez.instances import SqueezInstance
+from lettuce_build.swebench.patches import MAX_TELLING_NAMES, PatchInfo, parse_patch
 
 TOOL_WEIGHTS: dict[str, float] = {
     "read_file": 0.25,
@@ -74,7 +74,7 @@ class ToolCall(BaseModel):
 
 
 def _rng(seed: int, instance_id: str) -> random.Random:
-    return random.Random(int(hashlib.sha256(f"{seed}::{instance_id}".encode()).hexdigest()[:16], 16))
+    return seeding.rng(seed, instance_id)
 
 
 def issue_terms(text: str) -> list[str]:

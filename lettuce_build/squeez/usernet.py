@@ -42,7 +42,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from lettuce_build.errors import LettuceError
+from lettuce_build.core.errors import LettuceError
 
 #: the address the sandbox's resolv.conf names; pasta forwards DNS sent there to the host's resolver
 DNS_FORWARD = "198.51.100.53"

@@ -7,7 +7,7 @@ import torch
 import yaml
 
 import lettuce_build
-from lettuce_build.builddir import BuildDir
+from lettuce_build.builds.folder import BuildDir
 from lettuce_build.llm.protocol import ChatRequest, Completion
 from lettuce_build.llm.vllm_backend import VLLMBackend, VLLMOptions
 
@@ -50,7 +50,7 @@ def test_a_default_build_records_the_dtype_that_ran_in_its_manifest_and_recipe(t
 
 def test_dtype_given_by_the_user_overrides_the_processors_choice(processor):
     from lettuce_build.llm.factory import make_backend
-    from lettuce_build.recipe import EngineSettings
+    from lettuce_build.llm.settings import EngineSettings
 
     backend = make_backend("vllm", "smollm2-135m", engine=EngineSettings(dtype="float16"))
     assert backend.info().options["dtype"] == "float16"

@@ -9,11 +9,11 @@ import pytest
 from datasets import Dataset, load_from_disk
 
 import lettuce_build
-from lettuce_build.builddir import BuildDir
+from lettuce_build.builds.folder import BuildDir
+from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.ray_pool import RayBackend, RayOptions
 from lettuce_build.llm.vllm_backend import VLLMOptions
-from lettuce_build.runner import Runner
 
 from ..support.documents import flaky_respond, write_many_readmes
 from ..support.ray_engines import LoggedEngine

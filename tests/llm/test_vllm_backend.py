@@ -8,10 +8,10 @@ from pathlib import Path
 
 from datasets import Dataset
 
-from lettuce_build.builddir import BuildDir
+from lettuce_build.builds.folder import BuildDir
+from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.protocol import PROMPT_TOO_LONG, ChatRequest
 from lettuce_build.llm.vllm_backend import VLLMOptions
-from lettuce_build.runner import Runner
 
 from ..support.stages import COUNTRIES, Capital, CapitalStage
 

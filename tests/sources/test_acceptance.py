@@ -6,8 +6,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from lettuce_build.builddir import BuildDir
-from lettuce_build.building import BuildOptions, run_build
+from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.run import BuildOptions, run_build
 from lettuce_build.cli import main
 from lettuce_build.llm.protocol import ChatRequest
 

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
+from lettuce_build.core.tables import TableError
 from lettuce_build.sources.acl import AclSource
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.chunking import hash_split
-from lettuce_build.tables import TableError
 
 
 def row(question, paper, rank, answerable, chunk=None):

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from lettuce_build.building import BuildOptions, run_build
-from lettuce_build.patches import parse_patch
-from lettuce_build.schema import check_sample
+from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.core.schema import check_sample
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.code import CodeSource, build_answer, file_context
+from lettuce_build.swebench.patches import parse_patch
 
 from ..support.documents import code_respond
 from ..support.gitrepos import CORE_BASE, CORE_FIXED, make_widgets_repo

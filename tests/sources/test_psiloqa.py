@@ -2,8 +2,8 @@
 
 import json
 
-from lettuce_build.builddir import BuildDir
-from lettuce_build.building import BuildOptions, run_build
+from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.run import BuildOptions, run_build
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.psiloqa import PsiloQASource
 

@@ -2,7 +2,7 @@
 
 import json
 
-from lettuce_build.building import BuildOptions, run_build
+from lettuce_build.builds.run import BuildOptions, run_build
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.tool_output import TARGETS, ToolOutputSource
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import git
 import pytest
 
-from lettuce_build.repos import RepoManager
 from lettuce_build.squeez.environments import (
     EnvOptions,
     _spec_version,
@@ -22,6 +21,7 @@ from lettuce_build.squeez.environments import (
 )
 from lettuce_build.squeez.pipeline import Squeez
 from lettuce_build.squeez.sandbox import detect_isolation
+from lettuce_build.swebench.repos import RepoManager
 
 from ..support.gitrepos import TINYUNITS, make_src_layout_repo
 from ..support.wheels import make_wheel

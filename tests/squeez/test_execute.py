@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from lettuce_build.repos import RepoManager
 from lettuce_build.squeez.execute import Executor, cap_lines, number_lines, strip_revision
 from lettuce_build.squeez.sandbox import detect_isolation
 from lettuce_build.squeez.toolcalls import ToolCall
+from lettuce_build.swebench.repos import RepoManager
 
 from ..support.gitrepos import make_widgets_repo
 

@@ -1,8 +1,8 @@
 """Phase 5: which lines of a real-looking output are about the fix, and which outputs go on."""
 
-from lettuce_build.patches import parse_patch
 from lettuce_build.squeez.execute import ToolResult
 from lettuce_build.squeez.labels import label, relevant_lines
+from lettuce_build.swebench.patches import parse_patch
 
 #: the fix changes line 42 of pkg/core.py, inside ``def resolve``
 PATCH = parse_patch(

@@ -10,9 +10,9 @@ import sys
 
 from datasets import Dataset
 
-from lettuce_build.builddir import BuildDir
+from lettuce_build.builds.folder import BuildDir
+from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.vllm_backend import VLLMBackend
-from lettuce_build.runner import Runner
 from tests.support.stages import COUNTRIES, CapitalStage
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from datasets import Dataset
 
-from lettuce_build.builddir import BuildDir
-from lettuce_build.runner import Runner
+from lettuce_build.builds.folder import BuildDir
+from lettuce_build.engine.runner import Runner
 from tests.support.scripted import ScriptedBackend
 from tests.support.stages import DoubleStage, correct
 

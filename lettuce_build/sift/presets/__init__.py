@@ -2,54 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from lettuce_build.sift.patterns import PatternSet
+from lettuce_build.sift.presets import v1, v2, v3
 
-CATEGORIES: tuple[str, ...] = (
-    "file_io",
-    "user_input",
-    "database",
-    "serialisation",
-    "auth",
-    "url_routing",
-    "command_exec",
-    "html_rendering",
-)
-
-
-class PatternSet(BaseModel):
-    """Regex sources per category (order matters: the first match on a line is recorded).
-
-    All patterns are case-insensitive; a pattern that must not be can say so
-    inline with ``(?-i:...)``.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    description: str
-    categories: dict[str, list[str]]
-    #: A line matching any of these is skipped for every category.
-    exclusions: list[str] = []
-    #: A line matching one of these is skipped for that category only.
-    category_exclusions: dict[str, list[str]] = {}
-    #: Like ``category_exclusions``, but only where ``request`` is pytest's fixture request:
-    #: in the pytest repository itself and in any ``conftest.py``.
-    pytest_exclusions: dict[str, list[str]] = {}
-    #: v1/v2 match the raw diff line, leading "+" included; later presets match the code.
-    strip_added_marker: bool = False
-    #: Skip comment lines, trailing comments and docstrings of Python files.
-    skip_comments_and_docstrings: bool = False
-    #: Skip added lines of documentation files (.rst, .txt, .md).
-    skip_documentation_files: bool = False
+PRESETS: dict[str, PatternSet] = {"v1": v1.PRESET, "v2": v2.PRESET, "v3": v3.PRESET}
 
 
 def load_preset(name: str) -> PatternSet:
-    from lettuce_build.sift.presets import v1, v2, v3
-
-    presets = {"v1": v1.PRESET, "v2": v2.PRESET, "v3": v3.PRESET}
-    if name not in presets:
-        raise ValueError(f"unknown sift preset {name!r}; known: {sorted(presets)}")
-    return presets[name]
-
-
-PRESET_NAMES: tuple[str, ...] = ("v1", "v2", "v3")
+    if name not in PRESETS:
+        raise ValueError(f"unknown sift preset {name!r}; known: {sorted(PRESETS)}")
+    return PRESETS[name]

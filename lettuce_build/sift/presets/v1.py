@@ -2,7 +2,7 @@
 how it differed from v2: bare GET/POST, `path(` for routing, `SQL` for database, bare
 password/token/session for auth, and no exclusions."""
 
-from lettuce_build.sift.presets import PatternSet
+from lettuce_build.sift.patterns import PatternSet
 from lettuce_build.sift.presets.v2 import PRESET as V2
 
 _categories = {name: list(patterns) for name, patterns in V2.categories.items()}

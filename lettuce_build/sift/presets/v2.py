@@ -1,6 +1,6 @@
 """The published v2 pattern set, reproduced exactly (spec/sift.md), defects included."""
 
-from lettuce_build.sift.presets import PatternSet
+from lettuce_build.sift.patterns import PatternSet
 
 PRESET = PatternSet(
     name="v2",

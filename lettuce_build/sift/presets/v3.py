@@ -24,7 +24,7 @@ Changes against v2, each for a reason:
   of documentation files (.rst, .txt, .md) are not code either.
 """
 
-from lettuce_build.sift.presets import PatternSet
+from lettuce_build.sift.patterns import PatternSet
 from lettuce_build.sift.presets.v2 import PRESET as V2
 
 _PYTEST_REQUEST_ATTRIBUTES = (

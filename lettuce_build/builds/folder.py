@@ -1,0 +1,172 @@
+"""A build folder: request cache, manifest, failure rows and outputs, in one place.
+
+OUT/
+  cache.sqlite          raw responses (the resume mechanism)
+  manifest.json         stages, counts, model, sampling, prompt versions, cache hits, timings
+  failures/<stage>.jsonl  one FailureRow per line, rewritten each time the stage runs
+  items.jsonl           a shard's work items with their place in the whole build (for `merge`)
+  .lock                 held (flock) by the build writing into the folder
+  dataset/  hub/        the outputs (see output.py)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from lettuce_build.builds.shards import ShardRecord
+from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.tables import read_jsonl
+from lettuce_build.engine.runner import FailureRow, StageStats
+from lettuce_build.llm.cache import CACHE_FILE, RequestCache
+from lettuce_build.llm.protocol import BackendInfo
+
+MANIFEST_FILE = "manifest.json"
+FAILURES_DIR = "failures"
+ITEMS_FILE = "items.jsonl"
+LOCK_FILE = ".lock"
+
+
+class ManifestError(LettuceError):
+    """A build folder without a readable manifest."""
+
+
+class BuildLocked(LettuceError):
+    """Another process is building into the same folder."""
+
+
+class Manifest(BaseModel):
+    status: str = "running"  # running / finished / failed
+    source: str | None = None
+    backend: BackendInfo | None = None
+    seed: int = 0
+    limit: int | None = None
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    started: float = Field(default_factory=time.time)
+    updated: float = Field(default_factory=time.time)
+    stages: list[StageStats] = Field(default_factory=list)
+    counts: dict[str, Any] = Field(default_factory=dict)
+    #: a shard's slice of the build (`build --shard`)
+    shard: ShardRecord | None = None
+    #: the shard folders a merged build was joined from (`lettuce-build merge`)
+    merged_from: list[str] = Field(default_factory=list)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file and rename, so a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w", dir=path.parent, delete=False, encoding="utf-8", suffix=".tmp"
+    ) as tmp:
+        tmp.write(text)
+        tmp.flush()
+        os.fsync(tmp.fileno())
+    os.replace(tmp.name, path)
+
+
+class BuildDir:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    @property
+    def cache_path(self) -> Path:
+        return self.path / CACHE_FILE
+
+    def open_cache(self) -> RequestCache:
+        return RequestCache(self.cache_path)
+
+    def read_manifest(self) -> Manifest:
+        file = self.path / MANIFEST_FILE
+        if not file.exists():
+            raise ManifestError(f"{self.path}: no {MANIFEST_FILE}; is this a lettuce-build output folder?")
+        try:
+            return Manifest.model_validate_json(file.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as err:
+            first = str(err).splitlines()[0]
+            raise ManifestError(
+                f"{file} is not a build manifest ({first}); re-run the build to rewrite it"
+            ) from err
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the folder for one build: a second build into it fails at once, naming the first.
+
+        An advisory `flock` on ``OUT/.lock``: released by the kernel when the process dies, so a
+        killed build never leaves a stale lock behind.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path / LOCK_FILE, "a+", encoding="utf-8")  # noqa: SIM115 - held for the block
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                raise BuildLocked(
+                    f"{self.path} is in use by {holder}; wait for it to finish or choose another folder"
+                ) from None
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"process {os.getpid()} (lettuce-build, started {time.strftime('%H:%M:%S')})")
+            handle.flush()
+            yield
+        finally:
+            handle.close()
+
+    def write_manifest(self, manifest: Manifest) -> None:
+        manifest.updated = time.time()
+        write_atomic(self.path / MANIFEST_FILE, manifest.model_dump_json(indent=2))
+
+    def record_stage(self, manifest: Manifest, stats: StageStats, failures: list[FailureRow]) -> None:
+        """Replace the stage's entry and failure file with this run's, then save the manifest."""
+        manifest.stages = [s for s in manifest.stages if s.name != stats.name] + [stats]
+        lines = "".join(f.model_dump_json() + "\n" for f in failures)
+        write_atomic(self.path / FAILURES_DIR / f"{stats.name}.jsonl", lines)
+        self.write_manifest(manifest)
+
+    def write_items(self, items: list[tuple[int, dict[str, Any]]]) -> None:
+        """A shard's work items, each with its position in the whole build."""
+        lines = "".join(
+            json.dumps({"position": p, "item": item}, ensure_ascii=False) + "\n" for p, item in items
+        )
+        write_atomic(self.path / ITEMS_FILE, lines)
+
+    def read_items(self) -> list[tuple[int, dict[str, Any]]]:
+        file = self.path / ITEMS_FILE
+        if not file.exists():
+            raise ManifestError(f"{self.path}: no {ITEMS_FILE}; was it built with --shard?")
+        found = []
+        for number, row in read_jsonl(file):
+            if not isinstance(row.get("position"), int) or not isinstance(row.get("item"), dict):
+                raise ManifestError(f"{file}:{number}: expected {{position: int, item: object}}")
+            found.append((row["position"], row["item"]))
+        return found
+
+    def failures(self, stage: str | None = None, reason: str | None = None) -> list[FailureRow]:
+        folder = self.path / FAILURES_DIR
+        rows: list[FailureRow] = []
+        for file in sorted(folder.glob("*.jsonl")) if folder.exists() else []:
+            for number, row in read_jsonl(file):
+                try:
+                    rows.append(FailureRow.model_validate(row))
+                except ValidationError as err:
+                    raise ManifestError(f"{file}:{number}: not a failure row: {err}") from err
+        return [
+            r for r in rows if (stage is None or r.stage == stage) and (reason is None or r.reason == reason)
+        ]
+
+    def failure_summary(self) -> dict[str, dict[str, int]]:
+        summary: dict[str, dict[str, int]] = {}
+        for row in self.failures():
+            per_stage = summary.setdefault(row.stage, {})
+            per_stage[row.reason] = per_stage.get(row.reason, 0) + 1
+        return summary

@@ -1,0 +1,377 @@
+"""A whole build, and the one place stages are run: the stage loop.
+
+`run_build` is the path of every dataset build: lock the build folder, load the source's work
+items, run its stages through the `StageLoop`, assemble and check samples, write the outputs
+and the manifest. The loop owns the order of stages, records each in the build folder and
+keeps the items a stage's failure leaves usable (`Stage.keeps_failed_items`); stages never see
+the loop, and sources only produce items (see sources/base.py). squeez's teacher phase runs its
+stage through the same loop (`open_stage_loop`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from datasets import Dataset, DatasetDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from lettuce_build.builds.folder import BuildDir, Manifest
+from lettuce_build.builds.output import write_output
+from lettuce_build.builds.shards import Shard, ShardRecord, slice_items
+from lettuce_build.core.schema import FEATURES, SPLITS, HallucinationSample, check_sample, sample_to_row
+from lettuce_build.engine.balance import RatioReport, balance
+from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, FailureRow, Runner, Stage, StageStats
+from lettuce_build.llm.protocol import Backend
+from lettuce_build.sources.base import LoadOptions, LoadResult, Source, SourceError, StageSettings
+from lettuce_build.sources.registry import get_source
+from lettuce_build.stages.generation import GenerateStage
+from lettuce_build.stages.injection import EditAnchors
+
+ASSEMBLE_STAGE = "assemble"
+
+
+class BuildOptions(BaseModel):
+    source: str
+    out: Path
+    input: str | None = None
+    limit: int | None = None
+    ratio: float = Field(default=0.5, ge=0.0, le=1.0)
+    seed: int = 0
+    language: str = "en"
+    edit_anchors: EditAnchors = "constrained"
+    repo_url: str = "https://github.com/{repo}.git"
+    #: inject: edits applied to the clean answer (exact spans); generate: the model writes the
+    #: hallucinated answer, spans recovered by diff (see stages/generation.py)
+    mode: Literal["inject", "generate"] = "inject"
+    #: build only this slice of the work items (see builds/shards.py); `merge` joins the shards
+    shard: Shard | None = None
+
+
+class BuildSummary(BaseModel):
+    source: str
+    dataset: str
+    out: Path
+    documents: int
+    items: int
+    skipped: dict[str, int]
+    by_split: dict[str, int]
+    by_category: dict[str, int]
+    hallucinated: int
+    clean: int
+    requested_ratio: float
+    achieved_ratio: float
+    #: how the requested ratio came out per split (None: the source injects nothing)
+    ratio: RatioReport | None = None
+    #: samples / work items
+    yield_: float = Field(serialization_alias="yield")
+    failures: dict[str, dict[str, int]]
+    seconds: float
+    backend_seconds: float
+    example: HallucinationSample | None = None
+    #: set on a shard's summary: its slice, to be joined by `lettuce-build merge`
+    shard: Shard | None = None
+
+
+class LoopResult(BaseModel):
+    """What the stages made of the items: the finished rows, how the hallucination ratio came out
+    (when a stage injected), and the time spent in the model backend."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    done: Dataset
+    ratio: RatioReport | None = None
+    backend_seconds: float = 0.0
+
+
+class StageLoop:
+    """Runs stages in order over work items on one runner, recording each stage in the build folder.
+
+    An injecting stage (`Stage.injects`) is run by `balance` instead: every item stays a sample
+    and exactly the requested share of each split comes out hallucinated, when enough
+    injections succeed (a shard runs only the first wave: see balance.py).
+    """
+
+    def __init__(
+        self,
+        build: BuildDir,
+        manifest: Manifest,
+        runner: Runner,
+        ratio: float = 0.5,
+        *,
+        first_wave_only: bool = False,
+    ) -> None:
+        self.build = build
+        self.manifest = manifest
+        self.runner = runner
+        self.ratio = ratio
+        self.first_wave_only = first_wave_only
+
+    def run(self, stages: Sequence[Stage], items: Dataset) -> LoopResult:
+        result = LoopResult(done=items)
+        for stage in stages:
+            if stage.injects:
+                outcome = balance(
+                    self.runner, stage, result.done, self.ratio, first_wave_only=self.first_wave_only
+                )
+                result.ratio = outcome.report
+            else:
+                outcome = self.runner.run(result.done, stage)
+            self.build.record_stage(self.manifest, outcome.stats, outcome.failures)
+            result.backend_seconds += outcome.stats.backend_seconds
+            result.done = outcome.ok
+        return result
+
+
+@contextmanager
+def open_stage_loop(
+    build: BuildDir,
+    manifest: Manifest,
+    backend: Backend,
+    seed: int,
+    ratio: float = 0.5,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    *,
+    first_wave_only: bool = False,
+    replay: bool = False,
+) -> Iterator[StageLoop]:
+    """A stage loop on the build folder's request cache, closed when the block ends."""
+    cache = build.open_cache()
+    try:
+        runner = Runner(backend, cache, seed=seed, batch_size=batch_size, replay=replay)
+        yield StageLoop(build, manifest, runner, ratio, first_wave_only=first_wave_only)
+    finally:
+        cache.close()
+
+
+class Replay(BaseModel):
+    """A build made again from work items and responses already at hand: `merge` joins shards
+    this way. Nothing is loaded; the backend is asked only for what the cache lacks, and a
+    stage that retries failures on a re-run does not (see `Runner.replay`)."""
+
+    loaded: LoadResult
+    #: the folders the items and responses came from (recorded in the manifest)
+    sources: list[str]
+
+
+def run_build(
+    options: BuildOptions,
+    backend: Backend,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    sampling: dict[str, dict[str, Any]] | None = None,
+    replay: Replay | None = None,
+) -> BuildSummary:
+    """Build one source into ``options.out`` and return its summary (the dataset is in
+    ``out/dataset`` and ``out/hub``; `lettuce_build.build` returns it too). ``batch_size``:
+    items per model call; ``sampling``: per stage name, temperature/max_tokens over the stage's;
+    ``replay``: the work items to build instead of loading them (see `Replay`).
+
+    Re-running the same build resumes from the request cache; the manifest ends ``finished``,
+    or ``failed`` with the error, never ``running``.
+    """
+    build = BuildDir(options.out)
+    with build.lock():
+        manifest = Manifest(
+            source=options.source,
+            backend=backend.info(),
+            seed=options.seed,
+            limit=options.limit,
+            parameters=options.model_dump(mode="json", exclude={"out"}),
+            merged_from=replay.sources if replay else [],
+        )
+        try:
+            return _run(options, backend, build, manifest, batch_size, sampling or {}, replay)
+        except BaseException as err:
+            # whatever stopped the build (an error, Ctrl-C), the manifest never claims it is running
+            manifest.status = "failed"
+            manifest.counts = {"error": f"{type(err).__name__}: {err}"[:500]}
+            build.write_manifest(manifest)
+            raise
+
+
+def _stages(options: BuildOptions, source: Source, sampling: dict[str, dict[str, Any]]) -> list[Stage]:
+    """The source's stages as this build runs them: mode and per-stage sampling applied."""
+    stages = source.stages(StageSettings(edit_anchors=options.edit_anchors))
+    if options.mode == "generate":
+        stages = _generating(options.source, stages)
+    unknown = set(sampling) - {stage.name for stage in stages}
+    if unknown:
+        raise SourceError(
+            f"sampling for {sorted(unknown)}: {options.source} has the stages {[s.name for s in stages]}"
+        )
+    for stage in stages:  # on the instance: the class keeps its defaults
+        if stage.name in sampling:
+            stage.sampling = stage.sampling.model_copy(update=sampling[stage.name])
+    return stages
+
+
+def _load(options: BuildOptions, source: Source, build: BuildDir, manifest: Manifest) -> LoadResult:
+    """The build's work items; a shard keeps its slice, and saves it with positions for `merge`."""
+    loaded = source.load(
+        options.input,
+        LoadOptions(
+            limit=options.limit,
+            ratio=options.ratio,
+            seed=options.seed,
+            language=options.language,
+            repo_url=options.repo_url,
+            work_dir=Path(options.out) / "repos",
+        ),
+    )
+    if not loaded.items:
+        raise SourceError(
+            f"{options.source}: no work items from {options.input} "
+            f"(skipped: {dict(loaded.skipped) or 'nothing'})"
+        )
+    if options.shard is None:
+        return loaded
+    held = slice_items(loaded.items, options.shard, source.document_of)
+    build.write_items(held)
+    manifest.shard = ShardRecord(
+        shard=options.shard,
+        total_items=len(loaded.items),
+        items=len(held),
+        documents=loaded.documents,
+        skipped=dict(loaded.skipped),
+    )
+    return LoadResult(
+        items=[item for _, item in held],
+        documents=len({source.document_of(item) for _, item in held}),
+        skipped=loaded.skipped,
+    )
+
+
+def _run(
+    options: BuildOptions,
+    backend: Backend,
+    build: BuildDir,
+    manifest: Manifest,
+    batch_size: int,
+    sampling: dict[str, dict[str, Any]],
+    replay: Replay | None,
+) -> BuildSummary:
+    started = time.perf_counter()
+    source = get_source(options.source)
+    stages = _stages(options, source, sampling)  # checked before any input is read
+    loaded = replay.loaded if replay else _load(options, source, build, manifest)
+    build.write_manifest(manifest)
+    result = LoopResult(done=Dataset.from_list([]))
+    rows: list[dict[str, Any]] = []
+    if loaded.items:  # a shard may hold no item of a small build
+        items = Dataset.from_list(loaded.items)
+        with open_stage_loop(
+            build,
+            manifest,
+            backend,
+            options.seed,
+            options.ratio,
+            batch_size,
+            first_wave_only=options.shard is not None,
+            replay=replay is not None,
+        ) as loop:
+            result = loop.run(stages, source.prepare(items))
+        rows = source.finish(items, result.done).to_list()
+    samples, invalid = _assemble(source, rows)
+    build.record_stage(
+        manifest,
+        StageStats(
+            name=ASSEMBLE_STAGE,
+            prompt_version="-",
+            items_in=len(rows),
+            ok=len(samples),
+            failed=len(invalid),
+            failure_reasons=dict(Counter(f.reason for f in invalid)),
+        ),
+        invalid,
+    )
+
+    by_split: dict[str, list[dict[str, Any]]] = {}
+    for sample in samples:
+        by_split.setdefault(sample.split, []).append(sample_to_row(sample))
+    # always written: a build with no samples removes the outputs of the build before it. The
+    # config is named for the source, as `push` publishes it
+    write_output(
+        DatasetDict({s: Dataset.from_list(by_split[s], features=FEATURES) for s in SPLITS if s in by_split}),
+        options.out,
+        source.name,
+    )
+    hallucinated = sum(1 for s in samples if s.labels)
+    summary = BuildSummary(
+        source=options.source,
+        dataset=source.dataset_name,
+        out=options.out,
+        documents=loaded.documents,
+        items=len(loaded.items),
+        skipped=dict(loaded.skipped),
+        by_split={s: len(by_split[s]) for s in SPLITS if s in by_split},
+        by_category=dict(Counter(s.category or "(clean)" for s in samples)),
+        hallucinated=hallucinated,
+        clean=len(samples) - hallucinated,
+        requested_ratio=options.ratio,
+        achieved_ratio=hallucinated / len(samples) if samples else 0.0,
+        ratio=result.ratio,
+        yield_=len(samples) / len(loaded.items) if loaded.items else 0.0,
+        failures=build.failure_summary(),
+        seconds=time.perf_counter() - started,
+        backend_seconds=result.backend_seconds,
+        example=next((s for s in samples if s.labels), samples[0] if samples else None),
+        shard=options.shard,
+    )
+    manifest.status = "finished"
+    manifest.counts = summary.model_dump(
+        mode="json",
+        include={
+            "documents",
+            "items",
+            "skipped",
+            "by_split",
+            "by_category",
+            "hallucinated",
+            "clean",
+            "requested_ratio",
+            "achieved_ratio",
+            "ratio",
+            "yield_",
+        },
+        by_alias=True,
+    )
+    build.write_manifest(manifest)
+    return summary
+
+
+def _generating(source: str, stages: list[Stage]) -> list[Stage]:
+    """The source's stages with its injection replaced by generation."""
+    if not any(stage.injects for stage in stages):
+        raise SourceError(
+            f"{source} makes no hallucinated answers (its spans come with its data): "
+            "--mode generate needs a source with a context, a question and a clean answer"
+        )
+    return [GenerateStage() if stage.injects else stage for stage in stages]
+
+
+def _assemble(
+    source: Source, rows: list[dict[str, Any]]
+) -> tuple[list[HallucinationSample], list[FailureRow]]:
+    samples, invalid = [], []
+    for row in rows:
+        sample = source.sample(row)
+        violations = check_sample(sample)
+        if violations:
+            invalid.append(
+                FailureRow(
+                    key=row["key"],
+                    stage=ASSEMBLE_STAGE,
+                    reason=violations[0].reason,
+                    detail="; ".join(str(v) for v in violations),
+                    attempt=0,
+                    raw_excerpt=json.dumps(sample_to_row(sample))[:300],
+                )
+            )
+            continue
+        samples.append(sample)
+    return samples, invalid

@@ -1,0 +1,30 @@
+"""The one stable hash every seeded draw and every hash-based assignment uses.
+
+Python's ``hash`` changes between processes; these numbers come from SHA-256 of the parts
+joined with ``::``, so they are the same on every run and every machine (shards on different
+machines agree on which items are theirs, a re-run draws what the first run drew).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+
+def digest(*parts: object) -> bytes:
+    return hashlib.sha256("::".join(str(part) for part in parts).encode("utf-8")).digest()
+
+
+def number(*parts: object, size: int = 8) -> int:
+    """A whole number from the first ``size`` bytes of the parts' digest."""
+    return int.from_bytes(digest(*parts)[:size], "big")
+
+
+def fraction(*parts: object) -> float:
+    """A number in [0, 1) (32 bits of the parts' digest)."""
+    return number(*parts, size=4) / 0x1_0000_0000
+
+
+def rng(*parts: object) -> random.Random:
+    """A random generator seeded by the parts, for draws of several values."""
+    return random.Random(number(*parts))

@@ -1,0 +1,384 @@
+"""Edits -> exact spans, and the rules a set of injected spans must pass.
+
+Span labels come from the edits we apply, so they are exact by construction:
+no diffing. Offsets are Python string (code point) offsets into the new answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import regex
+from pydantic import BaseModel, ConfigDict, Field
+
+from lettuce_build.core.schema import Span, grapheme_boundaries
+from lettuce_build.core.taxonomy import FABRICATED_REFERENCE
+
+DropReason = Literal[
+    "empty_original", "replacement_too_short", "no_op", "not_found", "overlap", "splits_grapheme"
+]
+
+
+class Edit(BaseModel):
+    """One localised change: replace ``original`` (a substring of the clean answer) with ``hallucinated``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    original: str
+    hallucinated: str
+    label: str
+    category: str
+    subcategory: str | None = None
+    explanation: str = ""
+
+
+class DroppedEdit(BaseModel):
+    edit: Edit
+    reason: DropReason
+    detail: str
+
+
+class EditResult(BaseModel):
+    text: str
+    spans: list[Span]
+    dropped: list[DroppedEdit]
+    #: the edits behind ``spans``, one each, in the same order
+    applied: list[Edit] = Field(default_factory=list)
+
+
+_WHITESPACE = regex.compile(r"\s+")
+
+
+def _collapse(text: str) -> str:
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def _occurrences(haystack: str, needle: str) -> list[int]:
+    starts, i = [], haystack.find(needle)
+    while i != -1:
+        starts.append(i)
+        i = haystack.find(needle, i + 1)
+    return starts
+
+
+def _overlaps(start: int, end: int, claimed: Sequence[tuple[int, int]]) -> bool:
+    return any(start < c_end and c_start < end for c_start, c_end in claimed)
+
+
+class _Located(BaseModel):
+    start: int
+    end: int
+    replacement: str
+    edit: Edit
+    order: int
+
+
+def _locate(answer: str, edit: Edit, claimed: Sequence[tuple[int, int]]) -> tuple[int, int, str] | None:
+    """Where an edit applies: exact match first, then the whitespace-stripped snippet.
+
+    Occurrences that are whole words are preferred over ones inside a longer word. A repeated
+    string goes to its first occurrence that no earlier edit claimed;
+    when every occurrence is claimed it takes the first one and loses the
+    overlap check that follows (the earlier edit wins).
+    """
+    candidates = [(edit.original, edit.hallucinated)]
+    stripped = edit.original.strip()
+    if stripped != edit.original:
+        candidates.append((stripped, edit.hallucinated.strip()))
+    for needle, replacement in candidates:
+        starts = _occurrences(answer, needle)
+        if not starts:
+            continue
+        # a whole word before a piece of one: "red" is never the start of "redirected"
+        starts = [s for s in starts if word_bounded(answer, s, s + len(needle))] or starts
+        free = [s for s in starts if not _overlaps(s, s + len(needle), claimed)]
+        start = (free or starts)[0]
+        return start, start + len(needle), replacement
+    return None
+
+
+_WORD = regex.compile(r"[\p{L}\p{N}_]")
+
+
+def word_bounded(text: str, start: int, end: int) -> bool:
+    """``text[start:end]`` does not cut a word at either edge."""
+    cut_before = start > 0 and _WORD.match(text[start - 1]) and _WORD.match(text[start])
+    cut_after = end < len(text) and _WORD.match(text[end]) and _WORD.match(text[end - 1])
+    return not cut_before and not cut_after
+
+
+def apply_edits(answer: str, edits: Sequence[Edit], min_replacement_chars: int = 4) -> EditResult:
+    """Apply edits to a clean answer; return the new text, its exact spans and every dropped edit.
+
+    1. Drop empty originals, replacements shorter than ``min_replacement_chars``
+       and no-ops (equal after collapsing whitespace).
+    2. Locate each original (exact, then stripped), repeated strings left to
+       right onto the first unused, non-overlapping match; unlocatable edits drop.
+       An edit whose edges would cut a character apart (a letter from its combining marks)
+       drops too: spans are code points, but never half a character.
+    3. Sort by position; on overlap keep the earlier edit.
+    4. Rebuild left to right: a span starts at the length emitted so far.
+    """
+    dropped: list[DroppedEdit] = []
+    located: list[_Located] = []
+    boundaries = grapheme_boundaries(answer)
+    for order, edit in enumerate(edits):
+        if not edit.original.strip():
+            dropped.append(DroppedEdit(edit=edit, reason="empty_original", detail="original is empty"))
+            continue
+        if len(edit.hallucinated.strip()) < min_replacement_chars:
+            dropped.append(
+                DroppedEdit(
+                    edit=edit,
+                    reason="replacement_too_short",
+                    detail=f"replacement {edit.hallucinated!r} is under {min_replacement_chars} chars",
+                )
+            )
+            continue
+        if _collapse(edit.original) == _collapse(edit.hallucinated):
+            dropped.append(DroppedEdit(edit=edit, reason="no_op", detail="replacement equals original"))
+            continue
+        found = _locate(answer, edit, [(x.start, x.end) for x in located])
+        if found is None:
+            dropped.append(
+                DroppedEdit(edit=edit, reason="not_found", detail=f"{edit.original!r} is not in the answer")
+            )
+            continue
+        start, end, replacement = found
+        if start not in boundaries or end not in boundaries or _combines(replacement):
+            dropped.append(
+                DroppedEdit(
+                    edit=edit,
+                    reason="splits_grapheme",
+                    detail=f"[{start}, {end}) would cut a character apart (a letter from its accents)",
+                )
+            )
+            continue
+        located.append(_Located(start=start, end=end, replacement=replacement, edit=edit, order=order))
+
+    kept: list[_Located] = []
+    for item in sorted(located, key=lambda x: (x.start, x.order)):
+        if kept and item.start < kept[-1].end:
+            dropped.append(
+                DroppedEdit(
+                    edit=item.edit,
+                    reason="overlap",
+                    detail=f"[{item.start}, {item.end}) overlaps an earlier edit at "
+                    f"[{kept[-1].start}, {kept[-1].end})",
+                )
+            )
+            continue
+        kept.append(item)
+
+    pieces: list[str] = []
+    spans: list[Span] = []
+    emitted = cursor = 0
+    for item in kept:
+        unchanged = answer[cursor : item.start]
+        pieces.append(unchanged)
+        emitted += len(unchanged)
+        pieces.append(item.replacement)
+        spans.append(
+            Span(
+                start=emitted,
+                end=emitted + len(item.replacement),
+                text=item.replacement,
+                label=item.edit.label,
+                category=item.edit.category,
+                subcategory=item.edit.subcategory,
+            )
+        )
+        emitted += len(item.replacement)
+        cursor = item.end
+    pieces.append(answer[cursor:])
+    return EditResult(text="".join(pieces), spans=spans, dropped=dropped, applied=[k.edit for k in kept])
+
+
+def _combines(replacement: str) -> bool:
+    """A replacement starting with a combining mark would fuse with the character before it."""
+    return bool(replacement) and 1 not in grapheme_boundaries("a" + replacement)
+
+
+SpanFailureReason = Literal[
+    "no_labels",
+    "prompt_residue",
+    "unbalanced_fences",
+    "no_code_fences",
+    "coverage_too_high",
+    "span_too_short",
+    "span_too_long",
+    "overlapping_or_unsorted_labels",
+    "leaky_label_text",
+    "label_outside_code_block",
+    "fabrication_not_absent",
+]
+
+
+class CoverageCap(BaseModel):
+    max_answer_chars: int
+    max_coverage: float
+
+
+class ValidationConfig(BaseModel):
+    """Every threshold of span validation, defaulting to spec/generation.md."""
+
+    min_span_chars: int = 4
+    max_span_chars: int = 500
+    coverage_caps: list[CoverageCap] = Field(
+        default_factory=lambda: [
+            CoverageCap(max_answer_chars=200, max_coverage=0.80),
+            CoverageCap(max_answer_chars=500, max_coverage=0.60),
+            CoverageCap(max_answer_chars=1500, max_coverage=0.45),
+        ]
+    )
+    coverage_cap_longer: float = 0.40
+    leaky_words: list[str] = Field(
+        default_factory=lambda: [
+            "bug",
+            "buggy",
+            "wrong",
+            "wrongly",
+            "incorrect",
+            "incorrectly",
+            "deprecated",
+            "hallucination",
+            "hallucinated",
+            "fabricated",
+            "fake",
+            "erroneous",
+            "mistake",
+            "mistakenly",
+            "typo",
+        ]
+    )
+    prompt_residue_phrases: list[str] = Field(
+        default_factory=lambda: [
+            "hallucinated",
+            "hallucination_type",
+            "original:",
+            "explanation:",
+            '"changes"',
+            "here is the modified",
+            "here's the modified",
+            "as an ai",
+            "<|im_start|>",
+            "<|im_end|>",
+            "<|endoftext|>",
+        ]
+    )
+
+    def coverage_cap(self, answer_chars: int) -> float:
+        for cap in sorted(self.coverage_caps, key=lambda c: c.max_answer_chars):
+            if answer_chars <= cap.max_answer_chars:
+                return cap.max_coverage
+        return self.coverage_cap_longer
+
+
+class SpanFailure(BaseModel):
+    reason: SpanFailureReason
+    message: str
+
+
+_FENCE_LINE = regex.compile(r"^[ \t]*(```|~~~)", regex.MULTILINE)
+_IDENTIFIER = regex.compile(r"[\p{L}_][\p{L}\p{N}_]*")
+
+
+def fenced_regions(answer: str) -> list[tuple[int, int]]:
+    """Character ranges of the insides of fenced code blocks (an unclosed fence runs to the end)."""
+    fences = list(_FENCE_LINE.finditer(answer))
+    regions: list[tuple[int, int]] = []
+    for opening, closing in zip(fences[::2], fences[1::2] + [None], strict=False):
+        line_end = answer.find("\n", opening.start())
+        inside_start = len(answer) if line_end == -1 else line_end + 1
+        inside_end = len(answer) if closing is None else closing.start()
+        regions.append((inside_start, inside_end))
+    return regions
+
+
+def _appears_as_word(word: str, text: str) -> bool:
+    return regex.search(rf"(?<![\p{{L}}\p{{N}}_]){regex.escape(word)}(?![\p{{L}}\p{{N}}_])", text) is not None
+
+
+def validate_spans(
+    answer: str,
+    spans: Sequence[Span],
+    *,
+    config: ValidationConfig | None = None,
+    clean_answer: str | None = None,
+    context: str | None = None,
+    require_fences: bool = False,
+    enforce_in_fence: bool = False,
+) -> list[SpanFailure]:
+    """Every named reason the injected answer fails for; an empty list means it passes.
+
+    ``clean_answer`` lets prompt residue ignore phrases the clean answer
+    already had; ``context`` and ``clean_answer`` are needed for the
+    fabricated-reference check, which runs only when both are given.
+    """
+    config = config or ValidationConfig()
+    failures: list[SpanFailure] = []
+
+    def fail(reason: SpanFailureReason, message: str) -> None:
+        failures.append(SpanFailure(reason=reason, message=message))
+
+    if not spans:
+        fail("no_labels", "no edit survived")
+
+    lowered, lowered_clean = answer.lower(), (clean_answer or "").lower()
+    residue = [p for p in config.prompt_residue_phrases if p in lowered and p not in lowered_clean]
+    if residue:
+        fail("prompt_residue", f"injector prompt phrases leaked into the answer: {residue}")
+
+    fence_count = len(_FENCE_LINE.findall(answer))
+    if require_fences:
+        if fence_count == 0:
+            fail("no_code_fences", "the answer needs a fenced code block and has none")
+        elif fence_count % 2:
+            fail("unbalanced_fences", f"{fence_count} fence lines: one block is never closed")
+
+    covered = sum(span.end - span.start for span in spans)
+    if answer:
+        coverage = covered / len(answer)
+        cap = config.coverage_cap(len(answer))
+        if coverage > cap:
+            fail(
+                "coverage_too_high",
+                f"{covered}/{len(answer)} chars labelled ({coverage:.2f}) exceeds the cap {cap:.2f}",
+            )
+
+    previous_end = -1
+    regions = fenced_regions(answer) if enforce_in_fence and fence_count else None
+    leaky = regex.compile(
+        r"\b(" + "|".join(regex.escape(w) for w in config.leaky_words) + r")\b", regex.IGNORECASE
+    )
+    for i, span in enumerate(spans):
+        length = span.end - span.start
+        if length < config.min_span_chars:
+            fail("span_too_short", f"span {i} is {length} chars (< {config.min_span_chars})")
+        if length > config.max_span_chars:
+            fail("span_too_long", f"span {i} is {length} chars (> {config.max_span_chars})")
+        if span.start < previous_end or span.end < span.start:
+            fail("overlapping_or_unsorted_labels", f"span {i} starts at {span.start}, before {previous_end}")
+        previous_end = max(previous_end, span.end)
+        if match := leaky.search(span.text):
+            fail("leaky_label_text", f"span {i} contains the giveaway word {match.group(0)!r}")
+        if regions is not None and not any(s <= span.start and span.end <= e for s, e in regions):
+            fail(
+                "label_outside_code_block",
+                f"span {i} [{span.start}, {span.end}) is outside every fenced block",
+            )
+        if (
+            span.category == FABRICATED_REFERENCE
+            and context is not None
+            and clean_answer is not None
+            and not any(
+                not _appears_as_word(token, context) and not _appears_as_word(token, clean_answer)
+                for token in _IDENTIFIER.findall(span.text)
+            )
+        ):
+            fail(
+                "fabrication_not_absent",
+                f"span {i} {span.text!r} introduces no name absent from both context and clean answer",
+            )
+    return failures

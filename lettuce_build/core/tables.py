@@ -1,0 +1,127 @@
+"""Reading input tables (JSONL, parquet, a Hub dataset) with errors that name the file, the line
+and the column. The one JSONL reader of the project: `iter_jsonl` reports each bad line and goes
+on (for audits), `read_jsonl` stops at the first one (for inputs)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from lettuce_build.core.errors import LettuceError
+
+PARQUET_BATCH_ROWS = 1024
+
+
+class TableError(LettuceError, ValueError):
+    """An input file that cannot be read as the table it should be, with where and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class JsonlLine:
+    """One non-empty line: its row, or why it is not one (``reason`` a stable code)."""
+
+    number: int
+    row: dict[str, Any] | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+def iter_jsonl(path: Path) -> Iterator[JsonlLine]:
+    """Every non-empty line of a JSONL file, bad ones included (with a reason), lazily."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as err:
+                yield JsonlLine(
+                    number, reason="not_utf8", message=f"not valid UTF-8 ({err.reason} at byte {err.start})"
+                )
+                continue
+            except json.JSONDecodeError as err:
+                message = f"not one JSON object per line (truncated?): {err.msg} at column {err.colno}"
+                yield JsonlLine(number, reason="malformed_json", message=message)
+                continue
+            if not isinstance(row, dict):
+                yield JsonlLine(
+                    number,
+                    reason="not_an_object",
+                    message=f"expected a JSON object, got {type(row).__name__}",
+                )
+                continue
+            yield JsonlLine(number, row=row)
+
+
+def _check_columns(where: str, row: dict[str, Any], required: Sequence[str]) -> None:
+    missing = [c for c in required if c not in row]
+    if missing:
+        raise TableError(
+            f"{where}: missing column(s) {missing}; it has {sorted(row)}; required: {list(required)}"
+        )
+
+
+def read_jsonl(path: Path, required: Sequence[str] = ()) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) per non-empty line; a malformed line or a missing column stops with its place."""
+    for line in iter_jsonl(path):
+        if line.row is None:
+            raise TableError(f"{path}:{line.number}: {line.message}")
+        _check_columns(f"{path}:{line.number}", line.row, required)
+        yield line.number, line.row
+
+
+def read_table(path: Path, required: Sequence[str] = ()) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a .jsonl/.json or .parquet file, checked for the required columns, read lazily."""
+    if path.suffix == ".parquet":
+        file = pq.ParquetFile(path)
+        names = file.schema_arrow.names
+        missing = [c for c in required if c not in names]
+        if missing:
+            raise TableError(f"{path}: missing column(s) {missing}; it has {names}")
+        index = 0
+        for batch in file.iter_batches(batch_size=PARQUET_BATCH_ROWS):
+            for row in batch.to_pylist():
+                yield index, row
+                index += 1
+    elif path.suffix in {".jsonl", ".json"}:
+        yield from read_jsonl(path, required)
+    else:
+        raise TableError(f"{path}: expected a .jsonl or .parquet file")
+
+
+def is_hub_id(source: str) -> bool:
+    """``org/name`` that is not a local path."""
+    return source.count("/") == 1 and not source.startswith((".", "/", "~")) and not Path(source).exists()
+
+
+def read_input(
+    source: str | None,
+    required: Sequence[str] = (),
+    *,
+    hub_id: str | None = None,
+    hub_config: str | None = None,
+    hub_splits: Sequence[str] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Rows of a local .jsonl/.parquet file, else of a Hugging Face dataset (streamed, each row
+    with its ``split``): ``source`` when it is a Hub id, else the source's own ``hub_id``."""
+    if source is not None and Path(source).exists():
+        for _, row in read_table(Path(source), required):
+            yield row
+        return
+    dataset_id = source or hub_id
+    if dataset_id is None or not is_hub_id(dataset_id):
+        raise TableError(f"{source}: no such file, and not a Hugging Face dataset id (org/name)")
+    from datasets import load_dataset
+
+    loaded = load_dataset(dataset_id, hub_config, streaming=True)
+    for split, rows in loaded.items():
+        if hub_splits is not None and split not in hub_splits:
+            continue
+        for index, row in enumerate(rows):
+            _check_columns(f"{dataset_id} ({split}) row {index}", row, required)
+            yield dict(row, split=split)

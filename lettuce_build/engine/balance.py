@@ -1,0 +1,215 @@
+"""The exact hallucination ratio: which items an injecting stage gets, and which are published
+hallucinated.
+
+Every item with a correct clean answer becomes a sample. Per split, exactly
+``round(n x ratio)`` of them (half rounded up) are published hallucinated, chosen among the
+items whose injection succeeded; the rest are published with their clean answer, and a failed
+injection stays in failures/ with its reason.
+
+Items are offered to the stage in seeded waves rather than all at once. Each item draws a
+seeded number in [0, 1); the first wave offers, in each split that needs any, the items whose
+draw is below ratio x a margin (about the items needed plus a margin, decided by the item
+alone); each later wave offers more, in draw order, only where successes fell short, until
+every split has enough or no item is left. A re-run replays the same waves from the request
+cache. Which successes are published is seeded too (each split's first ones in draw order), so
+a build is the same whichever machine runs it.
+
+Because the first wave is decided item by item, a shard (which sees only its items) offers
+exactly its part of the whole build's first wave (``first_wave_only``) and no request the whole
+build would not make; the merge replays the balancing over every item, asking the model only
+for later waves the shards could not know were needed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+from datasets import Dataset, Features, Value
+from pydantic import BaseModel, ConfigDict, Field
+
+from lettuce_build.core.seeding import fraction
+from lettuce_build.engine.runner import FailureRow, Runner, Stage, StageResult, StageStats
+
+#: the first wave offers the items whose draw is below this many times the ratio (injections do fail)
+FIRST_WAVE_MARGIN = 1.5
+#: later waves offer this many times what is still missing
+LATER_WAVE_MARGIN = 2.0
+
+
+class SplitRatio(BaseModel):
+    items: int
+    needed: int
+    offered: int = 0
+    succeeded: int = 0
+    hallucinated: int = 0
+
+    @property
+    def short_by(self) -> int:
+        return self.needed - self.hallucinated
+
+
+class RatioReport(BaseModel):
+    """How the requested ratio was met, per split; the summary, manifest and card show it."""
+
+    requested: float
+    by_split: dict[str, SplitRatio] = Field(default_factory=dict)
+    waves: int = 0
+
+    @property
+    def hallucinated(self) -> int:
+        return sum(s.hallucinated for s in self.by_split.values())
+
+    @property
+    def items(self) -> int:
+        return sum(s.items for s in self.by_split.values())
+
+    @property
+    def short_by(self) -> int:
+        return sum(s.short_by for s in self.by_split.values())
+
+    def shortfall(self) -> str | None:
+        """One line saying where too few injections succeeded, or None when the ratio was met."""
+        short = {name: s for name, s in self.by_split.items() if s.short_by > 0}
+        if not short:
+            return None
+        parts = [
+            f"{name}: {s.hallucinated} of {s.needed} (short by {s.short_by}; "
+            f"{s.succeeded} of {s.offered} injections succeeded)"
+            for name, s in short.items()
+        ]
+        return "too few injections succeeded for the requested ratio: " + "; ".join(parts)
+
+
+class Balanced(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    ok: Dataset
+    failures: list[FailureRow]
+    stats: StageStats
+    report: RatioReport
+
+
+def needed(items: int, ratio: float) -> int:
+    """round(items x ratio), halves rounded up (Python's round() would round 2.5 to 2)."""
+    return math.floor(items * ratio + 0.5)
+
+
+def balance(
+    runner: Runner, stage: Stage, items: Dataset, ratio: float, *, first_wave_only: bool = False
+) -> Balanced:
+    """Run an injecting stage so that each split gets exactly its share of hallucinated samples.
+
+    Returns every item: the chosen ones with the stage's outputs and ``inject`` true, the others
+    with empty outputs and ``inject`` false. ``first_wave_only``: stop after the first wave (a
+    shard: the merge balances).
+    """
+    rows = items.to_list()
+    rank = {row["key"]: fraction(runner.seed, row["key"], "inject") for row in rows}
+    order: dict[str, list[int]] = {}
+    for index, row in enumerate(rows):
+        order.setdefault(row["split"], []).append(index)
+    for indices in order.values():
+        indices.sort(key=lambda i: rank[rows[i]["key"]])
+    report = RatioReport(
+        requested=ratio,
+        by_split={
+            split: SplitRatio(items=len(ix), needed=needed(len(ix), ratio)) for split, ix in order.items()
+        },
+    )
+    outputs: dict[str, dict[str, Any]] = {}  # key -> stage outputs, for every success
+    failures: list[FailureRow] = []
+    results: list[StageResult] = []
+    offered: set[int] = set()
+    wave = _first_wave(order, rows, rank, report, ratio)
+    while True:
+        if wave:  # a first wave may be empty: no item drew low enough
+            offered.update(wave)
+            subset = Dataset.from_list(
+                [dict(rows[i], inject=True) for i in sorted(wave)], features=_with_inject(items)
+            )
+            result = runner.run(subset, stage)
+            results.append(result)
+            failures += result.failures
+            for row in result.ok.to_list():
+                outputs[row["key"]] = {name: row[name] for name in stage.outputs}
+            for split, indices in order.items():
+                split_report = report.by_split[split]
+                split_report.offered = sum(i in offered for i in indices)
+                split_report.succeeded = sum(rows[i]["key"] in outputs for i in indices)
+        wave = [] if first_wave_only else _next_wave(order, offered, report)
+        if not wave:
+            break
+    report.waves = len(results)
+    chosen: set[str] = set()
+    for split, indices in order.items():
+        successes = [rows[i]["key"] for i in indices if rows[i]["key"] in outputs]
+        picked = successes[: report.by_split[split].needed]
+        report.by_split[split].hallucinated = len(picked)
+        chosen.update(picked)
+    empty = {name: None for name in stage.outputs}
+    finished = [
+        dict(row, **outputs[row["key"]], inject=True)
+        if row["key"] in chosen
+        else dict(row, **empty, inject=False)
+        for row in rows
+    ]
+    features = Features({**_with_inject(items), **stage.outputs})
+    ok = Dataset.from_list(finished, features=features) if finished else items.select([])
+    return Balanced(ok=ok, failures=failures, stats=_merged(stage, len(rows), results), report=report)
+
+
+def _first_wave(
+    order: dict[str, list[int]],
+    rows: list[dict[str, Any]],
+    rank: dict[str, float],
+    report: RatioReport,
+    ratio: float,
+) -> list[int]:
+    """In each split that needs any, the items whose seeded draw is below ratio x the margin."""
+    below = min(1.0, ratio * FIRST_WAVE_MARGIN)
+    return [
+        i
+        for split, indices in order.items()
+        if report.by_split[split].needed > 0
+        for i in indices
+        if rank[rows[i]["key"]] < below
+    ]
+
+
+def _next_wave(order: dict[str, list[int]], offered: set[int], report: RatioReport) -> list[int]:
+    """Where successes fall short: the next items in draw order, twice as many as are missing."""
+    wave: list[int] = []
+    for split, indices in order.items():
+        split_report = report.by_split[split]
+        missing = split_report.needed - split_report.succeeded
+        waiting = [i for i in indices if i not in offered]
+        if missing > 0 and waiting:
+            wave += waiting[: math.ceil(missing * LATER_WAVE_MARGIN)]
+    return wave
+
+
+def _with_inject(items: Dataset) -> Features:
+    return Features({**items.features, "inject": Value("bool")})
+
+
+def _merged(stage: Stage, items: int, results: list[StageResult]) -> StageStats:
+    """One stage entry for the manifest over every wave."""
+    merged = StageStats(name=stage.name, prompt_version=stage.prompt_version, items_in=items)
+    reasons: Counter[str] = Counter()
+    for result in results:
+        stats = result.stats
+        merged.sampling = merged.sampling or stats.sampling
+        merged.ok += stats.ok
+        merged.failed += stats.failed
+        merged.cache_hits += stats.cache_hits
+        merged.cache_misses += stats.cache_misses
+        merged.backend_calls += stats.backend_calls
+        merged.completion_tokens += stats.completion_tokens
+        merged.seconds += stats.seconds
+        merged.backend_seconds += stats.backend_seconds
+        reasons.update(stats.failure_reasons)
+    merged.passed_through = items - merged.ok - merged.failed
+    merged.failure_reasons = dict(reasons)
+    return merged

@@ -1,0 +1,455 @@
+"""Publishing builds to the Hub: one config per source, one commit per config, a merged card.
+
+A push stages the exact Hub layout in a temporary folder: ``<config>/<split>-*.parquet``,
+the config's ``build_manifest.json``, ``failures_summary.json`` and ``card_stats.json``,
+and a README whose YAML keeps every ``configs`` and ``dataset_info`` entry already in the
+repository (merged with `datasets`' own helpers, never regex-edited) and whose body is
+rendered from ``cards/dataset_card.md.j2`` over the stats of every config. The staged
+files then land in one `HfApi.create_commit` (or, with ``--dry-run DIR``, in a local
+folder that `load_dataset(DIR, config)` reads like the Hub). The token comes from the
+environment (``HF_TOKEN``) or the saved Hugging Face login; it is never printed, staged
+or uploaded.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from datasets import DatasetDict, load_from_disk
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, DatasetCard, HfApi
+from huggingface_hub.errors import (
+    EntryNotFoundError,
+    HfHubHTTPError,
+    HTTPError,
+    LocalTokenNotFoundError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
+from pydantic import BaseModel, Field
+
+from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir
+from lettuce_build.builds.output import DATASET_DIR, write_hub_folder
+from lettuce_build.builds.recipe import RECIPE_FILE
+from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.schema import row_to_sample
+from lettuce_build.core.version import VERSION
+from lettuce_build.engine.balance import RatioReport
+from lettuce_build.prompts import load_prompt
+from lettuce_build.publish.cards import DatasetCardText, card_text
+from lettuce_build.publish.catalog import COLLECTIONS
+from lettuce_build.sources.registry import get_source
+from lettuce_build.view.audit import audit
+from lettuce_build.view.span_report import span_quality
+
+STATS_FILE = "card_stats.json"
+DEFAULT_MAX_FAILURE_RATE = 0.5
+
+
+class PublishError(LettuceError):
+    """A build that must not be published as it is, and why."""
+
+
+class ConfigStats(BaseModel):
+    """Everything the card says about one config; uploaded beside the data as card_stats.json."""
+
+    config: str
+    card: DatasetCardText
+    modality: str
+    rows: int
+    items: int
+    hallucinated: int
+    achieved_ratio: float
+    ratio_shortfall: str | None = None
+    requested_ratio: float | None
+    splits: dict[str, int]
+    taxonomy_counts: list[dict[str, Any]]
+    failures: dict[str, dict[str, int]]
+    failure_rate: float
+    stages: list[dict[str, Any]]
+    model: str | None
+    backend: str | None
+    engine_version: str | None
+    seed: int
+    lettuce_build_version: str
+    example: str | None = None
+    #: the prompt templates of its stages: name, version, system and user text
+    prompts: list[dict[str, str]] = Field(default_factory=list)
+    #: whether the build's recipe.yaml is published beside the data (`build --config` replays it)
+    recipe: bool = False
+    #: how hallucinated answers were made: "inject" (edits, exact spans) or "generate"
+    mode: str = "inject"
+    #: generator mode: the span-quality report (span_report.py)
+    span_quality: str | None = None
+
+
+def _example(dataset: DatasetDict) -> str | None:
+    for split in dataset.values():
+        for row in split:
+            sample = row_to_sample(row)
+            if sample.labels:
+                shown = sample.model_dump(include={"question", "answer", "labels", "category", "subcategory"})
+                shown["question"] = shown["question"][:300]
+                return json.dumps(shown, indent=2, ensure_ascii=False)
+    return None
+
+
+def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tuple[DatasetDict, ConfigStats]:
+    """Load a finished build and check it may be published; refuse with the reason otherwise."""
+    build = BuildDir(build_path)
+    manifest = build.read_manifest()
+    if manifest.status != "finished":
+        raise PublishError(f"{build_path}: the build is {manifest.status}, not finished; re-run it first")
+    if manifest.source != source_name:
+        raise PublishError(f"{build_path} is a build of {manifest.source!r}, not {source_name!r}")
+    if not (build_path / DATASET_DIR).exists():
+        raise PublishError(
+            f"{build_path}: the build made no samples, nothing to publish; see why with "
+            f"`lettuce-build failures {build_path}`"
+        )
+    report = audit(build_path / DATASET_DIR)
+    if not report.ok:
+        raise PublishError(
+            f"{build_path}: {len(report.problems)} rows fail the invariants, e.g. {report.problems[0]}"
+        )
+    # an item that made no sample failed; a failed injection still made a clean sample
+    items = int(manifest.counts.get("items") or 0)
+    lost = items - report.rows
+    rate = lost / items if items else 0.0
+    if rate > max_failure_rate:
+        raise PublishError(
+            f"{build_path}: {lost} of {items} items made no sample ({rate:.0%}), above the "
+            f"limit of {max_failure_rate:.0%}; pass --max-failure-rate to publish anyway"
+        )
+    dataset = load_from_disk(str(build_path / DATASET_DIR))
+    source = get_source(source_name)
+    card = card_text(source.dataset_name)
+    spans: Counter[tuple[str, str | None]] = Counter()
+    hallucinated = rows = 0
+    for split in dataset.values():
+        for labels in split["labels"][:]:
+            rows += 1
+            hallucinated += bool(labels)
+            spans.update((s["category"], s["subcategory"]) for s in labels)
+    backend = manifest.backend
+    stages = [
+        s.model_dump(include={"name", "prompt_version", "sampling", "ok", "failed"})
+        for s in manifest.stages
+        if s.name != "assemble"
+    ]
+    stats = ConfigStats(
+        config=source_name,
+        card=card,
+        modality=source.modality,
+        rows=rows,
+        items=items,
+        hallucinated=hallucinated,
+        achieved_ratio=hallucinated / rows if rows else 0.0,
+        ratio_shortfall=_shortfall(manifest.counts.get("ratio")),
+        requested_ratio=manifest.parameters.get("ratio"),
+        splits={s: len(d) for s, d in dataset.items()},
+        taxonomy_counts=[
+            {"category": c, "subcategory": s, "count": n}
+            for (c, s), n in sorted(spans.items(), key=lambda kv: (kv[0][0], kv[0][1] or ""))
+        ],
+        failures=build.failure_summary(),
+        failure_rate=rate,
+        stages=stages,
+        prompts=_prompts(stages),
+        recipe=(build_path / RECIPE_FILE).exists(),
+        mode=manifest.parameters.get("mode") or "inject",
+        span_quality=quality.text() if (quality := span_quality(build_path, dataset)) else None,
+        model=backend.model if backend else None,
+        backend=backend.backend if backend else None,
+        engine_version=backend.version if backend else None,
+        seed=manifest.seed,
+        lettuce_build_version=VERSION,
+        example=_example(dataset),
+    )
+    return dataset, stats
+
+
+def _shortfall(ratio: dict[str, Any] | None) -> str | None:
+    return RatioReport.model_validate(ratio).shortfall() if ratio else None
+
+
+def _size_category(rows: int) -> str:
+    for limit, name in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+    ):
+        if rows < limit:
+            return name
+    return "1M<n<10M"
+
+
+def _license(stats: list[ConfigStats]) -> tuple[str, str | None]:
+    """The repository's license id: the configs' one, or `other` (named) when they differ."""
+    licenses = sorted({s.card.license for s in stats})
+    if len(licenses) == 1:
+        return licenses[0], None
+    return "other", "mixed: " + ", ".join(f"{s.config} {s.card.license}" for s in stats)
+
+
+def render_card(readme: Path, stats: list[ConfigStats], repo_id: str) -> None:
+    """Rewrite README.md: keep its YAML (configs, dataset_info), set our metadata, render the body."""
+    card = DatasetCard.load(readme)
+    data = card.data
+    data.license, license_name = _license(stats)
+    if license_name:
+        data.license_name = license_name
+    data.language = sorted(
+        {lang for s in stats for lang in s.card.languages if lang not in ("code", "multilingual")}
+    )
+    if any("multilingual" in s.card.languages for s in stats):
+        data.multilinguality = "multilingual"
+    data.annotations_creators = ["machine-generated"]
+    data.language_creators = ["found", "machine-generated"]
+    data.source_datasets = sorted({d for s in stats for d in s.card.source_datasets})
+    data.task_categories = ["token-classification", "text-classification"]
+    data.task_ids = ["fact-checking"]
+    data.size_categories = [_size_category(sum(s.rows for s in stats))]
+    data.pretty_name = stats[0].card.pretty_name if len(stats) == 1 else repo_id.split("/")[-1]
+    data.tags = ["hallucination-detection", "span-labelling", "lettuce-build"]
+    template = files("lettuce_build.publish.cards") / "dataset_card.md.j2"
+    rendered = DatasetCard.from_template(
+        data,
+        template_str=template.read_text(encoding="utf-8"),
+        configs=stats,
+        repo_id=repo_id,
+        pretty_name=data.pretty_name,
+        description="Span-labelled hallucination data built with lettuce-build."
+        if len(stats) > 1
+        else stats[0].card.description,
+    )
+    rendered.save(readme)
+
+
+def _prompts(stages: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The prompt templates the stages used, by their versions (the card quotes them)."""
+    found = []
+    for stage in stages:
+        name = str(stage.get("prompt_version", "")).rsplit("-v", 1)[0]
+        try:
+            template = load_prompt(name)
+        except FileNotFoundError:  # a stage whose prompt is not a template file (or no prompt)
+            continue
+        if template.version == stage.get("prompt_version"):
+            found.append(template.model_dump(include={"name", "version", "system", "user"}))
+    return found
+
+
+class Target(ABC):
+    """Where a staged config goes: a local folder (dry run) or a Hub repository."""
+
+    repo_id: str
+
+    @abstractmethod
+    def read(self, path: str) -> bytes | None: ...
+
+    @abstractmethod
+    def commit(self, staging: Path, config: str, message: str) -> str: ...
+
+
+class FolderTarget(Target):
+    """A local folder laid out as the Hub repository would be (``push --dry-run DIR``).
+
+    It must be new, empty, or an earlier dry-run layout (a README whose YAML lists configs):
+    anything else is refused, so a mistyped folder never loses its files. Only the pushed
+    config's own folder and the README are replaced; the folder's mode is left alone.
+    """
+
+    def __init__(self, folder: Path, repo_id: str) -> None:
+        self.folder = folder
+        self.repo_id = repo_id
+        if folder.exists() and not folder.is_dir():
+            raise PublishError(f"--dry-run {folder}: a file, not a folder")
+        if folder.is_dir() and any(folder.iterdir()) and not _is_layout(folder):
+            raise PublishError(
+                f"--dry-run {folder}: the folder holds other files and is not an earlier dry run "
+                "(no README.md listing configs); choose a new or empty folder"
+            )
+
+    def read(self, path: str) -> bytes | None:
+        file = self.folder / path
+        return file.read_bytes() if file.exists() else None
+
+    def commit(self, staging: Path, config: str, message: str) -> str:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(self.folder / config, ignore_errors=True)
+        for file in sorted(p for p in staging.rglob("*") if p.is_file()):
+            target = self.folder / file.relative_to(staging)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(file, target)  # contents only: modes stay the folder's own
+        return str(self.folder)
+
+
+def _is_layout(folder: Path) -> bool:
+    readme = folder / "README.md"
+    if not readme.is_file():
+        return False
+    try:
+        return bool(DatasetCard.load(readme).data.get("configs"))
+    except (ValueError, OSError):
+        return False
+
+
+@contextmanager
+def _reaching_the_hub(repo_id: str) -> Iterator[None]:
+    """The Hub's failures as one line with what to do: a missing token, a refusal, no network."""
+    try:
+        yield
+    except LocalTokenNotFoundError as err:
+        raise PublishError("push needs a Hugging Face token: run `hf auth login` or set HF_TOKEN") from err
+    except HfHubHTTPError as err:
+        status = err.response.status_code if err.response is not None else None
+        if status in (401, 403):
+            raise PublishError(
+                f"the Hub refused access to {repo_id} (HTTP {status}): check the token "
+                "(`hf auth login` or HF_TOKEN) and its write permission"
+            ) from err
+        raise PublishError(f"the Hub answered an error for {repo_id}: {str(err).splitlines()[0]}") from err
+    except (HTTPError, OSError) as err:  # the HTTP client's own errors, whichever client hub uses
+        raise PublishError(
+            f"cannot reach the Hub ({type(err).__name__}: {err}); check the network, or use --dry-run DIR"
+        ) from err
+
+
+class HubTarget(Target):
+    def __init__(
+        self,
+        api: HfApi,
+        repo_id: str,
+        *,
+        private: bool = False,
+        revision: str | None = None,
+        create_pr: bool = False,
+    ) -> None:
+        self.api = api
+        self.repo_id = repo_id
+        self.private = private
+        self.revision = revision
+        #: open a pull request with the commit instead of committing to the branch
+        self.create_pr = create_pr
+        self._created = False
+
+    def _ensure_repo(self) -> None:
+        with _reaching_the_hub(self.repo_id):
+            self._create_once()
+
+    def _create_once(self) -> None:
+        if not self._created:
+            self.api.create_repo(self.repo_id, repo_type="dataset", private=self.private, exist_ok=True)
+            if self.revision:
+                self.api.create_branch(self.repo_id, branch=self.revision, repo_type="dataset", exist_ok=True)
+            self._created = True
+
+    def read(self, path: str) -> bytes | None:
+        self._ensure_repo()
+        with _reaching_the_hub(self.repo_id):
+            try:
+                local = self.api.hf_hub_download(
+                    self.repo_id, path, repo_type="dataset", revision=self.revision
+                )
+            except (EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError):
+                return None
+            return Path(local).read_bytes()
+
+    def commit(self, staging: Path, config: str, message: str) -> str:
+        self._ensure_repo()
+        with _reaching_the_hub(self.repo_id):
+            return self._commit(staging, config, message)
+
+    def _commit(self, staging: Path, config: str, message: str) -> str:
+        staged = {str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file()}
+        existing = set(self.api.list_repo_files(self.repo_id, repo_type="dataset", revision=self.revision))
+        stale = [p for p in existing if p.startswith(f"{config}/") and p not in staged]
+        operations: list[CommitOperationAdd | CommitOperationDelete] = [
+            CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(staging / path))
+            for path in sorted(staged)
+        ]
+        operations += [CommitOperationDelete(path_in_repo=path) for path in stale]
+        extra = {"create_pr": True} if self.create_pr else {}
+        info = self.api.create_commit(
+            self.repo_id,
+            operations=operations,
+            commit_message=message,
+            repo_type="dataset",
+            revision=self.revision,
+            **extra,
+        )
+        return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", info))
+
+
+def publish(
+    build_path: Path,
+    source_name: str,
+    target: Target,
+    *,
+    max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE,
+    commit_message: str | None = None,
+) -> str:
+    """Stage one source's build as its config and commit it to the target in one commit."""
+    dataset, stats = collect(build_path, source_name, max_failure_rate)
+    with tempfile.TemporaryDirectory() as tmp:
+        staging = Path(tmp)
+        readme = target.read("README.md")
+        if readme is not None:
+            (staging / "README.md").write_bytes(readme)
+        write_hub_folder(dataset, staging, stats.config)  # parquet shards + merged configs/dataset_info YAML
+        configs = [c["config_name"] for c in DatasetCard.load(staging / "README.md").data.get("configs", [])]
+        others = []
+        for config in configs:
+            if config != stats.config and (raw := target.read(f"{config}/{STATS_FILE}")) is not None:
+                others.append(ConfigStats.model_validate_json(raw))
+        render_card(staging / "README.md", sorted([*others, stats], key=lambda s: s.config), target.repo_id)
+        folder = staging / stats.config
+        manifest = (build_path / "manifest.json").read_text(encoding="utf-8")
+        (folder / "build_manifest.json").write_text(manifest, encoding="utf-8")
+        failures = [f.model_dump() for f in BuildDir(build_path).failures()]
+        (folder / "failures_summary.json").write_text(
+            json.dumps(
+                {"by_stage": stats.failures, "failure_rate": stats.failure_rate, "rows": failures[:1000]},
+                indent=2,
+                ensure_ascii=False,
+            ),
+            encoding="utf-8",
+        )
+        (folder / STATS_FILE).write_text(stats.model_dump_json(indent=2), encoding="utf-8")
+        if stats.recipe:
+            shutil.copyfile(build_path / RECIPE_FILE, folder / RECIPE_FILE)
+        message = commit_message or f"lettuce-build: publish config {stats.config} ({stats.rows} rows)"
+        return target.commit(staging, stats.config, message)
+
+
+class PushJobs(BaseModel):
+    """Which builds a push publishes, and the collection's sources that have no build."""
+
+    jobs: list[tuple[str, Path]]
+    missing: list[str] = Field(default_factory=list)
+
+
+def push_jobs(
+    source: str | None, build_dir: Path | None, collection: str | None, builds_root: Path
+) -> PushJobs:
+    """One source's build (default folder ``out/<source>``), or every built source of a collection."""
+    if source is not None:
+        return PushJobs(jobs=[(source, build_dir or Path("out") / source)])
+    assert collection is not None
+    jobs = [
+        (s, builds_root / s) for s in COLLECTIONS[collection] if (builds_root / s / MANIFEST_FILE).exists()
+    ]
+    if not jobs:
+        raise PublishError(f"no build of any {collection} source under {builds_root}")
+    built = {name for name, _ in jobs}
+    return PushJobs(jobs=jobs, missing=[s for s in COLLECTIONS[collection] if s not in built])

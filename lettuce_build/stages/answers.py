@@ -1,0 +1,66 @@
+"""Generate an answer that is correct by construction: grounded strictly in the evidence."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+from datasets import Value
+
+from lettuce_build.engine.runner import CutText, ParseFailure, Sampling, Stage, call_stage
+from lettuce_build.llm.protocol import Backend, ChatRequest
+from lettuce_build.prompts import load_prompt
+
+MIN_ANSWER_CHARS = 40
+_SENTENCE_END = regex.compile(r"[.!?](?=\s)|[.!?]$")
+DEFAULT_EVIDENCE_CHARS = 6000
+
+
+class AnswerStage(Stage):
+    """A grounded answer to the item's question from its evidence column (default ``context``)."""
+
+    name = "answer"
+
+    outputs = {"answer": Value("string"), "answer_cut": Value("bool")}
+    sampling = Sampling(temperature=0.7, max_tokens=400)
+
+    def __init__(
+        self,
+        evidence_chars: int = DEFAULT_EVIDENCE_CHARS,
+        evidence_field: str = "context",
+        prompt: str = "answer",
+    ) -> None:
+        self.prompt = prompt  # "answer", or a source's own style ("answer_tool_output")
+        self.evidence_field = evidence_field  # what the answer is grounded in (tool_output: the gold lines)
+        self.requires = ("question", evidence_field)
+        self.evidence_chars = evidence_chars
+
+    @property
+    def prompt_version(self) -> str:  # type: ignore[override]  # read when used: prompts_from may swap it
+        return load_prompt(self.prompt).version
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        system, user = load_prompt(self.prompt).render(
+            evidence=item[self.evidence_field][: self.evidence_chars], question=item["question"]
+        )
+        return self.request(system, user)
+
+    def salvage(self, text: str) -> str | None:
+        """An answer cut at max_tokens keeps its complete sentences (and no half code block)."""
+        ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+        kept = text[: ends[-1]] if ends else ""
+        if kept.count("```") % 2:
+            kept = kept[: kept.rfind("```")]
+        return kept.rstrip() or None
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        answer = response.strip()
+        if len(answer) < MIN_ANSWER_CHARS:
+            raise ParseFailure("answer_too_short", f"{len(answer)} characters (< {MIN_ANSWER_CHARS})")
+        return {"answer": answer, "answer_cut": isinstance(response, CutText)}
+
+
+def generate_grounded_answer(question: str, evidence: str, backend: Backend, *, seed: int = 0) -> str:
+    """One grounded answer (uncached)."""
+    item = {"key": question[:64], "question": question, "context": evidence}
+    return call_stage(AnswerStage(), item, backend, seed=seed)["answer"]

@@ -1,0 +1,357 @@
+"""Inject small, typed hallucinations into a correct answer; spans come from the applied edits.
+
+Two modes share one parse path (structured JSON -> edits -> `apply_edits` ->
+`validate_spans`):
+
+- menu (`InjectMenuStage`): a source-specific menu of native types; the model
+  picks the types that fit, one per edit; each type maps through `map_label`.
+- targeted (`InjectTaxonomyStage`): one chosen (category, subcategory) per item,
+  with the modality note, the target's definitions and the grounding rule.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from typing import Any, Literal
+
+from datasets import List
+from pydantic import BaseModel, Field, create_model
+
+from lettuce_build.core.schema import SPAN_FEATURES
+from lettuce_build.core.spans import Edit, ValidationConfig, apply_edits, validate_spans
+from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, TaxonomyError, map_label
+from lettuce_build.engine.runner import ParseFailure, Sampling, Stage, call_stage
+from lettuce_build.llm.protocol import Backend, ChatRequest
+from lettuce_build.prompts import load_prompt
+from lettuce_build.stages.anchors import candidates
+
+DEFAULT_CONTEXT_CHARS = 6000
+CODE_SAMPLING = Sampling(temperature=0.4, max_tokens=2000)
+
+
+class MenuExample(BaseModel):
+    type: str
+    original: str
+    hallucinated: str
+
+
+class Menu(BaseModel):
+    """A source's native hallucination types with the definitions, rules and examples the prompt shows."""
+
+    types: dict[str, str]
+    rules: list[str] = Field(default_factory=list)
+    examples: list[MenuExample] = Field(default_factory=list)
+
+
+MENUS: dict[str, Menu] = {
+    "markdown": Menu(
+        types={
+            "NUMERICAL": "change a number, version, size or count",
+            "TEMPORAL": "change a date, duration or the order of steps",
+            "ENTITY": "swap a named thing (tool, library, person, place) for another",
+            "RELATIONAL": "change how two things relate (what depends on, calls or contains what)",
+            "FABRICATED": "mention a plausible thing (option, file, project) that the context never names",
+            "CLAIM": "add a plausible statement the context does not support",
+        },
+        examples=[
+            MenuExample(type="NUMERICAL", original="Python 3.10", hallucinated="Python 3.8"),
+            MenuExample(type="ENTITY", original="PostgreSQL", hallucinated="MySQL"),
+            MenuExample(
+                type="CLAIM",
+                original="It reads posts written in markdown.",
+                hallucinated="It reads posts written in markdown and publishes them to Medium.",
+            ),
+        ],
+    ),
+    "paper": Menu(
+        types={
+            "NUMERICAL": "change a reported number, score, size or count",
+            "ENTITY": "swap a dataset, model, metric or author for another",
+            "RELATIONAL": "change a comparison or relation between methods or results",
+            "METHODOLOGICAL": "change a setting, procedure or experimental condition",
+            "CITATIONAL": "attribute a finding or method to the wrong work",
+        },
+        rules=[
+            "Do not invent names: a swapped dataset, model, metric or work must be one the context "
+            "names elsewhere, or a real, well-known one of the same kind.",
+            "Keep numbers in the same format and precision (a score stays a score with two decimals).",
+        ],
+        examples=[
+            MenuExample(type="NUMERICAL", original="an F1 of 71.3", hallucinated="an F1 of 76.8"),
+            MenuExample(type="RELATIONAL", original="outperforms BERT", hallucinated="underperforms BERT"),
+            MenuExample(
+                type="METHODOLOGICAL", original="trained for 3 epochs", hallucinated="trained for 10 epochs"
+            ),
+        ],
+    ),
+}
+
+MODALITY_NOTES: dict[str, str] = {
+    "code": "source code; edit identifiers, values, conditions or calls inside the code",
+    "tool_output": "output of a developer tool; edit values, names, line numbers or outcomes",
+    "markdown": "technical documentation in markdown; keep markdown tokens where they were",
+    "prose": "natural-language prose",
+}
+
+
+class Change(BaseModel):
+    original: str = Field(max_length=300)
+    hallucinated: str = Field(min_length=4, max_length=120)
+    explanation: str = Field(default="", max_length=200)
+
+
+class Changes(BaseModel):
+    changes: list[Change] = Field(max_length=3)
+
+
+def _menu_response_model(menu: str) -> type[BaseModel]:
+    """Changes whose ``hallucination_type`` is constrained to the menu's native types."""
+    types = Literal[tuple(MENUS[menu].types)]  # type: ignore[valid-type]
+    change = create_model(f"{menu.title()}Change", __base__=Change, hallucination_type=(types, ...))
+    return create_model(f"{menu.title()}Changes", changes=(list[change], Field(max_length=3)))  # type: ignore[valid-type]
+
+
+INJECTION_FEATURES: dict[str, Any] = {
+    "hallucinated_answer": SPAN_FEATURES["text"],
+    "labels": List(SPAN_FEATURES),
+    "injection": SPAN_FEATURES["text"],  # JSON: applied and dropped edits with reasons
+}
+
+
+def anchored_schema(schema: dict[str, Any], anchors: list[str]) -> dict[str, Any]:
+    """The changes schema with each edit's ``original`` limited to the answer's ``anchors``."""
+    patched = copy.deepcopy(schema)
+    for definition in patched.get("$defs", {}).values():
+        if "original" in definition.get("properties", {}):
+            definition["properties"]["original"] = {"type": "string", "enum": anchors}
+    return patched
+
+
+EditAnchors = Literal["constrained", "free"]
+
+
+class _InjectStage(Stage):
+    max_attempts = 2
+    injects = True  # a failed injection leaves the item's correct clean answer
+    requires: tuple[str, ...] = ("context", "question", "answer")
+
+    outputs = INJECTION_FEATURES
+    sampling = Sampling(temperature=0.8, max_tokens=600)
+
+    def __init__(
+        self,
+        *,
+        context_chars: int = DEFAULT_CONTEXT_CHARS,
+        validation: ValidationConfig | None = None,
+        require_fences: bool = False,
+        enforce_in_fence: bool = False,
+        anchors: EditAnchors = "constrained",
+    ) -> None:
+        self.context_chars = context_chars
+        self.validation = validation or ValidationConfig()
+        self.require_fences = require_fences
+        self.enforce_in_fence = enforce_in_fence
+        #: constrained: ``original`` must be one of the answer's anchors (see anchors.py); free:
+        #: any string, located afterwards (the model must copy it exactly)
+        self.anchors = anchors
+
+    def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
+        if self.anchors == "free" or self.response_model is None:
+            return None
+        found = candidates(item["answer"], code=self.require_fences, seed=item["key"])
+        return anchored_schema(self._schema, found) if found else None
+
+    @functools.cached_property
+    def _schema(self) -> dict[str, Any]:
+        assert self.response_model is not None
+        return self.response_model.model_json_schema()
+
+    def applies(self, item: dict[str, Any]) -> bool:
+        return bool(item.get("inject", True))
+
+    def _edits(self, item: dict[str, Any], response: Any) -> tuple[list[Edit], list[dict[str, str]]]:
+        raise NotImplementedError
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        if not response.changes:
+            raise ParseFailure("nothing_fits", "the model returned no changes", retry=False)
+        edits, rejected = self._edits(item, response)
+        answer = item["answer"]
+        result = apply_edits(answer, edits)
+        dropped = rejected + [
+            {"original": d.edit.original, "reason": d.reason, "detail": d.detail} for d in result.dropped
+        ]
+        failures = validate_spans(
+            result.text,
+            result.spans,
+            config=self.validation,
+            clean_answer=answer,
+            context=item["context"],
+            require_fences=self.require_fences,
+            enforce_in_fence=self.enforce_in_fence,
+        )
+        if failures:
+            reasons = [f.reason for f in failures]
+            detail = "; ".join(f.message for f in failures)
+            if dropped:
+                detail += f"; dropped edits: {[(d['reason'], d['original'][:40]) for d in dropped]}"
+            raise ParseFailure(reasons[0], detail)
+        record = {
+            "applied": [
+                {
+                    "original": e.original,
+                    "hallucinated": e.hallucinated,
+                    "label": e.label,
+                    "explanation": e.explanation,
+                }
+                for e in result.applied
+            ],
+            "dropped": dropped,
+        }
+        return {
+            "hallucinated_answer": result.text,
+            "labels": [s.model_dump() for s in result.spans],
+            "injection": json.dumps(record, ensure_ascii=False),
+        }
+
+
+class InjectMenuStage(_InjectStage):
+    """Menu injection (``markdown`` or ``paper`` menu) into the items whose ``inject`` is set."""
+
+    name = "inject"
+
+    @property
+    def prompt_version(self) -> str:  # type: ignore[override]  # read when used: prompts_from may swap it
+        return load_prompt("inject_menu").version
+
+    def __init__(self, menu: str, **options: Any) -> None:
+        super().__init__(**options)
+        if menu not in MENUS:
+            raise ValueError(f"unknown injection menu {menu!r}; known: {sorted(MENUS)}")
+        self.menu = menu
+        self.response_model = _menu_response_model(menu)
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        system, user = load_prompt("inject_menu").render(
+            menu=MENUS[self.menu].types,
+            rules=MENUS[self.menu].rules,
+            examples=MENUS[self.menu].examples,
+            context=item["context"][: self.context_chars],
+            question=item["question"],
+            answer=item["answer"],
+        )
+        return self.request(system, user)
+
+    def _edits(self, item: dict[str, Any], response: Any) -> tuple[list[Edit], list[dict[str, str]]]:
+        edits, rejected = [], []
+        for change in response.changes:
+            native = getattr(change, "hallucination_type", None) or ""
+            try:
+                mapped = map_label(native, self.menu)
+            except TaxonomyError as err:
+                rejected.append({"original": change.original, "reason": "unknown_type", "detail": str(err)})
+                continue
+            if mapped.document_level:
+                rejected.append(
+                    {
+                        "original": change.original,
+                        "reason": "document_level_type",
+                        "detail": f"{native} cannot label a span",
+                    }
+                )
+                continue
+            edits.append(
+                Edit(
+                    original=change.original,
+                    hallucinated=change.hallucinated,
+                    label=native,
+                    category=mapped.category,
+                    subcategory=mapped.subcategory,
+                    explanation=change.explanation,
+                )
+            )
+        return edits, rejected
+
+
+class InjectTaxonomyStage(_InjectStage):
+    """Targeted injection of each item's (``target_category``, ``target_subcategory``)."""
+
+    name = "inject"
+
+    @property
+    def prompt_version(self) -> str:  # type: ignore[override]  # read when used: prompts_from may swap it
+        return load_prompt("inject_taxonomy").version
+
+    response_model = Changes
+    requires = ("context", "question", "answer", "target_category", "target_subcategory")
+
+    def __init__(self, modality: str, **options: Any) -> None:
+        super().__init__(**options)
+        if modality not in MODALITY_NOTES:
+            raise ValueError(f"unknown modality {modality!r}; known: {sorted(MODALITY_NOTES)}")
+        self.modality = modality
+        if modality == "code":  # whole functions to edit, and edits that must stay careful
+            self.sampling = CODE_SAMPLING
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        category, subcategory = item["target_category"], item["target_subcategory"]
+        system, user = load_prompt("inject_taxonomy").render(
+            modality_note=MODALITY_NOTES[self.modality],
+            category=category,
+            subcategory=subcategory,
+            category_definition=DEFAULT_TAXONOMY.definition(category),
+            subcategory_definition=DEFAULT_TAXONOMY.definition(category, subcategory),
+            context=item["context"][: self.context_chars],
+            question=item["question"],
+            answer=item["answer"],
+        )
+        return self.request(system, user)
+
+    def _edits(self, item: dict[str, Any], response: Any) -> tuple[list[Edit], list[dict[str, str]]]:
+        category, subcategory = item["target_category"], item["target_subcategory"]
+        label = f"{category}/{subcategory}"
+        return [
+            Edit(
+                original=c.original,
+                hallucinated=c.hallucinated,
+                label=label,
+                category=category,
+                subcategory=subcategory,
+                explanation=c.explanation,
+            )
+            for c in response.changes
+        ], []
+
+
+def inject_menu(
+    answer: str, context: str, question: str, menu: str, backend: Backend, *, seed: int = 0, **options: Any
+) -> dict[str, Any]:
+    """Menu injection for one answer (uncached): the hallucinated answer, its labels, the edit record."""
+    item = {"key": answer[:64], "answer": answer, "context": context, "question": question}
+    return call_stage(InjectMenuStage(menu, **options), item, backend, seed=seed)
+
+
+def inject_taxonomy(
+    answer: str,
+    context: str,
+    question: str,
+    category: str,
+    subcategory: str,
+    modality: str,
+    backend: Backend,
+    *,
+    seed: int = 0,
+    **options: Any,
+) -> dict[str, Any]:
+    """Targeted injection of one (category, subcategory) into one answer (uncached)."""
+    item = {
+        "key": answer[:64],
+        "answer": answer,
+        "context": context,
+        "question": question,
+        "target_category": category,
+        "target_subcategory": subcategory,
+    }
+    return call_stage(InjectTaxonomyStage(modality, **options), item, backend, seed=seed)

@@ -1,0 +1,195 @@
+"""Terminal views: samples, build summaries, status, cache statistics, audits, the taxonomy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from lettuce_build.builds.folder import Manifest
+from lettuce_build.core.schema import HallucinationSample
+from lettuce_build.core.taxonomy import (
+    BUILTIN_SUBCATEGORIES,
+    CATEGORY_DEFINITIONS,
+    DOCUMENT_LEVEL_DEFINITIONS,
+    INJECTABLE_CATEGORIES,
+    SUPPORTED,
+    Taxonomy,
+)
+from lettuce_build.engine.runner import FailureRow
+from lettuce_build.llm.cache import CacheStats
+from lettuce_build.view.audit import AuditReport
+from lettuce_build.view.samples import answer_pieces, excerpt, span_type, terminal_color
+
+if TYPE_CHECKING:  # build imports every source; the summary's type is all display needs of it
+    from lettuce_build.builds.run import BuildSummary
+
+
+def highlight_answer(sample: HallucinationSample) -> str:
+    """The answer with each span in its category's colour, tagged with its number."""
+    pieces = []
+    for text, index in answer_pieces(sample):
+        if index is None:
+            pieces.append(text)
+            continue
+        color = terminal_color(sample.labels[index])
+        pieces.append(click.style(f"[{text}]", fg=color, bold=True) + click.style(f"^{index + 1}", fg=color))
+    return "".join(pieces)
+
+
+def render_sample(sample: HallucinationSample) -> str:
+    lines = [
+        click.style("question: ", bold=True) + sample.question,
+        click.style("context:  ", bold=True) + excerpt(sample.context).replace("\n", "\n          "),
+        click.style("answer:   ", bold=True) + highlight_answer(sample).replace("\n", "\n          "),
+    ]
+    for number, span in enumerate(sample.labels, start=1):
+        lines.append(f"  ^{number} [{span.start}:{span.end}] {span_type(span)}: {span.text!r}")
+    if not sample.labels:
+        lines.append("  (a clean sample: no hallucinated spans)")
+    return "\n".join(lines)
+
+
+def counts_text(title: str, counts: Mapping[str, int]) -> str:
+    return "\n".join([title, *(f"  {name:<40} {count:>8}" for name, count in sorted(counts.items()))])
+
+
+def audit_text(path: Path, report: AuditReport) -> str:
+    """The counts `validate` prints before any violation."""
+    return "\n".join(
+        [
+            f"checked {report.rows} rows in {path}",
+            counts_text("split", report.by_split),
+            counts_text("category", report.by_category),
+            counts_text("span category/subcategory", report.by_subcategory),
+        ]
+    )
+
+
+def taxonomy_text(taxonomy: Taxonomy) -> str:
+    lines = ["Span categories"]
+    lines.append(f"  {SUPPORTED:<22} {CATEGORY_DEFINITIONS[SUPPORTED]} (default class; never a label)")
+    for category in INJECTABLE_CATEGORIES:
+        lines.append(f"  {category:<22} {CATEGORY_DEFINITIONS[category]}")
+        for name, definition in taxonomy.subcategories[category].items():
+            marker = "" if name in BUILTIN_SUBCATEGORIES[category] else " (custom)"
+            lines.append(f"    {category}/{name:<12} {definition}{marker}")
+    lines.append("Document level")
+    lines.extend(f"  {name:<22} {definition}" for name, definition in DOCUMENT_LEVEL_DEFINITIONS.items())
+    pairs = [f"{c}/{s}" for c in INJECTABLE_CATEGORIES for s in taxonomy.subcategories[c]]
+    lines.append(
+        f"{len(pairs)} subcategories ({len(taxonomy.subcategory_names())} distinct names; "
+        "entity appears under two categories)"
+    )
+    return "\n".join(lines)
+
+
+def taxonomy_json(taxonomy: Taxonomy) -> dict[str, Any]:
+    return {
+        "span_categories": {
+            c: {"definition": CATEGORY_DEFINITIONS[c], "subcategories": taxonomy.subcategories.get(c, {})}
+            for c in (SUPPORTED, *INJECTABLE_CATEGORIES)
+        },
+        "document_level": DOCUMENT_LEVEL_DEFINITIONS,
+        "subcategories": [f"{c}/{s}" for c in INJECTABLE_CATEGORIES for s in taxonomy.subcategories[c]],
+    }
+
+
+def status_text(path: Path, manifest: Manifest) -> str:
+    updated = datetime.fromtimestamp(manifest.updated, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    lines = [f"{path}: {manifest.status} (source {manifest.source}, updated {updated})"]
+    if manifest.backend:
+        lines.append(
+            f"  backend {manifest.backend.backend}, model {manifest.backend.model}, "
+            f"{manifest.backend.version or 'version unknown'}; seed {manifest.seed}, limit {manifest.limit}"
+        )
+    if manifest.shard:
+        record = manifest.shard
+        lines.append(f"  shard {record.shard}: {record.items} of the build's {record.total_items} work items")
+    if manifest.merged_from:
+        lines.append(f"  merged from {len(manifest.merged_from)} shards: {', '.join(manifest.merged_from)}")
+    lines.append(
+        f"  {'stage':<12}{'prompt':<16}{'in':>7}{'ok':>7}{'failed':>8}{'hits':>8}{'misses':>8}{'seconds':>9}"
+    )
+    for s in manifest.stages:
+        lines.append(
+            f"  {s.name:<12}{s.prompt_version:<16}{s.items_in:>7}{s.ok + s.passed_through:>7}{s.failed:>8}"
+            f"{s.cache_hits:>8}{s.cache_misses:>8}{s.seconds:>9.1f}"
+        )
+        lines.extend(f"      {reason:<32}{count:>6}" for reason, count in sorted(s.failure_reasons.items()))
+    lines.extend(f"  {name}: {value}" for name, value in manifest.counts.items())
+    return "\n".join(lines)
+
+
+def failure_text(row: FailureRow) -> str:
+    raw = row.raw_excerpt[:120].replace("\n", "\\n")
+    return (
+        f"{row.stage:<10} {row.reason:<22} attempt {row.attempt} {row.key}"
+        f" (finish {row.finish_reason}): {row.detail}\n    raw: {raw}"
+    )
+
+
+def cache_stats_text(path: Path, stats: CacheStats) -> str:
+    lookups = stats.hits + stats.misses
+    lines = [
+        f"{path}: {stats.rows} cached responses, {stats.size_bytes / 1e6:.1f} MB",
+        f"  lookups {lookups}: {stats.hits} hits, {stats.misses} misses"
+        + (f" ({stats.hits / lookups:.0%} hit rate)" if lookups else ""),
+        f"  tokens: {stats.prompt_tokens} prompt, {stats.completion_tokens} completion",
+    ]
+    lines.extend(f"  model {model}: {count}" for model, count in stats.by_model.items())
+    lines.extend(f"  prompt {version}: {count}" for version, count in stats.by_prompt_version.items())
+    return "\n".join(lines)
+
+
+def summary_text(summary: BuildSummary) -> str:
+    """What a build prints when it ends: counts, ratio, failures, time, one sample, how to load it."""
+    lines = [
+        "",
+        click.style(
+            f"{summary.dataset}: {sum(summary.by_split.values())} samples in {summary.out}", bold=True
+        ),
+        f"  documents {summary.documents}, work items {summary.items}"
+        + (f", skipped inputs {summary.skipped}" if summary.skipped else ""),
+        f"  splits: {summary.by_split or 'none'}",
+        f"  categories: {summary.by_category or 'none'}",
+        f"  yield: {sum(summary.by_split.values())} samples of {summary.items} work items "
+        f"({summary.yield_:.2f} per item)",
+        f"  hallucination ratio: achieved {summary.achieved_ratio:.2f} "
+        f"({summary.hallucinated} hallucinated, {summary.clean} clean), "
+        f"requested {summary.requested_ratio:.2f}",
+    ]
+    if summary.shard is not None:
+        lines.append(
+            f"  shard {summary.shard} of the build: once all {summary.shard.count} have finished, "
+            "`lettuce-build merge SHARD_DIR... --out DIR` joins them and meets the ratio over all items"
+        )
+    elif summary.ratio is not None and (shortfall := summary.ratio.shortfall()):
+        lines.append(click.style(f"  {shortfall}", fg="yellow"))
+    lines.extend(f"  failures in {stage}: {reasons}" for stage, reasons in summary.failures.items())
+    share = 1 - summary.backend_seconds / summary.seconds if summary.seconds else 0.0
+    lines.append(
+        f"  time: {summary.seconds:.1f} s, {summary.backend_seconds:.1f} s in the model backend "
+        f"({share:.1%} outside it)"
+    )
+    if not summary.by_split:  # nothing to load: say why and where to look
+        worst = max(
+            ((stage, sum(reasons.values())) for stage, reasons in summary.failures.items()),
+            key=lambda pair: pair[1],
+            default=None,
+        )
+        why = f"most items failed in stage {worst[0]}" if worst else "no item reached the end"
+        advice = f"no samples: {why}; see `lettuce-build failures {summary.out}`"
+        lines += ["", click.style(advice, fg="red", bold=True)]
+        return "\n".join(lines)
+    if summary.example is not None:
+        lines += ["", click.style("one sample:", bold=True), render_sample(summary.example)]
+    lines += [
+        "",
+        f"load it: datasets.load_dataset({str(summary.out / 'hub')!r}, {summary.source!r})",
+        f"look at it: lettuce-build show {summary.out}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,24 @@
+"""Grounded answers: evidence truncated, short answers rejected."""
+
+import pytest
+
+from lettuce_build.engine.runner import ParseFailure
+from lettuce_build.stages.answers import AnswerStage, generate_grounded_answer
+
+from ..support.scripted import ScriptedBackend
+
+
+def test_an_answer_under_forty_characters_is_rejected():
+    with pytest.raises(ParseFailure) as raised:
+        AnswerStage().parse({}, "  Use pip.  ")
+    assert raised.value.reason == "answer_too_short"
+
+
+def test_sampling_defaults_follow_the_spec():
+    request = AnswerStage().render({"context": "evidence", "question": "q?"})
+    assert (request.temperature, request.max_tokens) == (0.7, 400)
+
+
+def test_the_single_item_call_strips_the_answer():
+    text = "  Install it with pip install fastgrid; it needs Python 3.10.  "
+    assert generate_grounded_answer("How?", "evidence", ScriptedBackend(lambda r: text)) == text.strip()
