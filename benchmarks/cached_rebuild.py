@@ -14,6 +14,7 @@ import time
 from datasets import Dataset, disable_progress_bars
 
 from lettuce_build.builds.folder import BuildDir
+from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.vllm_backend import VLLMBackend
 
@@ -24,7 +25,7 @@ from capital_stage import CapitalStage, work_items  # noqa: E402
 def child(build_dir: str, n: int) -> None:
     disable_progress_bars()
     backend = VLLMBackend("smollm2-135m")
-    result = Runner(backend, BuildDir(build_dir).open_cache()).run(
+    result = Runner(Completions(backend, BuildDir(build_dir).open_cache())).run(
         Dataset.from_list(work_items(n)), CapitalStage()
     )
     print(

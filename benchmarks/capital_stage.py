@@ -7,7 +7,7 @@ from typing import Any
 from datasets import Value
 from pydantic import BaseModel
 
-from lettuce_build.engine.runner import Stage
+from lettuce_build.engine.stage import Stage
 from lettuce_build.llm.protocol import ChatRequest
 
 COUNTRIES = [

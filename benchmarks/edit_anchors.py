@@ -25,6 +25,7 @@ from pathlib import Path
 from datasets import Dataset, disable_progress_bars
 
 from lettuce_build.builds.folder import BuildDir
+from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.vllm_backend import VLLMBackend
 from lettuce_build.sources.base import LoadOptions
@@ -78,7 +79,7 @@ def main() -> None:
     disable_progress_bars()
     backend = VLLMBackend("smollm2-135m")
     cache = BuildDir(folder).open_cache()
-    runner = Runner(backend, cache, seed=0)
+    runner = Runner(Completions(backend, cache), seed=0)
     items = pairs(runner, installed_readmes(folder / "readmes"), wanted)
     print(f"{len(items)} (context, clean answer) pairs from installed packages' READMEs; one attempt each")
     results = {mode: measure(runner, items, mode) for mode in ("free", "constrained")}

@@ -20,7 +20,9 @@ from typing import Any
 from datasets import Dataset, Value, disable_progress_bars
 from pydantic import BaseModel
 
-from lettuce_build.engine.runner import ParseFailure, Runner, Stage, check_response
+from lettuce_build.engine.completions import Completions
+from lettuce_build.engine.runner import Runner, check_response
+from lettuce_build.engine.stage import ParseFailure, Stage
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import BackendInfo, ChatRequest, Completion
 
@@ -71,7 +73,7 @@ def main() -> None:
     stage = EchoStage()
     with tempfile.TemporaryDirectory() as tmp:
         cache = RequestCache(Path(tmp) / "cache.sqlite")
-        runner = Runner(InstantBackend(), cache, batch_size=1000)
+        runner = Runner(Completions(InstantBackend(), cache), batch_size=1000)
         started = time.perf_counter()
         runner.run(items, stage)
         cold = time.perf_counter() - started

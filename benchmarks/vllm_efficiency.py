@@ -17,6 +17,7 @@ import time
 
 from datasets import Dataset, disable_progress_bars
 
+from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner, request_seed
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.vllm_backend import VLLMBackend
@@ -65,7 +66,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:  # a fresh cache, so every request reaches the engine
             cache = RequestCache(f"{tmp}/cache.sqlite")
             started = time.perf_counter()
-            result = Runner(backend, cache, batch_size=n).run(Dataset.from_list(items), stage)
+            result = Runner(Completions(backend, cache), batch_size=n).run(Dataset.from_list(items), stage)
             seconds = time.perf_counter() - started
             cache.close()
         runner_rates.append(result.stats.completion_tokens / seconds)
@@ -77,7 +78,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cache = RequestCache(f"{tmp}/cache.sqlite")
         started = time.perf_counter()
-        full = Runner(backend, cache, batch_size=n).run(Dataset.from_list(items), CapitalStage())
+        full = Runner(Completions(backend, cache), batch_size=n).run(Dataset.from_list(items), CapitalStage())
         seconds = time.perf_counter() - started
         cache.close()
     print(

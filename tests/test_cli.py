@@ -9,7 +9,7 @@ from lettuce_build import __version__
 from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.cli import main
 from lettuce_build.core.schema import FEATURES, sample_to_row
-from lettuce_build.engine.runner import FailureRow, StageStats
+from lettuce_build.engine.records import FailureRow, StageStats
 from lettuce_build.llm.protocol import BackendInfo
 
 from .builds.test_output import build

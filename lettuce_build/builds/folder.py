@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field, ValidationError
 from lettuce_build.builds.shards import ShardRecord
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.tables import read_jsonl
-from lettuce_build.engine.runner import FailureRow, StageStats
+from lettuce_build.engine.records import FailureRow, StageStats
 from lettuce_build.llm.cache import CACHE_FILE, RequestCache
 from lettuce_build.llm.protocol import BackendInfo
 

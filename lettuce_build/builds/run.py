@@ -2,10 +2,12 @@
 
 `run_build` is the path of every dataset build: lock the build folder, load the source's work
 items, run its stages through the `StageLoop`, assemble and check samples, write the outputs
-and the manifest. The loop owns the order of stages, records each in the build folder and
-keeps the items a stage's failure leaves usable (`Stage.keeps_failed_items`); stages never see
-the loop, and sources only produce items (see sources/base.py). squeez's teacher phase runs its
-stage through the same loop (`open_stage_loop`).
+and the manifest. The loop owns the order of stages and records each in the build folder; an
+injecting stage (`Stage.injects`) is balanced, so an item it fails on stays a clean sample.
+Stages never see the loop, and sources only produce items (see sources/base.py). What the build
+is (local or Ray, a shard, a merge's replay) is decided once, in an `ExecutionPlan`, before
+the loop starts. squeez's teacher phase runs its stage through the same loop
+(`open_stage_loop`).
 """
 
 from __future__ import annotations
@@ -23,10 +25,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.output import write_output
-from lettuce_build.builds.shards import Shard, ShardRecord, slice_items
+from lettuce_build.builds.plan import ExecutionPlan
+from lettuce_build.builds.shards import Shard, take_slice
 from lettuce_build.core.schema import FEATURES, SPLITS, HallucinationSample, check_sample, sample_to_row
 from lettuce_build.engine.balance import RatioReport, balance
-from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, FailureRow, Runner, Stage, StageStats
+from lettuce_build.engine.records import FailureRow, StageStats
+from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Runner
+from lettuce_build.engine.stage import Stage
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.sources.base import LoadOptions, LoadResult, Source, SourceError, StageSettings
 from lettuce_build.sources.registry import get_source
@@ -94,7 +99,7 @@ class StageLoop:
 
     An injecting stage (`Stage.injects`) is run by `balance` instead: every item stays a sample
     and exactly the requested share of each split comes out hallucinated, when enough
-    injections succeed (a shard runs only the first wave: see balance.py).
+    injections succeed (within ``max_waves`` of balancing, when set: see balance.py).
     """
 
     def __init__(
@@ -104,21 +109,19 @@ class StageLoop:
         runner: Runner,
         ratio: float = 0.5,
         *,
-        first_wave_only: bool = False,
+        max_waves: int | None = None,
     ) -> None:
         self.build = build
         self.manifest = manifest
         self.runner = runner
         self.ratio = ratio
-        self.first_wave_only = first_wave_only
+        self.max_waves = max_waves
 
     def run(self, stages: Sequence[Stage], items: Dataset) -> LoopResult:
         result = LoopResult(done=items)
         for stage in stages:
             if stage.injects:
-                outcome = balance(
-                    self.runner, stage, result.done, self.ratio, first_wave_only=self.first_wave_only
-                )
+                outcome = balance(self.runner, stage, result.done, self.ratio, max_waves=self.max_waves)
                 result.ratio = outcome.report
             else:
                 outcome = self.runner.run(result.done, stage)
@@ -136,15 +139,15 @@ def open_stage_loop(
     seed: int,
     ratio: float = 0.5,
     batch_size: int = DEFAULT_BATCH_SIZE,
-    *,
-    first_wave_only: bool = False,
-    replay: bool = False,
+    plan: ExecutionPlan | None = None,
 ) -> Iterator[StageLoop]:
-    """A stage loop on the build folder's request cache, closed when the block ends."""
+    """A stage loop on the build folder's request cache, run as ``plan`` says; closed when the
+    block ends."""
     cache = build.open_cache()
     try:
-        runner = Runner(backend, cache, seed=seed, batch_size=batch_size, replay=replay)
-        yield StageLoop(build, manifest, runner, ratio, first_wave_only=first_wave_only)
+        plan = plan or ExecutionPlan()  # one local process, the whole build
+        runner = Runner(plan.completions(backend, cache), seed=seed, batch_size=batch_size)
+        yield StageLoop(build, manifest, runner, ratio, max_waves=plan.max_waves)
     finally:
         cache.close()
 
@@ -152,7 +155,7 @@ def open_stage_loop(
 class Replay(BaseModel):
     """A build made again from work items and responses already at hand: `merge` joins shards
     this way. Nothing is loaded; the backend is asked only for what the cache lacks, and a
-    stage that retries failures on a re-run does not (see `Runner.replay`)."""
+    stage that retries failures on a re-run does not (see `ExecutionPlan.replay`)."""
 
     loaded: LoadResult
     #: the folders the items and responses came from (recorded in the manifest)
@@ -230,20 +233,10 @@ def _load(options: BuildOptions, source: Source, build: BuildDir, manifest: Mani
         )
     if options.shard is None:
         return loaded
-    held = slice_items(loaded.items, options.shard, source.document_of)
-    build.write_items(held)
-    manifest.shard = ShardRecord(
-        shard=options.shard,
-        total_items=len(loaded.items),
-        items=len(held),
-        documents=loaded.documents,
-        skipped=dict(loaded.skipped),
-    )
-    return LoadResult(
-        items=[item for _, item in held],
-        documents=len({source.document_of(item) for _, item in held}),
-        skipped=loaded.skipped,
-    )
+    part = take_slice(loaded, options.shard, source.document_of)
+    build.write_items(part.held)
+    manifest.shard = part.record
+    return part.loaded
 
 
 def _run(
@@ -264,16 +257,8 @@ def _run(
     rows: list[dict[str, Any]] = []
     if loaded.items:  # a shard may hold no item of a small build
         items = Dataset.from_list(loaded.items)
-        with open_stage_loop(
-            build,
-            manifest,
-            backend,
-            options.seed,
-            options.ratio,
-            batch_size,
-            first_wave_only=options.shard is not None,
-            replay=replay is not None,
-        ) as loop:
+        plan = ExecutionPlan(shard=options.shard, replay=replay is not None)
+        with open_stage_loop(build, manifest, backend, options.seed, options.ratio, batch_size, plan) as loop:
             result = loop.run(stages, source.prepare(items))
         rows = source.finish(items, result.done).to_list()
     samples, invalid = _assemble(source, rows)

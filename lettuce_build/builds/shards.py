@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_valid
 
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.seeding import number
+from lettuce_build.sources.base import LoadResult
 
 
 class ShardError(LettuceError):
@@ -84,6 +85,32 @@ def slice_items(
 ) -> list[tuple[int, dict[str, Any]]]:
     """The shard's items in the build's order, each with its position in the whole build."""
     return [(position, item) for position, item in enumerate(items) if shard.holds(document_of(item))]
+
+
+class Slice(BaseModel):
+    """A shard's part of the loaded work items: what it builds, and what its folder records."""
+
+    loaded: LoadResult
+    #: each held item with its position in the whole build (saved as the folder's items.jsonl)
+    held: list[tuple[int, dict[str, Any]]]
+    record: ShardRecord
+
+
+def take_slice(loaded: LoadResult, shard: Shard, document_of: Callable[[dict[str, Any]], str]) -> Slice:
+    held = slice_items(loaded.items, shard, document_of)
+    record = ShardRecord(
+        shard=shard,
+        total_items=len(loaded.items),
+        items=len(held),
+        documents=loaded.documents,
+        skipped=dict(loaded.skipped),
+    )
+    kept = LoadResult(
+        items=[item for _, item in held],
+        documents=len({document_of(item) for _, item in held}),
+        skipped=loaded.skipped,
+    )
+    return Slice(loaded=kept, held=held, record=record)
 
 
 def check_complete(shards: dict[str, Shard]) -> int:

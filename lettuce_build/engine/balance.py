@@ -15,7 +15,7 @@ cache. Which successes are published is seeded too (each split's first ones in d
 a build is the same whichever machine runs it.
 
 Because the first wave is decided item by item, a shard (which sees only its items) offers
-exactly its part of the whole build's first wave (``first_wave_only``) and no request the whole
+exactly its part of the whole build's first wave (``max_waves=1``) and no request the whole
 build would not make; the merge replays the balancing over every item, asking the model only
 for later waves the shards could not know were needed.
 """
@@ -23,14 +23,15 @@ for later waves the shards could not know were needed.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from typing import Any
 
 from datasets import Dataset, Features, Value
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from lettuce_build.core.seeding import fraction
-from lettuce_build.engine.runner import FailureRow, Runner, Stage, StageResult, StageStats
+from lettuce_build.engine.records import FailureRow, StageResult, StageStats
+from lettuce_build.engine.runner import Runner
+from lettuce_build.engine.stage import Stage
 
 #: the first wave offers the items whose draw is below this many times the ratio (injections do fail)
 FIRST_WAVE_MARGIN = 1.5
@@ -82,12 +83,9 @@ class RatioReport(BaseModel):
         return "too few injections succeeded for the requested ratio: " + "; ".join(parts)
 
 
-class Balanced(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+class Balanced(StageResult):
+    """A stage result, with how the requested ratio came out."""
 
-    ok: Dataset
-    failures: list[FailureRow]
-    stats: StageStats
     report: RatioReport
 
 
@@ -97,13 +95,13 @@ def needed(items: int, ratio: float) -> int:
 
 
 def balance(
-    runner: Runner, stage: Stage, items: Dataset, ratio: float, *, first_wave_only: bool = False
+    runner: Runner, stage: Stage, items: Dataset, ratio: float, *, max_waves: int | None = None
 ) -> Balanced:
     """Run an injecting stage so that each split gets exactly its share of hallucinated samples.
 
     Returns every item: the chosen ones with the stage's outputs and ``inject`` true, the others
-    with empty outputs and ``inject`` false. ``first_wave_only``: stop after the first wave (a
-    shard: the merge balances).
+    with empty outputs and ``inject`` false. ``max_waves``: stop after that many waves (a shard
+    runs one: the merge balances).
     """
     rows = items.to_list()
     rank = {row["key"]: fraction(runner.seed, row["key"], "inject") for row in rows}
@@ -123,6 +121,7 @@ def balance(
     results: list[StageResult] = []
     offered: set[int] = set()
     wave = _first_wave(order, rows, rank, report, ratio)
+    waves = 1  # decided so far, the first one included even when it offers nothing
     while True:
         if wave:  # a first wave may be empty: no item drew low enough
             offered.update(wave)
@@ -138,7 +137,10 @@ def balance(
                 split_report = report.by_split[split]
                 split_report.offered = sum(i in offered for i in indices)
                 split_report.succeeded = sum(rows[i]["key"] in outputs for i in indices)
-        wave = [] if first_wave_only else _next_wave(order, offered, report)
+        if max_waves is not None and waves >= max_waves:
+            break
+        wave = _next_wave(order, offered, report)
+        waves += 1
         if not wave:
             break
     report.waves = len(results)
@@ -157,7 +159,8 @@ def balance(
     ]
     features = Features({**_with_inject(items), **stage.outputs})
     ok = Dataset.from_list(finished, features=features) if finished else items.select([])
-    return Balanced(ok=ok, failures=failures, stats=_merged(stage, len(rows), results), report=report)
+    stats = StageStats.combined(stage.name, stage.prompt_version, len(rows), [r.stats for r in results])
+    return Balanced(ok=ok, failures=failures, stats=stats, report=report)
 
 
 def _first_wave(
@@ -192,24 +195,3 @@ def _next_wave(order: dict[str, list[int]], offered: set[int], report: RatioRepo
 
 def _with_inject(items: Dataset) -> Features:
     return Features({**items.features, "inject": Value("bool")})
-
-
-def _merged(stage: Stage, items: int, results: list[StageResult]) -> StageStats:
-    """One stage entry for the manifest over every wave."""
-    merged = StageStats(name=stage.name, prompt_version=stage.prompt_version, items_in=items)
-    reasons: Counter[str] = Counter()
-    for result in results:
-        stats = result.stats
-        merged.sampling = merged.sampling or stats.sampling
-        merged.ok += stats.ok
-        merged.failed += stats.failed
-        merged.cache_hits += stats.cache_hits
-        merged.cache_misses += stats.cache_misses
-        merged.backend_calls += stats.backend_calls
-        merged.completion_tokens += stats.completion_tokens
-        merged.seconds += stats.seconds
-        merged.backend_seconds += stats.backend_seconds
-        reasons.update(stats.failure_reasons)
-    merged.passed_through = items - merged.ok - merged.failed
-    merged.failure_reasons = dict(reasons)
-    return merged

@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
-from lettuce_build.engine.runner import Stage
+from lettuce_build.engine.stage import Stage
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
 from lettuce_build.sources.chunking import hash_split
 from lettuce_build.stages.answers import AnswerStage

@@ -2,7 +2,7 @@
 
 A source yields raw work items lazily (`Source.items`); the base class does the rest once for
 every source (`Source.load`): keys made unique (a repeated key is skipped and counted), split
-names normalised, the seeded ``inject`` draw, metadata as JSON, each item checked against
+names normalised, metadata as JSON, each item checked against
 `WorkItem`, and ``--limit`` applied while reading, so a trial run reads no more than it needs.
 """
 
@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from lettuce_build.core.schema import SPLITS, HallucinationSample, Span, Split, default_prompt
 from lettuce_build.core.tables import TableError, read_input
 from lettuce_build.core.taxonomy import sample_category
-from lettuce_build.engine.runner import Stage
+from lettuce_build.engine.stage import Stage
 from lettuce_build.stages.injection import EditAnchors
 
 #: upstream split names and the split they are published as
@@ -37,7 +37,7 @@ class WorkItem(BaseModel):
     """The columns every work item carries into the stages; sources add their own beside them.
 
     Stages declare what else they require (`Stage.requires`) and what they add
-    (`Stage.output_features`); the runner checks both.
+    (`Stage.outputs`); the runner checks both.
     """
 
     model_config = ConfigDict(extra="allow")

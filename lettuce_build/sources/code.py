@@ -22,7 +22,7 @@ from typing import Any
 import git
 
 from lettuce_build.core.seeding import fraction
-from lettuce_build.engine.runner import Stage
+from lettuce_build.engine.stage import Stage
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
 from lettuce_build.stages.injection import InjectTaxonomyStage
 from lettuce_build.swebench.patches import FilePatch, PatchInfo, parse_patch

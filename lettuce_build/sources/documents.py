@@ -13,7 +13,7 @@ from typing import Any
 
 from lettuce_build.core.seeding import fraction
 from lettuce_build.core.tables import read_table
-from lettuce_build.engine.runner import Stage
+from lettuce_build.engine.stage import Stage
 from lettuce_build.sources.base import (
     DEFAULT_SETTINGS,
     LoadOptions,

@@ -18,7 +18,7 @@ from datasets import Dataset
 
 from lettuce_build.core.schema import SPLITS, widen_to_graphemes
 from lettuce_build.core.tables import read_table
-from lettuce_build.engine.runner import Stage
+from lettuce_build.engine.stage import Stage
 from lettuce_build.sources.base import (
     DEFAULT_SETTINGS,
     SPLIT_ALIASES,

@@ -18,7 +18,7 @@ from typing import Any
 from lettuce_build.core.schema import widen_to_graphemes
 from lettuce_build.core.tables import read_jsonl
 from lettuce_build.core.taxonomy import TaxonomyError, map_label, refine_ragtruth
-from lettuce_build.engine.runner import Stage
+from lettuce_build.engine.stage import Stage
 from lettuce_build.sources.base import (
     DEFAULT_SETTINGS,
     LoadOptions,

@@ -16,7 +16,7 @@ from typing import Any
 from datasets import List, Value
 from pydantic import BaseModel, Field
 
-from lettuce_build.engine.runner import Sampling, Stage
+from lettuce_build.engine.stage import Sampling, Stage
 from lettuce_build.llm.protocol import ChatRequest
 
 MAX_VIEW_LINES = 500

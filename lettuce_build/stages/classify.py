@@ -21,7 +21,8 @@ from lettuce_build.core.taxonomy import (
     INJECTABLE_CATEGORIES,
     Taxonomy,
 )
-from lettuce_build.engine.runner import ParseFailure, Sampling, Stage, call_stage
+from lettuce_build.engine.runner import call_stage
+from lettuce_build.engine.stage import ParseFailure, Sampling, Stage
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.prompts import load_prompt
 

@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.core.schema import Span
 from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import BUILTIN_SUBCATEGORIES, DEFAULT_TAXONOMY, UNSUPPORTED_ADDITION
-from lettuce_build.engine.runner import ParseFailure, Sampling, Stage
+from lettuce_build.engine.stage import ParseFailure, Sampling, Stage
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
 from lettuce_build.stages.injection import DEFAULT_CONTEXT_CHARS, INJECTION_FEATURES
@@ -192,7 +192,8 @@ class GenerateStage(Stage):
     name = "generate"
     injects = True  # a failed generation leaves the item's correct clean answer
     max_attempts = 2
-    requires = ("context", "question", "answer")
+    #: ``inject``: balancing offers an item by setting it (see engine/balance.py)
+    requires = ("context", "question", "answer", "inject")
     outputs = INJECTION_FEATURES
     response_model = Generated
     sampling = Sampling(temperature=0.8, max_tokens=900)
@@ -208,7 +209,7 @@ class GenerateStage(Stage):
         return load_prompt("generate").version
 
     def applies(self, item: dict[str, Any]) -> bool:
-        return bool(item.get("inject", True))
+        return bool(item["inject"])
 
     def requested(self, item: dict[str, Any]) -> list[str]:
         """1-3 types, drawn from the item's key: the same item asks for the same ones every run."""

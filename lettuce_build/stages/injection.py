@@ -22,7 +22,8 @@ from pydantic import BaseModel, Field, create_model
 from lettuce_build.core.schema import SPAN_FEATURES
 from lettuce_build.core.spans import Edit, ValidationConfig, apply_edits, validate_spans
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, TaxonomyError, map_label
-from lettuce_build.engine.runner import ParseFailure, Sampling, Stage, call_stage
+from lettuce_build.engine.runner import call_stage
+from lettuce_build.engine.stage import ParseFailure, Sampling, Stage
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.prompts import load_prompt
 from lettuce_build.stages.anchors import candidates
@@ -135,7 +136,8 @@ EditAnchors = Literal["constrained", "free"]
 class _InjectStage(Stage):
     max_attempts = 2
     injects = True  # a failed injection leaves the item's correct clean answer
-    requires: tuple[str, ...] = ("context", "question", "answer")
+    #: ``inject``: balancing offers an item by setting it (see engine/balance.py)
+    requires: tuple[str, ...] = ("context", "question", "answer", "inject")
 
     outputs = INJECTION_FEATURES
     sampling = Sampling(temperature=0.8, max_tokens=600)
@@ -169,7 +171,7 @@ class _InjectStage(Stage):
         return self.response_model.model_json_schema()
 
     def applies(self, item: dict[str, Any]) -> bool:
-        return bool(item.get("inject", True))
+        return bool(item["inject"])
 
     def _edits(self, item: dict[str, Any], response: Any) -> tuple[list[Edit], list[dict[str, str]]]:
         raise NotImplementedError
@@ -285,7 +287,7 @@ class InjectTaxonomyStage(_InjectStage):
         return load_prompt("inject_taxonomy").version
 
     response_model = Changes
-    requires = ("context", "question", "answer", "target_category", "target_subcategory")
+    requires = ("context", "question", "answer", "inject", "target_category", "target_subcategory")
 
     def __init__(self, modality: str, **options: Any) -> None:
         super().__init__(**options)

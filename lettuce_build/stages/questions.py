@@ -7,7 +7,8 @@ from typing import Any
 import regex
 from datasets import Value
 
-from lettuce_build.engine.runner import ParseFailure, Sampling, Stage, call_stage
+from lettuce_build.engine.runner import call_stage
+from lettuce_build.engine.stage import ParseFailure, Sampling, Stage
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.prompts import load_prompt
 

@@ -19,7 +19,7 @@ from lettuce_build.core.taxonomy import (
     SUPPORTED,
     Taxonomy,
 )
-from lettuce_build.engine.runner import FailureRow
+from lettuce_build.engine.records import FailureRow
 from lettuce_build.llm.cache import CacheStats
 from lettuce_build.view.audit import AuditReport
 from lettuce_build.view.samples import answer_pieces, excerpt, span_type, terminal_color

@@ -8,6 +8,7 @@ from datasets import Dataset
 
 from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.cli import main
+from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
 
 from ..support.scripted import ScriptedBackend
@@ -25,7 +26,7 @@ def build(tmp_path) -> BuildDir:
     build = BuildDir(tmp_path / "build")
     backend = ScriptedBackend(answer)
     cache = build.open_cache()
-    result = Runner(backend, cache).run(
+    result = Runner(Completions(backend, cache)).run(
         Dataset.from_list([{"key": f"k{i}", "n": i} for i in range(7)]), DoubleStage()
     )
     cache.close()

@@ -8,6 +8,7 @@ from datasets import Dataset
 from lettuce_build.builds.folder import BuildDir
 from lettuce_build.core.seeding import fraction as seeded_fraction
 from lettuce_build.engine.balance import balance, needed
+from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.stages.injection import InjectMenuStage
 
@@ -50,7 +51,9 @@ def edits_unless(failing):
 def run(tmp_path, dataset, backend, ratio, seed=0):
     cache = BuildDir(tmp_path).open_cache()
     try:
-        return balance(Runner(backend, cache, seed=seed), InjectMenuStage("markdown"), dataset, ratio)
+        return balance(
+            Runner(Completions(backend, cache), seed=seed), InjectMenuStage("markdown"), dataset, ratio
+        )
     finally:
         cache.close()
 
@@ -121,8 +124,8 @@ def test_a_shard_runs_only_the_first_wave(tmp_path):
     backend = ScriptedBackend(edits_unless(failing=range(0, 12)))
     cache = BuildDir(tmp_path).open_cache()
     try:
-        runner = Runner(backend, cache)
-        result = balance(runner, InjectMenuStage("markdown"), items(20), 0.4, first_wave_only=True)
+        runner = Runner(Completions(backend, cache))
+        result = balance(runner, InjectMenuStage("markdown"), items(20), 0.4, max_waves=1)
     finally:
         cache.close()
     assert result.report.waves == 1 and result.report.short_by > 0

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from datasets import Dataset
 
+from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner, request_seed
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import PROMPT_TOO_LONG, ChatRequest, Completion
@@ -27,7 +28,9 @@ def items(n: int, **extra) -> Dataset:
 def run(backend, tmp_path, dataset, batch_size=8, seed=0):
     cache = RequestCache(tmp_path / "cache.sqlite")
     try:
-        return Runner(backend, cache, batch_size=batch_size, seed=seed).run(dataset, DoubleStage())
+        return Runner(Completions(backend, cache), batch_size=batch_size, seed=seed).run(
+            dataset, DoubleStage()
+        )
     finally:
         cache.close()
 
@@ -200,7 +203,8 @@ def test_retries_of_the_whole_stage_go_to_the_backend_together(tmp_path):
 
 
 def test_a_cut_response_is_truncated_unless_the_stage_keeps_complete_lines():
-    from lettuce_build.engine.runner import ParseFailure, check_response
+    from lettuce_build.engine.runner import check_response
+    from lettuce_build.engine.stage import ParseFailure
     from lettuce_build.stages.questions import QuestionStage
 
     cut = Completion(text="How do I install it?\nAnd then, what about the", finish_reason="length")
@@ -223,10 +227,12 @@ def test_a_stage_may_retry_its_failures_afresh_on_the_next_run(tmp_path):
         return '{"value": -1}' if calls["n"] <= 2 else correct(request)
 
     cache = RequestCache(tmp_path / "c.sqlite")
-    first = Runner(ScriptedBackend(wrong_twice_then_right), cache).run(items(1), RetryOnRerunStage())
+    first = Runner(Completions(ScriptedBackend(wrong_twice_then_right), cache)).run(
+        items(1), RetryOnRerunStage()
+    )
     assert [f.attempt for f in first.failures] == [1]  # two fresh attempts, both wrong
     rerun_backend = ScriptedBackend(wrong_twice_then_right)
     rerun_backend.respond = lambda r: correct(r)
-    second = Runner(rerun_backend, cache).run(items(1), RetryOnRerunStage())
+    second = Runner(Completions(rerun_backend, cache)).run(items(1), RetryOnRerunStage())
     assert second.ok["doubled"][:] == [0] and len(rerun_backend.requests) == 1  # attempt 2, fresh
     cache.close()

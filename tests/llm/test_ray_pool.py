@@ -10,6 +10,7 @@ from datasets import Dataset, load_from_disk
 
 import lettuce_build
 from lettuce_build.builds.folder import BuildDir
+from lettuce_build.engine.completions import Completions, StreamingCompletions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.ray_pool import RayBackend, RayOptions
@@ -110,13 +111,15 @@ def test_smoke_the_embedded_engine_in_a_ray_actor(tmp_path):
 
     items = Dataset.from_list([{"key": country, "country": country} for country in COUNTRIES])
     cache = RequestCache.in_build(tmp_path)
-    remote = Runner(pool(VLLMBackend(MODEL), actors=1), cache).run(items, CapitalStage())
+    remote = Runner(StreamingCompletions(pool(VLLMBackend(MODEL), actors=1), cache)).run(
+        items, CapitalStage()
+    )
     assert remote.stats.cache_misses == len(COUNTRIES) and remote.stats.backend_calls >= 1
     assert remote.ok.num_rows + len(remote.failures) == len(COUNTRIES)
     assert all(isinstance(city, str) and city for city in remote.ok["city"])
     # options of its own: `started` then tells about this engine, not the session's shared one
     local_engine = VLLMBackend(MODEL, VLLMOptions.for_cpu().model_copy(update={"max_num_seqs": 7}))
-    local = Runner(local_engine, cache).run(items, CapitalStage())
+    local = Runner(Completions(local_engine, cache)).run(items, CapitalStage())
     assert not local_engine.started and local.stats.cache_misses == 0
     assert local.ok.to_list() == remote.ok.to_list()
 

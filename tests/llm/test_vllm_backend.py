@@ -9,6 +9,7 @@ from pathlib import Path
 from datasets import Dataset
 
 from lettuce_build.builds.folder import BuildDir
+from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.protocol import PROMPT_TOO_LONG, ChatRequest
 from lettuce_build.llm.vllm_backend import VLLMOptions
@@ -42,7 +43,7 @@ def test_the_same_seed_gives_the_same_answer(embedded_backend):
 
 def test_a_cached_rebuild_never_starts_or_even_imports_vllm(embedded_backend, tmp_path):
     items = Dataset.from_list([{"key": c, "country": c} for c in COUNTRIES])
-    first = Runner(embedded_backend, BuildDir(tmp_path).open_cache()).run(items, CapitalStage())
+    first = Runner(Completions(embedded_backend, BuildDir(tmp_path).open_cache())).run(items, CapitalStage())
     assert first.stats.cache_misses == len(COUNTRIES)
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     output = subprocess.run(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lettuce_build.engine.runner import ParseFailure
+from lettuce_build.engine.stage import ParseFailure
 from lettuce_build.stages.answers import AnswerStage, generate_grounded_answer
 
 from ..support.scripted import ScriptedBackend

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from lettuce_build.engine.runner import ParseFailure
+from lettuce_build.engine.stage import ParseFailure
 from lettuce_build.stages.generation import (
     Generated,
     GenerateStage,

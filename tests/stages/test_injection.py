@@ -5,7 +5,9 @@ import json
 import pytest
 from datasets import Dataset
 
-from lettuce_build.engine.runner import ParseFailure, Runner
+from lettuce_build.engine.completions import Completions
+from lettuce_build.engine.runner import Runner
+from lettuce_build.engine.stage import ParseFailure
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.stages.injection import (
     InjectMenuStage,
@@ -82,7 +84,7 @@ def test_a_repeated_original_goes_to_its_first_unused_occurrence():
 
 def test_an_empty_changes_list_is_an_honest_nothing_fits_and_not_retried(tmp_path):
     backend = ScriptedBackend(lambda r: '{"changes": []}')
-    result = Runner(backend, RequestCache(tmp_path / "c.sqlite")).run(
+    result = Runner(Completions(backend, RequestCache(tmp_path / "c.sqlite"))).run(
         Dataset.from_list([ITEM]), InjectMenuStage("markdown")
     )
     [failure] = result.failures

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lettuce_build.engine.runner import ParseFailure
+from lettuce_build.engine.stage import ParseFailure
 from lettuce_build.stages.questions import (
     QUESTION_TYPES,
     QuestionStage,

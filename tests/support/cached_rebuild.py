@@ -11,6 +11,7 @@ import sys
 from datasets import Dataset
 
 from lettuce_build.builds.folder import BuildDir
+from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.vllm_backend import VLLMBackend
 from tests.support.stages import COUNTRIES, CapitalStage
@@ -19,7 +20,7 @@ from tests.support.stages import COUNTRIES, CapitalStage
 def main() -> None:
     items = Dataset.from_list([{"key": c, "country": c} for c in COUNTRIES])
     backend = VLLMBackend("smollm2-135m")
-    result = Runner(backend, BuildDir(sys.argv[1]).open_cache()).run(items, CapitalStage())
+    result = Runner(Completions(backend, BuildDir(sys.argv[1]).open_cache())).run(items, CapitalStage())
     print(
         json.dumps(
             {

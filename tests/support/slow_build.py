@@ -12,6 +12,7 @@ from pathlib import Path
 from datasets import Dataset
 
 from lettuce_build.builds.folder import BuildDir
+from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
 from tests.support.scripted import ScriptedBackend
 from tests.support.stages import DoubleStage, correct
@@ -28,7 +29,7 @@ def main() -> None:
     build = BuildDir(build_dir)
     backend = ScriptedBackend(correct, delay=delay, log=log)
     items = Dataset.from_list([{"key": f"item-{i:04d}", "n": i} for i in range(n)])
-    outcome = Runner(backend, build.open_cache(), batch_size=8).run(items, DoubleStage())
+    outcome = Runner(Completions(backend, build.open_cache()), batch_size=8).run(items, DoubleStage())
     Path(result).write_text(json.dumps({"keys": list(outcome.ok["key"]), "asked": len(backend.requests)}))
 
 

@@ -1,0 +1,35 @@
+"""What a build is, decided once before it runs, so that the engine needs to know none of it:
+how answers are obtained (in this process, or streamed to a Ray actor pool), whether the build
+replays runs that already happened (a merge of shards), which slice of the work items it holds
+(a shard) and how many balancing waves it may run."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from lettuce_build.builds.shards import Shard
+from lettuce_build.engine.completions import Completions, StreamingCompletions
+from lettuce_build.llm.cache import RequestCache
+from lettuce_build.llm.protocol import Backend, StreamingBackend
+
+
+class ExecutionPlan(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    #: this process builds one slice of the work items; `merge` joins the slices
+    shard: Shard | None = None
+    #: made again from runs that already happened (`merge`): cached answers count as the
+    #: model calls they were when they were made
+    replay: bool = False
+
+    @property
+    def max_waves(self) -> int | None:
+        """A shard runs only the first wave of balancing (decided item by item, so it is exactly
+        its part of the whole build's); the merge balances over every item."""
+        return 1 if self.shard is not None else None
+
+    def completions(self, backend: Backend, cache: RequestCache) -> Completions:
+        """A backend that takes whole passes (a Ray pool) is handed each pass as one stream."""
+        if isinstance(backend, StreamingBackend):
+            return StreamingCompletions(backend, cache, replay=self.replay)
+        return Completions(backend, cache, replay=self.replay)

@@ -1,0 +1,122 @@
+"""Where a stage's answers come from: the build's request cache first, then the backend.
+
+The runner asks a `Completions` for the answers to a batch's requests: cache hits are served,
+the misses go to the backend in one call and are committed before they are returned, so a
+crash loses at most the batch in flight. Two variants change how, never what:
+
+- `StreamingCompletions`, for a backend that takes a whole pass at once (engines in a Ray
+  actor pool, llm/ray_pool.py): before each pass it hands every miss of the pass to the
+  backend as one stream and commits each answered chunk as it arrives; the pass then finds
+  them in the cache;
+- ``replay=True``, for a build made again from runs that already happened (a merge of shards):
+  a cached answer counts against an item's budget of model calls as it did when it was made.
+
+Which one a build uses is decided once, by the build (builds/plan.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lettuce_build.engine.records import StageStats
+from lettuce_build.llm.cache import RequestCache, request_key
+from lettuce_build.llm.protocol import Backend, ChatRequest, Completion, StreamingBackend
+
+
+class Completions:
+    """A backend behind a request cache."""
+
+    def __init__(self, backend: Backend, cache: RequestCache, *, replay: bool = False) -> None:
+        self.backend = backend
+        self.cache = cache
+        self.replay = replay
+
+    @property
+    def model_id(self) -> str:
+        return self.backend.model_id
+
+    def keys(
+        self,
+        prompt_version: str,
+        requests: Sequence[ChatRequest],
+        schema: dict[str, Any] | None,
+        schema_text: str,
+    ) -> list[str]:
+        """Each request's cache key; ``schema_text`` is the stage-wide ``schema`` serialised once
+        (a request with a schema of its own has it serialised per request)."""
+        model = self.backend.model_id
+        return [
+            request_key(model, r, prompt_version, schema_text if r.json_schema is schema else None)
+            for r in requests
+        ]
+
+    def prefetch(
+        self, prompt_version: str, pass_requests: Callable[[], dict[str, ChatRequest]], stats: StageStats
+    ) -> set[str]:
+        """Called before each pass with a way to list the pass's requests by key; returns the keys
+        it asked the backend for. Here nothing: each batch asks for its own misses."""
+        return set()
+
+    def complete(
+        self,
+        prompt_version: str,
+        keys: Sequence[str],
+        requests: Sequence[ChatRequest],
+        stats: StageStats,
+        prefetched: set[str],
+    ) -> tuple[list[Completion], list[bool]]:
+        """The answers in request order, and which of them are fresh (asked of the model in this
+        run: now, or by the pass's prefetch); misses are committed before this returns."""
+        found = self.cache.get_many(list(keys))
+        missing = [k for k in dict.fromkeys(keys) if k not in found]
+        if missing:
+            by_key = dict(zip(keys, requests, strict=True))
+            started = time.perf_counter()
+            fresh = self.backend.generate([by_key[k] for k in missing])
+            stats.backend_seconds += time.perf_counter() - started
+            stats.backend_calls += 1
+            if len(fresh) != len(missing):
+                raise RuntimeError(f"backend answered {len(fresh)} of {len(missing)} requests")
+            self.cache.put_many(self.backend.model_id, prompt_version, list(zip(missing, fresh, strict=True)))
+            found.update(zip(missing, fresh, strict=True))
+            stats.completion_tokens += sum(c.completion_tokens for c in fresh)
+        fresh_keys = set(missing) | prefetched.intersection(keys)
+        hits = len(keys) - len(fresh_keys)
+        self.cache.count(hits, len(fresh_keys))
+        stats.cache_hits += hits
+        stats.cache_misses += len(fresh_keys)
+        return [found[k] for k in keys], [k in fresh_keys for k in keys]
+
+    def counts_as_call(self, fresh: bool) -> bool:
+        """Whether an answer uses up one of an item's model calls (see `Stage.max_attempts`)."""
+        return fresh or self.replay
+
+
+class StreamingCompletions(Completions):
+    """For a backend that takes a whole pass as one stream (engines on a Ray cluster)."""
+
+    backend: StreamingBackend
+
+    def __init__(self, backend: StreamingBackend, cache: RequestCache, *, replay: bool = False) -> None:
+        super().__init__(backend, cache, replay=replay)
+
+    def prefetch(
+        self, prompt_version: str, pass_requests: Callable[[], dict[str, ChatRequest]], stats: StageStats
+    ) -> set[str]:
+        """Every request of the pass that the cache lacks, sent as one stream, each answered
+        chunk committed as it arrives."""
+        wanted = pass_requests()
+        found = self.cache.get_many(list(wanted))
+        missing = [key for key in wanted if key not in found]
+        if not missing:
+            return set()
+        started = time.perf_counter()
+        for chunk in self.backend.stream([wanted[key] for key in missing]):
+            answered = [(missing[index], completion) for index, completion in chunk]
+            self.cache.put_many(self.backend.model_id, prompt_version, answered)
+            stats.completion_tokens += sum(c.completion_tokens for _, c in answered)
+        stats.backend_seconds += time.perf_counter() - started
+        stats.backend_calls += 1
+        return set(missing)

@@ -1,0 +1,96 @@
+"""The Stage API: what a model step declares (columns, sampling, schema) and how it renders a
+request and parses a response. Stages never see the runner that calls them."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lettuce_build.llm.protocol import ChatRequest
+
+
+class CutText(str):
+    """What `Stage.salvage` kept of a response cut at max_tokens: `parse` can tell it was cut."""
+
+
+class ParseFailure(Exception):
+    """A response a stage cannot use; ``reason`` is a stable code, ``detail`` says why.
+
+    ``retry=False`` marks an honest answer that a new seed would not change (a model saying
+    "nothing fits"): it is recorded as a failure and not retried.
+    """
+
+    def __init__(self, reason: str, detail: str = "", *, retry: bool = True) -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+        self.retry = retry
+
+
+class Sampling(BaseModel):
+    """How a stage samples: part of every request (and of its cache key)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float = Field(default=0.7, ge=0.0)
+    max_tokens: int = Field(default=400, ge=1)
+
+
+class Stage(ABC):
+    """One model step over work items that carry a unique ``key`` column.
+
+    A stage with a ``response_model`` gets structured output: its requests carry
+    the model's JSON schema and responses are validated into it before `parse`.
+    """
+
+    name: ClassVar[str]
+    prompt_version: ClassVar[str]
+    #: the columns the stage adds (datasets feature types)
+    outputs: ClassVar[dict[str, Any]]
+    #: the stage's default sampling; an instance may carry its own (``stage.sampling = ...``)
+    sampling: Sampling = Sampling()
+    response_model: ClassVar[type[BaseModel] | None] = None
+    max_attempts: ClassVar[int] = 2
+    #: False (default): a re-run replays every cached attempt and stops where the last run stopped.
+    #: True: cached failed attempts do not use up an item's budget of ``max_attempts`` model calls,
+    #: so an item that failed is tried afresh on the next run (PsiloQA's "retried next run").
+    retries_failures_on_rerun: ClassVar[bool] = False
+    #: An injecting stage: the build's stage loop offers it items in seeded waves until each
+    #: split's requested share of hallucinated samples is met, and an item it fails on stays a
+    #: clean sample (its failure row is recorded). Other stages: a failed item goes no further.
+    injects: ClassVar[bool] = False
+    #: the work-item columns the stage reads (besides ``key``); the runner checks them
+    requires: tuple[str, ...] = ()
+
+    def applies(self, item: dict[str, Any]) -> bool:
+        """False lets an item pass through with empty outputs and no model call."""
+        return True
+
+    def salvage(self, text: str) -> str | None:
+        """What a plain-text stage keeps of a response cut at max_tokens (its complete lines or
+        sentences, say), or None: the default, a "truncated" failure. Cut JSON is never kept."""
+        return None
+
+    def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
+        """A JSON schema of this item's own (e.g. edits constrained to its answer's anchors), or
+        None for the stage's `response_model` schema."""
+        return None
+
+    def request(self, system: str | None, user: str) -> ChatRequest:
+        """A request with the stage's sampling; `render` returns one."""
+        return ChatRequest.of(
+            system, user, temperature=self.sampling.temperature, max_tokens=self.sampling.max_tokens
+        )
+
+    @abstractmethod
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        """The request for an item; the runner sets its seed (and schema, with a response_model)."""
+
+    @abstractmethod
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        """The output columns from a response (a validated response_model, else the raw text).
+
+        Raise `ParseFailure` for a response that cannot be used.
+        """
