@@ -104,9 +104,10 @@ class Limits(BaseModel):
         ]
 
     def describe(self) -> str:
+        """The limits every step shares (its CPU time follows its own timeout)."""
         return (
-            f"limits per process: CPU {self.cpu_seconds} s, address space "
-            f"{self.address_space // 1024**3} GiB, files {self.file_bytes // 1024**2} MiB, "
+            f"limits per process: CPU time the step's timeout + {CPU_SECONDS_MARGIN} s, address "
+            f"space {self.address_space // 1024**3} GiB, files {self.file_bytes // 1024**2} MiB, "
             f"{self.processes} processes, no core files"
         )
 
@@ -131,7 +132,7 @@ def detect_isolation() -> Isolation:
     who = "an unprivileged uid with no capability" if _drops_privileges() else "the current user"
     note = (
         "bubblewrap: own PID/IPC/UTS/cgroup/network namespaces, minimal filesystem, throwaway tree, "
-        f"as {who}; detached processes killed; {Limits(cpu_seconds=0).describe().replace('CPU 0 s, ', '')}"
+        f"as {who}; detached processes killed; {Limits(cpu_seconds=0).describe()}"
     )
     bwrap_only = Isolation(mode="bwrap", note=note)
     if missing := missing_tools():
@@ -374,18 +375,19 @@ def _first_process(info: int, process: subprocess.Popen[bytes]) -> int | None:
 
 
 def _children(pid: int) -> list[tuple[int, int]]:
-    """(start time, PID) of each process whose parent is ``pid``."""
+    """(start time, PID) of each child of ``pid``, from the kernel's own list of them."""
+    try:
+        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []  # it has ended
     found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
+    for child in listed:
         try:
-            stat = Path(entry.path, "stat").read_text()
+            stat = Path(f"/proc/{child}/stat").read_text()
         except OSError:
             continue
         fields = stat[stat.rindex(")") + 2 :].split()  # after the command name, which may hold spaces
-        if int(fields[1]) == pid:
-            found.append((int(fields[19]), int(entry.name)))
+        found.append((int(fields[19]), int(child)))
     return found
 
 

@@ -22,6 +22,7 @@ SECRETS = {
     "GITHUB_TOKEN": "plain-looking-secret-value",
 }
 CODE_TYPES = {"python", "test_output", "build_output"}
+ISOLATION = detect_isolation()
 
 
 def processes_matching(needle: str) -> list[str]:
@@ -36,7 +37,7 @@ def processes_matching(needle: str) -> list[str]:
     return found
 
 
-@pytest.mark.skipif(detect_isolation().mode != "bwrap", reason="the sandbox needs bubblewrap")
+@pytest.mark.skipif(ISOLATION.mode != "bwrap", reason="the sandbox needs bubblewrap")
 def test_a_hostile_repository_leaks_nothing_and_leaves_nothing_behind(tmp_path, offline_wheels):
     out = tmp_path / "out"
     stolen = Path("/tmp/stolen-env")
@@ -100,7 +101,7 @@ def test_a_hostile_repository_leaks_nothing_and_leaves_nothing_behind(tmp_path, 
     assert "ENVIRON" in build_log and "WRITE DENIED" in build_log  # setup.py attacked, and failed
 
 
-@pytest.mark.skipif(detect_isolation().network != "pasta", reason=detect_isolation().note)
+@pytest.mark.skipif(ISOLATION.network != "pasta", reason=ISOLATION.note)
 @pytest.mark.skipif(not can_make_test_hosts(), reason="the index runs on a test host (root, iproute2)")
 def test_repository_code_reaches_no_service_of_the_host_in_any_kind_of_step(tmp_path, offline_wheels):
     """(a) setup.py in an environment build that installs from an index over the network, (b) a

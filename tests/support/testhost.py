@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from lettuce_build.squeez.usernet import host_addresses
+
 _NUMBERS = itertools.count(1)
 
 
@@ -56,11 +58,7 @@ def reached(output: str) -> bool:
 
 def host_ipv4() -> str:
     """This host's first non-loopback IPv4 address."""
-    listed = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True).stdout
-    for address in re.findall(r"inet (\d+\.\d+\.\d+\.\d+)", listed):
-        if not address.startswith("127."):
-            return address
-    raise RuntimeError("this host has no IPv4 address besides loopback")
+    return host_addresses()[0]
 
 
 def simple_index(wheels: Path, root: Path) -> Path:
