@@ -26,9 +26,10 @@ QUESTIONS = [
 
 def run_one(dtype: str, n: int) -> dict[str, float]:
     from lettuce_build.llm.protocol import ChatMessage, ChatRequest
-    from lettuce_build.llm.vllm_backend import VLLMBackend, VLLMOptions
+    from lettuce_build.llm.settings import EngineSettings
+    from lettuce_build.llm.vllm_backend import VLLMBackend
 
-    backend = VLLMBackend("smollm2-135m", VLLMOptions.for_cpu().model_copy(update={"dtype": dtype}))
+    backend = VLLMBackend("smollm2-135m", EngineSettings(dtype=dtype))
     started = time.perf_counter()
     backend.engine()
     load = time.perf_counter() - started

@@ -19,10 +19,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from lettuce_build.builds.options import BuildCounts, BuildOptions
 from lettuce_build.builds.shards import ShardRecord
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.tables import read_jsonl
@@ -45,16 +46,22 @@ class BuildLocked(LettuceError):
 
 
 class Manifest(BaseModel):
-    status: str = "running"  # running / finished / failed
+    """A build folder's record: what was asked, how far it got, what it made."""
+
+    status: Literal["running", "finished", "failed"] = "running"
     source: str | None = None
     backend: BackendInfo | None = None
     seed: int = 0
     limit: int | None = None
-    parameters: dict[str, Any] = Field(default_factory=dict)
+    #: the build's options (none for squeez's teacher phase, which has its own)
+    options: BuildOptions | None = None
     started: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
     stages: list[StageStats] = Field(default_factory=list)
-    counts: dict[str, Any] = Field(default_factory=dict)
+    #: what a finished build made
+    counts: BuildCounts | None = None
+    #: what stopped a failed build
+    error: str | None = None
     #: a shard's slice of the build (`build --shard`)
     shard: ShardRecord | None = None
     #: the shard folders a merged build was joined from (`lettuce-build merge`)

@@ -13,17 +13,16 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lettuce_build.builds.run import BuildOptions
-from lettuce_build.builds.shards import Shard
+from lettuce_build.builds.options import BuildOptions
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.leaks import public_url
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE
 from lettuce_build.llm.embedded import DEFAULT_MODEL
 from lettuce_build.llm.protocol import Backend, BackendInfo
-from lettuce_build.llm.settings import EngineSettings
-from lettuce_build.stages.injection import EditAnchors
+from lettuce_build.llm.settings import BackendKind, EndpointSettings, EngineSettings
 
 RECIPE_FILE = "recipe.yaml"
+FIRST_IN_FILE = ("source", "input", "out", "model", "backend")
 
 
 class RecipeError(LettuceError):
@@ -39,34 +38,21 @@ class StageSampling(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
 
 
-class Recipe(BaseModel):
-    """Everything a build needs, in the words of the command line's options."""
+class Recipe(BuildOptions, EndpointSettings):
+    """Everything a build needs, in the words of the command line's options: the build's options
+    (builds/options.py), and the model, backend (an endpoint's settings for ``openai``) and
+    executor that run it."""
 
     model_config = ConfigDict(extra="forbid")
 
-    source: str
-    input: str | None = None
-    out: Path
     model: str = DEFAULT_MODEL
-    backend: Literal["vllm", "openai"] = "vllm"
-    base_url: str = "http://127.0.0.1:8000/v1"
-    api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = Field(default=8, ge=1)
+    backend: BackendKind = "vllm"
     batch_size: int = Field(default=DEFAULT_BATCH_SIZE, ge=1)
-    limit: int | None = Field(default=None, ge=1)
-    ratio: float = Field(default=0.5, ge=0.0, le=1.0)
-    seed: int = 0
-    edit_anchors: EditAnchors = "constrained"
-    mode: Literal["inject", "generate"] = "inject"
-    language: str = "en"
-    repo_url: str = "https://github.com/{repo}.git"
     #: a folder of prompt templates (``<name>.yaml``) that replace the package's
     prompts: Path | None = None
     #: per stage, sampling over the stage's own: {"answer": {"temperature": 0.2, "max_tokens": 600}}
     sampling: dict[str, StageSampling] = Field(default_factory=dict)
     engine: EngineSettings = Field(default_factory=EngineSettings)
-    #: this process builds one slice of the work items (``"i/n"``); `lettuce-build merge` joins them
-    shard: Shard | None = None
     #: local: one engine in this process; ray: the model stages on Ray Data, one engine per actor
     executor: Literal["local", "ray"] = "local"
     #: the Ray cluster (``auto``, ``ray://host:10001``); none starts Ray on this machine
@@ -83,14 +69,10 @@ class Recipe(BaseModel):
     def make_backend(self) -> Backend:
         from lettuce_build.llm.factory import make_backend
 
-        backend = make_backend(
-            self.backend,
-            self.model,
-            base_url=self.base_url,
-            api_key_env=self.api_key_env,
-            concurrency=self.concurrency,
-            engine=self.engine,
+        endpoint = EndpointSettings.model_validate(
+            self.model_dump(include=set(EndpointSettings.model_fields))
         )
+        backend = make_backend(self.backend, self.model, endpoint=endpoint, engine=self.engine)
         if self.executor == "local":
             return backend
         from lettuce_build.llm.ray_pool import RayBackend, RayOptions
@@ -100,7 +82,7 @@ class Recipe(BaseModel):
 
     def as_ran(self, info: BackendInfo) -> Recipe:
         """The recipe with the dtype the engine chose for this processor written down (see
-        `VLLMOptions.for_cpu`), so the file says what ran; a dtype the user chose stays."""
+        `vllm_backend.cpu_settings`), so the file says what ran; a dtype the user chose stays."""
         dtype = info.options.get("dtype")
         if self.engine.dtype is not None or not info.backend.endswith("vllm") or not isinstance(dtype, str):
             return self
@@ -109,7 +91,9 @@ class Recipe(BaseModel):
     def to_yaml(self) -> str:
         """The recipe as a file says it: credentials in ``base_url`` (``user:key@``, ``?api-key=``)
         never written; the key itself is never in a recipe, only its variable's name."""
-        data = self.model_dump(mode="json")
+        dumped = self.model_dump(mode="json")
+        # what is built first, then how; the fields' own order is that of the models they extend
+        data = {name: dumped[name] for name in (*FIRST_IN_FILE, *dumped) if name in dumped}
         data["base_url"] = public_url(self.base_url)
         return yaml.safe_dump(data, sort_keys=False)
 

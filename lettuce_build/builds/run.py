@@ -18,12 +18,13 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from datasets import Dataset, DatasetDict
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from lettuce_build.builds.folder import BuildDir, Manifest
+from lettuce_build.builds.options import BuildCounts, BuildOptions
 from lettuce_build.builds.output import write_output
 from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.builds.shards import Shard, take_slice
@@ -33,54 +34,28 @@ from lettuce_build.engine.records import FailureRow, StageStats
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Runner
 from lettuce_build.engine.stage import Stage
 from lettuce_build.llm.protocol import Backend
-from lettuce_build.sources.base import LoadOptions, LoadResult, Source, SourceError, StageSettings
+from lettuce_build.sources.base import LoadResult, Source, SourceError, StageSettings
 from lettuce_build.sources.registry import get_source
 from lettuce_build.stages.generation import GenerateStage
-from lettuce_build.stages.injection import EditAnchors
 
 ASSEMBLE_STAGE = "assemble"
 
 
-class BuildOptions(BaseModel):
-    source: str
-    out: Path
-    input: str | None = None
-    limit: int | None = None
-    ratio: float = Field(default=0.5, ge=0.0, le=1.0)
-    seed: int = 0
-    language: str = "en"
-    edit_anchors: EditAnchors = "constrained"
-    repo_url: str = "https://github.com/{repo}.git"
-    #: inject: edits applied to the clean answer (exact spans); generate: the model writes the
-    #: hallucinated answer, spans recovered by diff (see stages/generation.py)
-    mode: Literal["inject", "generate"] = "inject"
-    #: build only this slice of the work items (see builds/shards.py); `merge` joins the shards
-    shard: Shard | None = None
+class BuildSummary(BuildCounts):
+    """A finished build: what it made (the manifest's counts), where, and how long it took."""
 
-
-class BuildSummary(BaseModel):
     source: str
     dataset: str
     out: Path
-    documents: int
-    items: int
-    skipped: dict[str, int]
-    by_split: dict[str, int]
-    by_category: dict[str, int]
-    hallucinated: int
-    clean: int
-    requested_ratio: float
-    achieved_ratio: float
-    #: how the requested ratio came out per split (None: the source injects nothing)
-    ratio: RatioReport | None = None
-    #: samples / work items
-    yield_: float = Field(serialization_alias="yield")
     failures: dict[str, dict[str, int]]
     seconds: float
     backend_seconds: float
     example: HallucinationSample | None = None
     #: set on a shard's summary: its slice, to be joined by `lettuce-build merge`
     shard: Shard | None = None
+
+    def counts(self) -> BuildCounts:
+        return BuildCounts.model_validate(self.model_dump(include=set(BuildCounts.model_fields)))
 
 
 class LoopResult(BaseModel):
@@ -107,7 +82,7 @@ class StageLoop:
         build: BuildDir,
         manifest: Manifest,
         runner: Runner,
-        ratio: float = 0.5,
+        ratio: float | None = None,
         *,
         max_waves: int | None = None,
     ) -> None:
@@ -121,6 +96,8 @@ class StageLoop:
         result = LoopResult(done=items)
         for stage in stages:
             if stage.injects:
+                if self.ratio is None:
+                    raise ValueError(f"stage {stage.name} injects: the loop needs the ratio to balance")
                 outcome = balance(self.runner, stage, result.done, self.ratio, max_waves=self.max_waves)
                 result.ratio = outcome.report
             else:
@@ -137,7 +114,7 @@ def open_stage_loop(
     manifest: Manifest,
     backend: Backend,
     seed: int,
-    ratio: float = 0.5,
+    ratio: float | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     plan: ExecutionPlan | None = None,
 ) -> Iterator[StageLoop]:
@@ -184,7 +161,7 @@ def run_build(
             backend=backend.info(),
             seed=options.seed,
             limit=options.limit,
-            parameters=options.model_dump(mode="json", exclude={"out"}),
+            options=options,
             merged_from=replay.sources if replay else [],
         )
         try:
@@ -192,7 +169,7 @@ def run_build(
         except BaseException as err:
             # whatever stopped the build (an error, Ctrl-C), the manifest never claims it is running
             manifest.status = "failed"
-            manifest.counts = {"error": f"{type(err).__name__}: {err}"[:500]}
+            manifest.error = f"{type(err).__name__}: {err}"[:500]
             build.write_manifest(manifest)
             raise
 
@@ -215,17 +192,7 @@ def _stages(options: BuildOptions, source: Source, sampling: dict[str, dict[str,
 
 def _load(options: BuildOptions, source: Source, build: BuildDir, manifest: Manifest) -> LoadResult:
     """The build's work items; a shard keeps its slice, and saves it with positions for `merge`."""
-    loaded = source.load(
-        options.input,
-        LoadOptions(
-            limit=options.limit,
-            ratio=options.ratio,
-            seed=options.seed,
-            language=options.language,
-            repo_url=options.repo_url,
-            work_dir=Path(options.out) / "repos",
-        ),
-    )
+    loaded = source.load(options.input, options.load_options())
     if not loaded.items:
         raise SourceError(
             f"{options.source}: no work items from {options.input} "
@@ -308,23 +275,7 @@ def _run(
         shard=options.shard,
     )
     manifest.status = "finished"
-    manifest.counts = summary.model_dump(
-        mode="json",
-        include={
-            "documents",
-            "items",
-            "skipped",
-            "by_split",
-            "by_category",
-            "hallucinated",
-            "clean",
-            "requested_ratio",
-            "achieved_ratio",
-            "ratio",
-            "yield_",
-        },
-        by_alias=True,
-    )
+    manifest.counts = summary.counts()
     build.write_manifest(manifest)
     return summary
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from lettuce_build.cli.options import REPO_URL, count, endpoint_options, folder, share
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.cli.options import REPO_URL, choice_of, count, default_of, endpoint_options, folder, share
 
 
 @click.command()
@@ -226,17 +227,19 @@ BUILD_EXAMPLES = (
 )
 @click.option(
     "--model",
-    default="smollm2-135m",
+    default=default_of(Recipe, "model"),
     show_default=True,
     help="Model id or path; smollm2-135m is the embedded CPU model.",
 )
 @click.option("--model-revision", help="The model's revision on the Hub (branch, tag or commit).")
-@click.option("--backend", type=click.Choice(["vllm", "openai"]), default="vllm", show_default=True)
 @click.option(
-    "--base-url", default="http://127.0.0.1:8000/v1", show_default=True, help="For --backend openai."
+    "--backend", type=choice_of(Recipe, "backend"), default=default_of(Recipe, "backend"), show_default=True
+)
+@click.option(
+    "--base-url", default=default_of(Recipe, "base_url"), show_default=True, help="For --backend openai."
 )
 @endpoint_options()
-@count("--batch-size", "Items per model call.", default=64)
+@count("--batch-size", "Items per model call.", default=default_of(Recipe, "batch_size"))
 @count("--tensor-parallel-size", "vLLM: GPUs to shard the model over.")
 @count("--max-model-len", "vLLM: the context length to allocate for.", minimum=16)
 @click.option(
@@ -251,27 +254,35 @@ BUILD_EXAMPLES = (
     help="JSON for the chat template, e.g. '{\"enable_thinking\": false}' to turn thinking off.",
 )
 @count("--limit", "Build at most N work items (a trial run).")
-@share("--ratio", 0.5, "Share of items that get injected hallucinations.")
-@click.option("--seed", default=0, show_default=True, help="Seeds item choices and per-request sampling.")
+@share("--ratio", default_of(Recipe, "ratio"), "Share of items that get injected hallucinations.")
+@click.option(
+    "--seed",
+    default=default_of(Recipe, "seed"),
+    show_default=True,
+    help="Seeds item choices and per-request sampling.",
+)
 @click.option(
     "--edits",
     "edit_anchors",
-    type=click.Choice(["constrained", "free"]),
-    default="constrained",
+    type=choice_of(Recipe, "edit_anchors"),
+    default=default_of(Recipe, "edit_anchors"),
     show_default=True,
     help="constrained: each edit replaces a string taken from the answer (numbers, names, code, "
     "sentences), so it always lands; free: any string the model copies (and may miscopy).",
 )
 @click.option(
     "--mode",
-    type=click.Choice(["inject", "generate"]),
-    default="inject",
+    type=choice_of(Recipe, "mode"),
+    default=default_of(Recipe, "mode"),
     show_default=True,
     help="inject: small edits applied to the clean answer (exact spans); generate: the model writes "
     "the hallucinated answer and spans are recovered by diff (natural, approximate).",
 )
 @click.option(
-    "--language", default="en", show_default=True, help="Language (config) for multilingual sources."
+    "--language",
+    default=default_of(Recipe, "language"),
+    show_default=True,
+    help="Language (config) for multilingual sources.",
 )
 @REPO_URL
 @click.option(
@@ -293,8 +304,8 @@ BUILD_EXAMPLES = (
 )
 @click.option(
     "--executor",
-    type=click.Choice(["local", "ray"]),
-    default="local",
+    type=choice_of(Recipe, "executor"),
+    default=default_of(Recipe, "executor"),
     show_default=True,
     help="local: one engine in this process; ray: the model stages on Ray Data, one engine per actor "
     "(pip install 'lettuce-build[ray]').",
@@ -302,7 +313,11 @@ BUILD_EXAMPLES = (
 @click.option(
     "--ray-address", help="For --executor ray: the cluster (auto, ray://host:10001); default: start Ray here."
 )
-@count("--ray-actors", "For --executor ray: engines (actors) in the pool.", default=1)
+@count(
+    "--ray-actors",
+    "For --executor ray: engines (actors) in the pool.",
+    default=default_of(Recipe, "ray_actors"),
+)
 @click.pass_context
 def build(ctx: click.Context, **settings: object) -> None:
     """Build a dataset from a source: questions, grounded answers, injected hallucinations.
@@ -310,7 +325,6 @@ def build(ctx: click.Context, **settings: object) -> None:
     Writes OUT/recipe.yaml: `build --config OUT/recipe.yaml` replays the build.
     """
     from lettuce_build.api import build as run
-    from lettuce_build.builds.recipe import Recipe
     from lettuce_build.llm.settings import ENGINE_FIELDS
     from lettuce_build.view.summary import summary_text
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import click
+from pydantic import BaseModel
+
+from lettuce_build.llm.settings import EndpointSettings
+from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -32,6 +36,16 @@ SHARE = _Share()
 def folder(exists: bool = False) -> click.Path:
     """A folder option, resolved once here: later code may run in other working directories."""
     return click.Path(exists=exists, file_okay=False, path_type=Path, resolve_path=True)
+
+
+def default_of(model: type[BaseModel], field: str) -> Any:
+    """The default of the model field an option sets: declared there, once."""
+    return model.model_fields[field].get_default(call_default_factory=True)
+
+
+def choice_of(model: type[BaseModel], field: str) -> click.Choice:
+    """The values of a model's Literal field, as the option's choices."""
+    return click.Choice(list(get_args(model.model_fields[field].annotation)))
 
 
 def count(name: str, help_text: str, default: int | None = None, minimum: int = 1) -> Decorator:
@@ -65,7 +79,7 @@ TAXONOMY_FILE = click.option(
 )
 REPO_URL = click.option(
     "--repo-url",
-    default="https://github.com/{repo}.git",
+    default=DEFAULT_URL_TEMPLATE,
     show_default=True,
     help="Clone URL template ({repo} = owner/name, also {owner}, {name}); a local path or file:// works too.",
 )
@@ -80,11 +94,15 @@ def endpoint_options(prefix: str = "") -> Decorator:
     return combined(
         click.option(
             f"--{prefix}api-key-env",
-            default="OPENAI_API_KEY",
+            default=default_of(EndpointSettings, "api_key_env"),
             show_default=True,
             help="Environment variable holding the API key (the key itself never goes on the command line).",
         ),
-        count("--concurrency", "Requests in flight to an OpenAI-compatible endpoint.", default=8),
+        count(
+            "--concurrency",
+            "Requests in flight to an OpenAI-compatible endpoint.",
+            default=default_of(EndpointSettings, "concurrency"),
+        ),
     )
 
 

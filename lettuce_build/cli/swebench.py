@@ -165,19 +165,17 @@ def squeez(
     from lettuce_build.builds.folder import BuildDir
     from lettuce_build.builds.shards import Shard
     from lettuce_build.llm.factory import make_backend
+    from lettuce_build.llm.settings import EndpointSettings
     from lettuce_build.squeez.environments import EnvOptions
     from lettuce_build.squeez.pipeline import Squeez
 
     teacher = None
     if teacher_model is not None:
         kind = "vllm" if teacher_base_url is None else "openai"
-        teacher = make_backend(
-            kind,
-            teacher_model,
-            base_url=teacher_base_url or "",
-            api_key_env=teacher_api_key_env,
-            concurrency=concurrency,
+        endpoint = EndpointSettings(
+            base_url=teacher_base_url or "", api_key_env=teacher_api_key_env, concurrency=concurrency
         )
+        teacher = make_backend(kind, teacher_model, endpoint=endpoint)
     pipeline = Squeez(
         output_dir,
         url_template=repo_url,

@@ -18,18 +18,15 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import httpx
-from pydantic import BaseModel
 
 from lettuce_build.core.leaks import SecretScanner, public_url
 from lettuce_build.llm.protocol import BackendError, BackendInfo, ChatRequest, Completion
+from lettuce_build.llm.settings import EndpointSettings
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
-class OpenAIOptions(BaseModel):
-    base_url: str = "http://127.0.0.1:8000/v1"
-    api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = 8
+class OpenAIOptions(EndpointSettings):
     max_retries: int = 5
     timeout: float = 300.0
     backoff_seconds: float = 1.0

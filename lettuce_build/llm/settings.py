@@ -1,14 +1,29 @@
-"""The vLLM engine settings a build chooses (a recipe's ``engine:``, the command line's flags)."""
+"""The settings a build chooses for its model, declared once: the vLLM engine's (a recipe's
+``engine:``, the command line's flags, and what the engine ran with, the machine's defaults
+filled in) and an OpenAI-compatible endpoint's."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+BackendKind = Literal["vllm", "openai"]
+
+
+class EndpointSettings(BaseModel):
+    """An OpenAI-compatible endpoint as a build names it (the key only by its variable)."""
+
+    base_url: str = "http://127.0.0.1:8000/v1"
+    #: the environment variable holding the API key; the key itself is never written anywhere
+    api_key_env: str = "OPENAI_API_KEY"
+    #: requests in flight
+    concurrency: int = Field(default=8, ge=1)
+
 
 class EngineSettings(BaseModel):
-    """vLLM engine settings; unset ones keep the engine's defaults (on a CPU, the measured ones)."""
+    """vLLM engine settings; an unset one (None) takes the machine's default (see
+    `vllm_backend.engine_defaults`: on a CPU, the measured ones)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -18,7 +33,16 @@ class EngineSettings(BaseModel):
     dtype: str | None = None
     #: passed to the chat template, e.g. {"enable_thinking": false} to turn a model's thinking off
     chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
+    #: the model's revision on the Hub (a branch, tag or commit), for reproducible recipes
     model_revision: str | None = None
+    max_num_seqs: int | None = Field(default=None, ge=1)
+    max_num_batched_tokens: int | None = Field(default=None, ge=1)
+    enforce_eager: bool | None = None
+    trust_remote_code: bool | None = None
+
+    def over(self, defaults: EngineSettings) -> EngineSettings:
+        """These settings, with every unset one taken from ``defaults``."""
+        return defaults.model_copy(update=self.model_dump(exclude_none=True, exclude_defaults=True))
 
 
 #: the engine settings, which the command line takes as flags of their own

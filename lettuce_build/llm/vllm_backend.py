@@ -13,50 +13,39 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from lettuce_build.llm.embedded import EMBEDDED_MODELS, resolve_model
 from lettuce_build.llm.protocol import PROMPT_TOO_LONG, BackendError, BackendInfo, ChatRequest, Completion
+from lettuce_build.llm.settings import EngineSettings
 
 _ENGINES: dict[str, Any] = {}
 
 
-class VLLMOptions(BaseModel):
-    """Engine options passed through to `vllm.LLM`."""
+def engine_defaults(model: str) -> EngineSettings:
+    """The machine's engine settings: the measured CPU ones for the embedded model or a machine
+    without a GPU, vLLM's own otherwise."""
+    if model in EMBEDDED_MODELS or not _has_gpu():
+        return cpu_settings()
+    return EngineSettings(tensor_parallel_size=1, gpu_memory_utilization=0.9, dtype="auto")
 
-    tensor_parallel_size: int = 1
-    gpu_memory_utilization: float = 0.9
-    max_model_len: int | None = None
-    max_num_seqs: int | None = None
-    max_num_batched_tokens: int | None = None
-    dtype: str = "auto"
-    enforce_eager: bool = False
-    trust_remote_code: bool = False
-    #: the weight-loading bar; lettuce-build's own stage bars say what is going on
-    use_tqdm_on_load: bool = False
-    #: the model's revision on the Hub (a branch, tag or commit), for reproducible recipes
-    revision: str | None = None
-    chat_template_kwargs: dict[str, Any] = Field(
-        default_factory=dict, description="e.g. {'enable_thinking': False} to turn a model's thinking off"
+
+def cpu_settings() -> EngineSettings:
+    """Measured on a 2-core machine: eager mode loads in ~15-40 s instead of ~130 s, and
+    per-request seeds crash the CPU engine when a batch's prefill is chunked, which a
+    32768-token batch budget avoids. The dtype is the one this processor computes natively."""
+    return EngineSettings(
+        enforce_eager=True, max_model_len=4096, max_num_batched_tokens=32768, dtype=cpu_dtype()
     )
 
-    @classmethod
-    def default_for(cls, model: str) -> VLLMOptions:
-        """The measured CPU settings for the embedded model or a machine without a GPU."""
-        return cls.for_cpu() if model in EMBEDDED_MODELS or not _has_gpu() else cls()
 
-    @classmethod
-    def for_cpu(cls) -> VLLMOptions:
-        """Measured on a 2-core machine: eager mode loads in ~15-40 s instead of ~130 s, and
-        per-request seeds crash the CPU engine when a batch's prefill is chunked, which a
-        32768-token batch budget avoids. The dtype is the one this processor computes natively."""
-        return cls(enforce_eager=True, max_model_len=4096, max_num_batched_tokens=32768, dtype=cpu_dtype())
-
-    def engine_kwargs(self) -> dict[str, Any]:
-        kwargs = self.model_dump(exclude={"chat_template_kwargs"}, exclude_none=True)
-        if not _has_gpu():
-            kwargs.pop("gpu_memory_utilization")
-        return kwargs
+def engine_kwargs(settings: EngineSettings) -> dict[str, Any]:
+    """`vllm.LLM`'s keyword arguments for these settings."""
+    kwargs = settings.model_dump(exclude={"chat_template_kwargs", "model_revision"}, exclude_none=True)
+    if settings.model_revision is not None:
+        kwargs["revision"] = settings.model_revision
+    if not _has_gpu():
+        kwargs.pop("gpu_memory_utilization", None)
+    # the weight-loading bar; lettuce-build's own stage bars say what is going on
+    return {**kwargs, "use_tqdm_on_load": False}
 
 
 def native_bf16() -> bool:
@@ -95,9 +84,10 @@ def vllm_version() -> str | None:
 
 
 class VLLMBackend:
-    def __init__(self, model: str, options: VLLMOptions | None = None) -> None:
+    def __init__(self, model: str, settings: EngineSettings | None = None) -> None:
         self.model = model
-        self.options = options or VLLMOptions.default_for(model)
+        #: what the engine runs with: the chosen settings over the machine's defaults
+        self.options = (settings or EngineSettings()).over(engine_defaults(model))
 
     @property
     def model_id(self) -> str:
@@ -129,7 +119,7 @@ class VLLMBackend:
             from vllm import LLM
 
             try:
-                _ENGINES[key] = LLM(model=resolve_model(self.model), **self.options.engine_kwargs())
+                _ENGINES[key] = LLM(model=resolve_model(self.model), **engine_kwargs(self.options))
             except BackendError:
                 raise
             except Exception as err:  # vLLM raises many kinds; the user needs the one line that says why

@@ -42,7 +42,6 @@ from lettuce_build.builds.recipe import RECIPE_FILE
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.schema import row_to_sample
 from lettuce_build.core.version import VERSION
-from lettuce_build.engine.balance import RatioReport
 from lettuce_build.prompts import load_prompt
 from lettuce_build.publish.cards import DatasetCardText, card_text
 from lettuce_build.publish.catalog import COLLECTIONS
@@ -121,7 +120,7 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
             f"{build_path}: {len(report.problems)} rows fail the invariants, e.g. {report.problems[0]}"
         )
     # an item that made no sample failed; a failed injection still made a clean sample
-    items = int(manifest.counts.get("items") or 0)
+    items = manifest.counts.items if manifest.counts else 0
     lost = items - report.rows
     rate = lost / items if items else 0.0
     if rate > max_failure_rate:
@@ -145,6 +144,7 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         for s in manifest.stages
         if s.name != "assemble"
     ]
+    ratio = manifest.counts.ratio if manifest.counts else None
     stats = ConfigStats(
         config=source_name,
         card=card,
@@ -153,8 +153,8 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         items=items,
         hallucinated=hallucinated,
         achieved_ratio=hallucinated / rows if rows else 0.0,
-        ratio_shortfall=_shortfall(manifest.counts.get("ratio")),
-        requested_ratio=manifest.parameters.get("ratio"),
+        ratio_shortfall=ratio.shortfall() if ratio else None,
+        requested_ratio=manifest.options.ratio if manifest.options else None,
         splits={s: len(d) for s, d in dataset.items()},
         taxonomy_counts=[
             {"category": c, "subcategory": s, "count": n}
@@ -165,7 +165,7 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         stages=stages,
         prompts=_prompts(stages),
         recipe=(build_path / RECIPE_FILE).exists(),
-        mode=manifest.parameters.get("mode") or "inject",
+        mode=manifest.options.mode if manifest.options else "inject",
         span_quality=quality.text() if (quality := span_quality(build_path, dataset)) else None,
         model=backend.model if backend else None,
         backend=backend.backend if backend else None,
@@ -175,10 +175,6 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         example=_example(dataset),
     )
     return dataset, stats
-
-
-def _shortfall(ratio: dict[str, Any] | None) -> str | None:
-    return RatioReport.model_validate(ratio).shortfall() if ratio else None
 
 
 def _size_category(rows: int) -> str:

@@ -24,6 +24,7 @@ from lettuce_build.core.tables import TableError, read_input
 from lettuce_build.core.taxonomy import sample_category
 from lettuce_build.engine.stage import Stage
 from lettuce_build.stages.injection import EditAnchors
+from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE
 
 #: upstream split names and the split they are published as
 SPLIT_ALIASES = {"dev": "validation", "valid": "validation", "val": "validation"}
@@ -58,13 +59,21 @@ class StageSettings(BaseModel):
 DEFAULT_SETTINGS = StageSettings()
 
 
-class LoadOptions(BaseModel):
-    limit: int | None = None
-    ratio: float = 0.5
+class ItemOptions(BaseModel):
+    """How a source chooses its work items; a build's options extend these (builds/options.py)."""
+
+    #: at most this many work items (a trial run)
+    limit: int | None = Field(default=None, ge=1)
+    #: seeds the choices a source makes (chunks, files, question types)
     seed: int = 0
+    #: the language (config) of a multilingual source
     language: str = "en"
-    #: where sources that need repositories (code) clone them from, and where to keep clones
-    repo_url: str = "https://github.com/{repo}.git"
+    #: where sources that need repositories (code) clone them from ({repo} = owner/name)
+    repo_url: str = DEFAULT_URL_TEMPLATE
+
+
+class LoadOptions(ItemOptions):
+    #: where sources that need repositories keep their clones
     work_dir: Path | None = None
 
 

@@ -120,7 +120,11 @@ def status_text(path: Path, manifest: Manifest) -> str:
             f"{s.cache_hits:>8}{s.cache_misses:>8}{s.seconds:>9.1f}"
         )
         lines.extend(f"      {reason:<32}{count:>6}" for reason, count in sorted(s.failure_reasons.items()))
-    lines.extend(f"  {name}: {value}" for name, value in manifest.counts.items())
+    if manifest.error:
+        lines.append(f"  error: {manifest.error}")
+    if manifest.counts:
+        counts = manifest.counts.model_dump(mode="json", by_alias=True)
+        lines.extend(f"  {name}: {value}" for name, value in counts.items())
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ from click.testing import CliRunner
 from datasets import Dataset
 
 from lettuce_build.builds.folder import BuildDir, Manifest
+from lettuce_build.builds.options import BuildCounts
 from lettuce_build.cli import main
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
@@ -30,7 +31,19 @@ def build(tmp_path) -> BuildDir:
         Dataset.from_list([{"key": f"k{i}", "n": i} for i in range(7)]), DoubleStage()
     )
     cache.close()
-    manifest = Manifest(source="numbers", backend=backend.info(), counts={"samples": 5})
+    counts = BuildCounts(
+        documents=1,
+        items=5,
+        skipped={},
+        by_split={"train": 5},
+        by_category={"(clean)": 5},
+        hallucinated=0,
+        clean=5,
+        requested_ratio=0.0,
+        achieved_ratio=0.0,
+        yield_=1.0,
+    )
+    manifest = Manifest(source="numbers", backend=backend.info(), counts=counts)
     build.record_stage(manifest, result.stats, result.failures)
     return build
 
@@ -52,7 +65,7 @@ def test_status_shows_stages_counts_and_reasons(build):
     result = invoke("status", build.path)
     assert result.exit_code == 0, result.output
     assert "double" in result.output and "double-v1" in result.output
-    assert "wrong_value" in result.output and "samples: 5" in result.output
+    assert "wrong_value" in result.output and "items: 5" in result.output and "yield: 1.0" in result.output
 
 
 def test_failures_can_be_filtered_by_stage_and_reason(build):

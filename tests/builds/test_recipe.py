@@ -8,6 +8,7 @@ from lettuce_build.builds.recipe import Recipe
 from lettuce_build.cli import main
 from lettuce_build.llm.factory import make_backend
 from lettuce_build.llm.settings import EngineSettings
+from lettuce_build.llm.vllm_backend import engine_kwargs
 
 from ..support.documents import respond, write_readmes
 from ..support.openai_server import serve
@@ -71,7 +72,7 @@ def test_engine_settings_reach_the_vllm_options_over_the_measured_cpu_defaults()
     )
     backend = make_backend("vllm", "smollm2-135m", engine=engine)
     assert backend.options.max_model_len == 2048 and backend.options.dtype == "float32"
-    assert backend.options.revision == "abc123"
+    assert engine_kwargs(backend.options)["revision"] == "abc123"
     assert backend.options.enforce_eager  # the CPU default that was not overridden
     thinking_off = EngineSettings(chat_template_kwargs={"enable_thinking": False})
     assert make_backend("vllm", "m", engine=thinking_off).options.chat_template_kwargs == {

@@ -197,7 +197,7 @@ def test_a_build_stopped_by_an_error_is_marked_failed_not_running(tmp_path, read
     with pytest.raises(RuntimeError, match="scripted backend failure"):
         build(readmes, tmp_path / "out", ScriptedBackend(respond, fail_on_call=1))
     manifest = BuildDir(tmp_path / "out").read_manifest()
-    assert manifest.status == "failed" and "scripted backend failure" in manifest.counts["error"]
+    assert manifest.status == "failed" and "scripted backend failure" in manifest.error
 
 
 def test_a_second_build_into_a_busy_folder_fails_at_once_naming_the_first(tmp_path, readmes):

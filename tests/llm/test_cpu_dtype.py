@@ -9,7 +9,7 @@ import yaml
 import lettuce_build
 from lettuce_build.builds.folder import BuildDir
 from lettuce_build.llm.protocol import ChatRequest, Completion
-from lettuce_build.llm.vllm_backend import VLLMBackend, VLLMOptions
+from lettuce_build.llm.vllm_backend import VLLMBackend, cpu_settings
 
 from ..support.documents import respond, write_readmes
 from ..support.scripted import ScriptedBackend
@@ -36,7 +36,7 @@ class ScriptedVLLM(VLLMBackend):
 
 
 def test_the_cpu_settings_pick_the_dtype_the_processor_computes_natively(processor):
-    assert VLLMOptions.for_cpu().dtype == processor
+    assert cpu_settings().dtype == processor
     assert VLLMBackend("smollm2-135m").options.dtype == processor
 
 

@@ -14,7 +14,7 @@ from lettuce_build.engine.completions import Completions, StreamingCompletions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.ray_pool import RayBackend, RayOptions
-from lettuce_build.llm.vllm_backend import VLLMOptions
+from lettuce_build.llm.settings import EngineSettings
 
 from ..support.documents import flaky_respond, write_many_readmes
 from ..support.ray_engines import LoggedEngine
@@ -118,7 +118,7 @@ def test_smoke_the_embedded_engine_in_a_ray_actor(tmp_path):
     assert remote.ok.num_rows + len(remote.failures) == len(COUNTRIES)
     assert all(isinstance(city, str) and city for city in remote.ok["city"])
     # options of its own: `started` then tells about this engine, not the session's shared one
-    local_engine = VLLMBackend(MODEL, VLLMOptions.for_cpu().model_copy(update={"max_num_seqs": 7}))
+    local_engine = VLLMBackend(MODEL, EngineSettings(max_num_seqs=7))
     local = Runner(Completions(local_engine, cache)).run(items, CapitalStage())
     assert not local_engine.started and local.stats.cache_misses == 0
     assert local.ok.to_list() == remote.ok.to_list()

@@ -12,7 +12,8 @@ from lettuce_build.builds.folder import BuildDir
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.protocol import PROMPT_TOO_LONG, ChatRequest
-from lettuce_build.llm.vllm_backend import VLLMOptions
+from lettuce_build.llm.settings import EngineSettings
+from lettuce_build.llm.vllm_backend import cpu_settings, engine_kwargs
 
 from ..support.stages import COUNTRIES, Capital, CapitalStage
 
@@ -62,10 +63,10 @@ def test_a_cached_rebuild_never_starts_or_even_imports_vllm(embedded_backend, tm
 
 
 def test_cpu_options_carry_the_measured_settings():
-    options = VLLMOptions.for_cpu()
+    options = cpu_settings().over(EngineSettings())
     assert options.enforce_eager and options.max_num_batched_tokens == 32768
-    assert "chat_template_kwargs" not in options.engine_kwargs()  # a chat() argument, not an engine one
-    assert options.trust_remote_code is False
+    assert "chat_template_kwargs" not in engine_kwargs(options)  # a chat() argument, not an engine one
+    assert not options.trust_remote_code
 
 
 def test_a_seeded_batch_longer_than_one_engine_step_is_split_instead_of_crashing_the_cpu_engine(

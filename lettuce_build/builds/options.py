@@ -1,0 +1,61 @@
+"""What a build is asked to make (`BuildOptions`) and what it made (`BuildCounts`), declared once:
+the recipe extends the options, the command line reads its defaults from them, the manifest
+records both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from lettuce_build.builds.shards import Shard
+from lettuce_build.engine.balance import RatioReport
+from lettuce_build.sources.base import ItemOptions, LoadOptions
+from lettuce_build.stages.injection import EditAnchors
+
+Mode = Literal["inject", "generate"]
+
+
+class BuildOptions(ItemOptions):
+    """A build's data settings (its model and engine are the recipe's: builds/recipe.py)."""
+
+    source: str
+    out: Path
+    #: a local folder or file, or a Hub dataset id; see the source
+    input: str | None = None
+    #: the share of each split's samples that get injected hallucinations
+    ratio: float = Field(default=0.5, ge=0.0, le=1.0)
+    #: constrained: each edit replaces a string taken from the answer; free: any string the model copies
+    edit_anchors: EditAnchors = "constrained"
+    #: inject: edits applied to the clean answer (exact spans); generate: the model writes the
+    #: hallucinated answer, spans recovered by diff (see stages/generation.py)
+    mode: Mode = "inject"
+    #: build only this slice of the work items (see builds/shards.py); `merge` joins the shards
+    shard: Shard | None = None
+
+    def load_options(self) -> LoadOptions:
+        """The options the source loads its items with; clones go under the build folder."""
+        return LoadOptions(
+            **self.model_dump(include=set(ItemOptions.model_fields)), work_dir=self.out / "repos"
+        )
+
+
+class BuildCounts(BaseModel):
+    """What a finished build made, as its manifest records it."""
+
+    documents: int
+    items: int
+    skipped: dict[str, int]
+    by_split: dict[str, int]
+    by_category: dict[str, int]
+    hallucinated: int
+    clean: int
+    requested_ratio: float
+    achieved_ratio: float
+    #: how the requested ratio came out per split (None: the source injects nothing)
+    ratio: RatioReport | None = None
+    #: samples / work items
+    yield_: float = Field(alias="yield")
+
+    model_config = {"populate_by_name": True, "serialize_by_alias": True}
