@@ -12,9 +12,7 @@ OUT/
 from __future__ import annotations
 
 import fcntl
-import json
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 from lettuce_build.builds.options import BuildCounts, BuildOptions
 from lettuce_build.builds.shards import ShardRecord
 from lettuce_build.core.errors import LettuceError
-from lettuce_build.core.tables import read_jsonl
+from lettuce_build.core.tables import read_jsonl, write_atomic, write_jsonl
 from lettuce_build.engine.records import FailureRow, StageStats
 from lettuce_build.llm.cache import CACHE_FILE, RequestCache
 from lettuce_build.llm.protocol import BackendInfo
@@ -66,18 +64,6 @@ class Manifest(BaseModel):
     shard: ShardRecord | None = None
     #: the shard folders a merged build was joined from (`lettuce-build merge`)
     merged_from: list[str] = Field(default_factory=list)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file and rename, so a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", dir=path.parent, delete=False, encoding="utf-8", suffix=".tmp"
-    ) as tmp:
-        tmp.write(text)
-        tmp.flush()
-        os.fsync(tmp.fileno())
-    os.replace(tmp.name, path)
 
 
 class BuildDir:
@@ -136,16 +122,12 @@ class BuildDir:
     def record_stage(self, manifest: Manifest, stats: StageStats, failures: list[FailureRow]) -> None:
         """Replace the stage's entry and failure file with this run's, then save the manifest."""
         manifest.stages = [s for s in manifest.stages if s.name != stats.name] + [stats]
-        lines = "".join(f.model_dump_json() + "\n" for f in failures)
-        write_atomic(self.path / FAILURES_DIR / f"{stats.name}.jsonl", lines)
+        write_jsonl(self.path / FAILURES_DIR / f"{stats.name}.jsonl", failures)
         self.write_manifest(manifest)
 
     def write_items(self, items: list[tuple[int, dict[str, Any]]]) -> None:
         """A shard's work items, each with its position in the whole build."""
-        lines = "".join(
-            json.dumps({"position": p, "item": item}, ensure_ascii=False) + "\n" for p, item in items
-        )
-        write_atomic(self.path / ITEMS_FILE, lines)
+        write_jsonl(self.path / ITEMS_FILE, [{"position": p, "item": item} for p, item in items])
 
     def read_items(self) -> list[tuple[int, dict[str, Any]]]:
         file = self.path / ITEMS_FILE

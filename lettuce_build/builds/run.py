@@ -176,9 +176,9 @@ def run_build(
 
 def _stages(options: BuildOptions, source: Source, sampling: dict[str, dict[str, Any]]) -> list[Stage]:
     """The source's stages as this build runs them: mode and per-stage sampling applied."""
-    stages = source.stages(StageSettings(edit_anchors=options.edit_anchors))
+    stages = source.stages(StageSettings(edit_anchors=options.edit_anchors, seed=options.seed))
     if options.mode == "generate":
-        stages = _generating(options.source, stages)
+        stages = _generating(options.source, stages, options.seed)
     unknown = set(sampling) - {stage.name for stage in stages}
     if unknown:
         raise SourceError(
@@ -280,14 +280,14 @@ def _run(
     return summary
 
 
-def _generating(source: str, stages: list[Stage]) -> list[Stage]:
+def _generating(source: str, stages: list[Stage], seed: int) -> list[Stage]:
     """The source's stages with its injection replaced by generation."""
     if not any(stage.injects for stage in stages):
         raise SourceError(
             f"{source} makes no hallucinated answers (its spans come with its data): "
             "--mode generate needs a source with a context, a question and a clean answer"
         )
-    return [GenerateStage() if stage.injects else stage for stage in stages]
+    return [GenerateStage(seed=seed) if stage.injects else stage for stage in stages]
 
 
 def _assemble(

@@ -23,6 +23,17 @@ from lettuce_build.core.taxonomy import (
 
 Split = Literal["train", "validation", "test"]
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
+SPLIT_ALIASES = {"dev": "validation", "valid": "validation", "val": "validation"}
+
+
+def normal_split(value: object) -> str:
+    """An input's split name as one of `SPLITS`: aliases mapped (``dev`` is ``validation``),
+    a missing or unknown one ``train``."""
+    split = str(value or "train")
+    split = SPLIT_ALIASES.get(split, split)
+    return split if split in SPLITS else "train"
+
+
 ContextModality = Literal["code", "tool_output", "markdown", "prose"]
 
 

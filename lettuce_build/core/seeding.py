@@ -25,6 +25,13 @@ def fraction(*parts: object) -> float:
     return number(*parts, size=4) / 0x1_0000_0000
 
 
+def item_parts(key: str, build_seed: int) -> tuple[object, ...]:
+    """What an item's draw is seeded by: its key and the build's ``--seed``. Seed 0 adds nothing,
+    so a default build draws what builds drew before the seed reached these draws (and the
+    request caches of those builds stay valid)."""
+    return (key,) if build_seed == 0 else (key, build_seed)
+
+
 def rng(*parts: object) -> random.Random:
     """A random generator seeded by the parts, for draws of several values."""
     return random.Random(number(*parts))

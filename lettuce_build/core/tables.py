@@ -1,16 +1,20 @@
 """Reading input tables (JSONL, parquet, a Hub dataset) with errors that name the file, the line
 and the column. The one JSONL reader of the project: `iter_jsonl` reports each bad line and goes
-on (for audits), `read_jsonl` stops at the first one (for inputs)."""
+on (for audits), `read_jsonl` stops at the first one (for inputs); and its one JSONL writer,
+`write_jsonl`, which replaces a file whole or not at all."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+from pydantic import BaseModel
 
 from lettuce_build.core.errors import LettuceError
 
@@ -125,3 +129,26 @@ def read_input(
         for index, row in enumerate(rows):
             _check_columns(f"{dataset_id} ({split}) row {index}", row, required)
             yield dict(row, split=split)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file and rename, so a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w", dir=path.parent, delete=False, encoding="utf-8", suffix=".tmp"
+    ) as tmp:
+        tmp.write(text)
+        tmp.flush()
+        os.fsync(tmp.fileno())
+    os.replace(tmp.name, path)
+
+
+def write_jsonl(path: Path, rows: Iterable[BaseModel | dict[str, Any]]) -> int:
+    """One row per line (models as their JSON, dicts as JSON with text unescaped), written
+    atomically; returns how many."""
+    lines = [
+        (row.model_dump_json() if isinstance(row, BaseModel) else json.dumps(row, ensure_ascii=False)) + "\n"
+        for row in rows
+    ]
+    write_atomic(path, "".join(lines))
+    return len(lines)

@@ -24,6 +24,8 @@ class FailureRow(BaseModel):
 class StageStats(BaseModel):
     name: str
     prompt_version: str
+    #: the prompt template the stage rendered (prompts/<name>.yaml), when it is one
+    prompt: str | None = None
     sampling: dict[str, Any] = Field(default_factory=dict)
     items_in: int = 0
     passed_through: int = 0
@@ -38,9 +40,10 @@ class StageStats(BaseModel):
     failure_reasons: dict[str, int] = Field(default_factory=dict)
 
     @classmethod
-    def combined(cls, name: str, prompt_version: str, items: int, parts: list[StageStats]) -> StageStats:
-        """One entry for a stage run in several parts (balancing's waves) over ``items`` items."""
-        total = cls(name=name, prompt_version=prompt_version, items_in=items)
+    def combined(cls, stage: StageStats, items: int, parts: list[StageStats]) -> StageStats:
+        """One entry for a stage run in several parts (balancing's waves) over ``items`` items;
+        ``stage`` names the stage and its prompt (its counts are not read)."""
+        total = cls(name=stage.name, prompt_version=stage.prompt_version, prompt=stage.prompt, items_in=items)
         summed = ("ok", "failed", "cache_hits", "cache_misses", "backend_calls", "completion_tokens")
         for part in parts:
             total.sampling = total.sampling or part.sampling

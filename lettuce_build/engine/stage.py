@@ -46,7 +46,9 @@ class Stage(ABC):
     """
 
     name: ClassVar[str]
-    prompt_version: ClassVar[str]
+    #: the prompt template the stage renders (prompts/<name>.yaml), if its prompt is one; such a
+    #: stage is a `stages.prompted.PromptedStage`, whose version is the template's
+    prompt: str | None = None
     #: the columns the stage adds (datasets feature types)
     outputs: ClassVar[dict[str, Any]]
     #: the stage's default sampling; an instance may carry its own (``stage.sampling = ...``)
@@ -63,6 +65,12 @@ class Stage(ABC):
     injects: ClassVar[bool] = False
     #: the work-item columns the stage reads (besides ``key``); the runner checks them
     requires: tuple[str, ...] = ()
+
+    @property
+    @abstractmethod
+    def prompt_version(self) -> str:
+        """The version of what the stage asks: part of every request's cache key, so responses to
+        an older prompt are never reused (a stage may declare it as a plain class attribute)."""
 
     def applies(self, item: dict[str, Any]) -> bool:
         """False lets an item pass through with empty outputs and no model call."""

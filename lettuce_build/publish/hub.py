@@ -39,6 +39,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir
 from lettuce_build.builds.output import DATASET_DIR, write_hub_folder
 from lettuce_build.builds.recipe import RECIPE_FILE
+from lettuce_build.builds.run import ASSEMBLE_STAGE
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.schema import row_to_sample
 from lettuce_build.core.version import VERSION
@@ -140,9 +141,9 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
             spans.update((s["category"], s["subcategory"]) for s in labels)
     backend = manifest.backend
     stages = [
-        s.model_dump(include={"name", "prompt_version", "sampling", "ok", "failed"})
+        s.model_dump(include={"name", "prompt_version", "prompt", "sampling", "ok", "failed"})
         for s in manifest.stages
-        if s.name != "assemble"
+        if s.name != ASSEMBLE_STAGE
     ]
     ratio = manifest.counts.ratio if manifest.counts else None
     stats = ConfigStats(
@@ -235,11 +236,9 @@ def _prompts(stages: list[dict[str, Any]]) -> list[dict[str, str]]:
     """The prompt templates the stages used, by their versions (the card quotes them)."""
     found = []
     for stage in stages:
-        name = str(stage.get("prompt_version", "")).rsplit("-v", 1)[0]
-        try:
-            template = load_prompt(name)
-        except FileNotFoundError:  # a stage whose prompt is not a template file (or no prompt)
+        if stage.get("prompt") is None:  # a stage whose prompt is not a template file
             continue
+        template = load_prompt(stage["prompt"])
         if template.version == stage.get("prompt_version"):
             found.append(template.model_dump(include={"name", "version", "system", "user"}))
     return found
@@ -410,7 +409,7 @@ def publish(
                 others.append(ConfigStats.model_validate_json(raw))
         render_card(staging / "README.md", sorted([*others, stats], key=lambda s: s.config), target.repo_id)
         folder = staging / stats.config
-        manifest = (build_path / "manifest.json").read_text(encoding="utf-8")
+        manifest = (build_path / MANIFEST_FILE).read_text(encoding="utf-8")
         (folder / "build_manifest.json").write_text(manifest, encoding="utf-8")
         failures = [f.model_dump() for f in BuildDir(build_path).failures()]
         (folder / "failures_summary.json").write_text(

@@ -68,4 +68,4 @@ class AclSource(Source):
             }
 
     def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
-        return [AnswerStage(), InjectMenuStage("paper", anchors=settings.edit_anchors)]
+        return [AnswerStage(), InjectMenuStage("paper", anchors=settings.edit_anchors, seed=settings.seed)]

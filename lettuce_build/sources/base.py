@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from datasets import Dataset
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lettuce_build.core.schema import SPLITS, HallucinationSample, Span, Split, default_prompt
+from lettuce_build.core.schema import HallucinationSample, Span, Split, default_prompt, normal_split
 from lettuce_build.core.tables import TableError, read_input
 from lettuce_build.core.taxonomy import sample_category
 from lettuce_build.engine.stage import Stage
@@ -27,7 +27,6 @@ from lettuce_build.stages.injection import EditAnchors
 from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE
 
 #: upstream split names and the split they are published as
-SPLIT_ALIASES = {"dev": "validation", "valid": "validation", "val": "validation"}
 
 
 class SourceError(TableError):
@@ -54,6 +53,8 @@ class StageSettings(BaseModel):
     """Choices a build makes for every source's stages."""
 
     edit_anchors: EditAnchors = "constrained"
+    #: the build's ``--seed``, for the draws stages make (which anchors an edit may take)
+    seed: int = 0
 
 
 DEFAULT_SETTINGS = StageSettings()
@@ -143,9 +144,7 @@ class Source(ABC):
                 tally.skipped["duplicate_key"] += 1  # a document given twice: the first one stays
                 continue
             seen.add(item["key"])
-            split = str(item.get("split") or "train")
-            split = SPLIT_ALIASES.get(split, split)
-            item["split"] = split if split in SPLITS else "train"
+            item["split"] = normal_split(item.get("split"))
             item["metadata"] = json.dumps(item.get("metadata") or {})
             try:
                 WorkItem.model_validate(item)

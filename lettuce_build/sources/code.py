@@ -220,6 +220,10 @@ class CodeSource(Source):
     def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
         return [
             InjectTaxonomyStage(
-                "code", require_fences=True, enforce_in_fence=True, anchors=settings.edit_anchors
+                "code",
+                require_fences=True,
+                enforce_in_fence=True,
+                anchors=settings.edit_anchors,
+                seed=settings.seed,
             )
         ]

@@ -89,7 +89,11 @@ class DocumentSource(Source):
                 }
 
     def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
-        return [QuestionStage(), AnswerStage(), InjectMenuStage("markdown", anchors=settings.edit_anchors)]
+        return [
+            QuestionStage(),
+            AnswerStage(),
+            InjectMenuStage("markdown", anchors=settings.edit_anchors, seed=settings.seed),
+        ]
 
     def document_of(self, item: dict[str, Any]) -> str:
         return str(item["key"]).rsplit("::", 1)[0]  # {source}::{doc_id}::{chunk}

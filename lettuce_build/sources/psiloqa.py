@@ -16,12 +16,11 @@ from typing import Any
 
 from datasets import Dataset
 
-from lettuce_build.core.schema import SPLITS, widen_to_graphemes
+from lettuce_build.core.schema import SPLITS, normal_split, widen_to_graphemes
 from lettuce_build.core.tables import read_table
 from lettuce_build.engine.stage import Stage
 from lettuce_build.sources.base import (
     DEFAULT_SETTINGS,
-    SPLIT_ALIASES,
     LoadOptions,
     Source,
     SourceError,
@@ -87,7 +86,7 @@ class PsiloQASource(Source):
             merged = merge_spans(spans)
             if len(set(spans)) > len(merged):
                 tally.skipped["spans_merged"] += len(set(spans)) - len(merged)
-            split = SPLIT_ALIASES.get(str(row.get("split") or "train"), str(row.get("split") or "train"))
+            split = normal_split(row.get("split"))
             yield {
                 "key": f"psiloqa::{split}::{row.get('id', index)}",
                 "split": split,

@@ -8,13 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lettuce_build.core.schema import SPLITS
+from lettuce_build.core.schema import SPLITS, normal_split
 from lettuce_build.core.seeding import fraction
 from lettuce_build.core.tables import read_table
 from lettuce_build.engine.stage import Stage
 from lettuce_build.sources.base import (
     DEFAULT_SETTINGS,
-    SPLIT_ALIASES,
     LoadOptions,
     Source,
     SourceError,
@@ -62,7 +61,7 @@ class ToolOutputSource(Source):
             if not row["relevant_lines"] or row.get("is_irrelevant"):
                 tally.skipped["irrelevant_output"] += 1
                 continue
-            split = SPLIT_ALIASES.get(row.get("split") or "train", row.get("split") or "train")
+            split = normal_split(row.get("split"))
             base = f"{split}::{row['instance_id']}::{row['tool_type']}"
             seen[base] += 1
             # the spec's key; a second call of the same type on the same instance gets a number
@@ -93,5 +92,5 @@ class ToolOutputSource(Source):
     def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
         return [
             AnswerStage(evidence_field="evidence", prompt="answer_tool_output"),
-            InjectTaxonomyStage("tool_output", anchors=settings.edit_anchors),
+            InjectTaxonomyStage("tool_output", anchors=settings.edit_anchors, seed=settings.seed),
         ]

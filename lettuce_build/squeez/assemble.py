@@ -15,6 +15,8 @@ from typing import Any
 from datasets import Features, List, Value
 from pydantic import BaseModel
 
+from lettuce_build.squeez.labels import Labelled
+
 TEST_REPOS = frozenset({"pydata/xarray", "pallets/flask"})
 VALIDATION_REPOS = frozenset({"psf/requests"})
 
@@ -115,7 +117,7 @@ def chatml(system: str, user: str) -> str:
 
 
 def build_row(
-    record: dict[str, Any],
+    record: Labelled,
     lines: list[str],
     gold: list[dict[str, int]],
     gold_source: str,
@@ -123,23 +125,24 @@ def build_row(
 ) -> dict[str, Any]:
     relevant = [line for span in gold for line in lines[span["start_line"] - 1 : span["end_line"]]]
     output = "\n".join(lines)
-    user = chat_user(record["task"], record["query"], output)
+    result = record.result
+    user = chat_user(record.task, result.query, output)
     response = chat_response(relevant)
     return {
-        "instance_id": record["instance_id"],
-        "repo": record["repo"],
-        "split": repo_split(record["repo"]),
-        "tool_type": record["tool_type"],
-        "command": record["command"],
-        "query": record["query"],
-        "background_task": record["task"],
+        "instance_id": result.instance_id,
+        "repo": result.repo,
+        "split": repo_split(result.repo),
+        "tool_type": result.tool_type,
+        "command": result.command,
+        "query": result.query,
+        "background_task": record.task,
         "tool_output": output,
         "gold_spans": gold,
         "gold_source": gold_source,
         "auto_spans": auto,
         "relevant_lines": relevant,
         "is_irrelevant": not gold,
-        "is_patch_file": record["is_patch_file"] is not False,
+        "is_patch_file": not record.is_decoy,
         "compression_ratio": 1.0 - len(relevant) / len(lines) if lines else 0.0,
         "prompt": chatml(CHAT_SYSTEM, user),
         # the relevant lines themselves, tagged: a student learns to copy, never to write

@@ -6,7 +6,7 @@ numbered lines
 spans. Spans are clamped, sorted and merged, and relevant lines are sliced from
 the ORIGINAL output: nothing generated ever reaches the dataset. An empty span
 list marks an irrelevant output. Runs on the stage runner: cached and resumable
-per ``instance_id::command``.
+per tool result (`ToolResult.key`).
 """
 
 from __future__ import annotations
@@ -58,6 +58,16 @@ def normalise_spans(spans: list[tuple[int, int]], line_count: int) -> list[tuple
         else:
             merged.append((start, end))
     return merged
+
+
+class Distilled(BaseModel):
+    """A teacher's spans for one tool result, as phase 6 writes them (``phase6_distilled.jsonl``)."""
+
+    #: the tool result's key (`ToolResult.key`)
+    key: str
+    #: the instance the result belongs to (`merge` orders a shard's rows by it)
+    instance_id: str
+    teacher_spans: list[dict[str, int]]
 
 
 class DistillStage(Stage):

@@ -444,7 +444,7 @@ class Environments:
         like build/ or egg-info) into ``<key>.overlay``; its path, or None when there are none."""
         overlay = self.root / f"{key}.overlay"
         shutil.rmtree(overlay, ignore_errors=True)
-        total = 0
+        total = files = 0
         for folder, dirs, names in os.walk(built):
             dirs[:] = [d for d in dirs if d not in _NOT_OVERLAY and not d.endswith(".egg-info")]
             for name in names:
@@ -453,9 +453,11 @@ class Environments:
                 if source.is_symlink() or not source.is_file() or (pristine / relative).exists():
                     continue
                 total += source.stat().st_size
-                if total > MAX_OVERLAY_BYTES:
+                files += 1
+                if total > MAX_OVERLAY_BYTES or files > MAX_OVERLAY_FILES:
                     notes.append(
-                        f"files the build wrote into the tree exceed {MAX_OVERLAY_BYTES} bytes: not kept"
+                        f"files the build wrote into the tree exceed {MAX_OVERLAY_BYTES} bytes or "
+                        f"{MAX_OVERLAY_FILES} files: not kept"
                     )
                     shutil.rmtree(overlay, ignore_errors=True)
                     return None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import PurePosixPath
+from typing import Literal
 
 import regex
 from pydantic import BaseModel
@@ -55,16 +56,32 @@ _DIFF_HUNK = regex.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@(?P<context>.*
 _OMITTED = regex.compile(r"^\.\.\. \[\d+ more lines omitted\]$|^\[timed out after")
 
 
+#: why an output does not go on, or does not pass the keep filter (the report counts these)
+HoldReason = Literal[
+    "skipped", "too few lines", "too few relevant lines", "relevant share too low", "relevant share too high"
+]
+
+
 class Labelled(BaseModel):
+    """A tool result with its auto-labels, as phase 5 writes it (``phase5_labels.jsonl``)."""
+
     result: ToolResult
+    #: the instance's problem statement, the background task of the squeez row
+    task: str
     lines: int
     relevant: list[int]
     #: at least 10 lines and not skipped: goes to the teacher, or is a (capped) decoy row
     eligible: bool
     #: passes the keep filter: without a teacher, the auto-labels are this output's gold
     kept: bool
-    #: why the output is not eligible or not kept, e.g. "relevant share below 0.02 (1 of 80 lines)"
+    held: HoldReason | None = None
+    #: ``held`` in words with the counts, e.g. "relevant share below 0.02 (1 of 80 lines)"
     reason: str | None = None
+
+    @property
+    def is_decoy(self) -> bool:
+        """A read_file of a file the fix does not touch: all lines irrelevant by definition."""
+        return self.result.is_patch_file is False
 
 
 def output_lines(output: str) -> list[str]:
@@ -284,26 +301,51 @@ def _relevant(lines: list[str], result: ToolResult, patch: PatchInfo, tests: Seq
     return sorted(found)
 
 
-def label(result: ToolResult, patch: PatchInfo, tests: Sequence[str] = ()) -> Labelled:
+def label(result: ToolResult, patch: PatchInfo, tests: Sequence[str] = (), task: str = "") -> Labelled:
     """Relevant lines, whether the output goes on (>= 10 lines) and whether its labels pass the
     keep filter (>= 3 relevant lines, share 0.02-0.40; a decoy passes as all-irrelevant)."""
     lines = output_lines(result.output)
-    held_back = dict(result=result, lines=len(lines), relevant=[], eligible=False, kept=False)
     if result.skipped:
-        return Labelled(**{**held_back, "lines": 0}, reason=f"skipped: {result.skipped}")
+        return Labelled(
+            result=result,
+            task=task,
+            lines=0,
+            relevant=[],
+            eligible=False,
+            kept=False,
+            held="skipped",
+            reason=f"skipped: {result.skipped}",
+        )
     if len(lines) < MIN_LINES:
-        return Labelled(**held_back, reason=f"fewer than {MIN_LINES} lines ({len(lines)})")
+        return Labelled(
+            result=result,
+            task=task,
+            lines=len(lines),
+            relevant=[],
+            eligible=False,
+            kept=False,
+            held="too few lines",
+            reason=f"fewer than {MIN_LINES} lines ({len(lines)})",
+        )
     if result.is_patch_file is False:
-        return Labelled(result=result, lines=len(lines), relevant=[], eligible=True, kept=True)
+        return Labelled(result=result, task=task, lines=len(lines), relevant=[], eligible=True, kept=True)
     relevant = _relevant(lines, result, patch, tests)
     counts = f"({len(relevant)} of {len(lines)} lines)"  # counts, not a rounded share: never contradictory
+    held: HoldReason | None = None
     reason = None
     if len(relevant) < MIN_RELEVANT:
-        reason = f"fewer than {MIN_RELEVANT} relevant lines {counts}"
+        held, reason = "too few relevant lines", f"fewer than {MIN_RELEVANT} relevant lines {counts}"
     elif len(relevant) < MIN_SHARE * len(lines):
-        reason = f"relevant share below {MIN_SHARE} {counts}"
+        held, reason = "relevant share too low", f"relevant share below {MIN_SHARE} {counts}"
     elif len(relevant) > MAX_SHARE * len(lines):
-        reason = f"relevant share above {MAX_SHARE} {counts}"
+        held, reason = "relevant share too high", f"relevant share above {MAX_SHARE} {counts}"
     return Labelled(
-        result=result, lines=len(lines), relevant=relevant, eligible=True, kept=reason is None, reason=reason
+        result=result,
+        task=task,
+        lines=len(lines),
+        relevant=relevant,
+        eligible=True,
+        kept=held is None,
+        held=held,
+        reason=reason,
     )

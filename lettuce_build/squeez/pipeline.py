@@ -24,24 +24,23 @@ import json
 import random
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 import git
 from datasets import Dataset, DatasetDict
-from pydantic import BaseModel
 from tqdm import tqdm
 
-from lettuce_build.builds.folder import BuildDir, Manifest, write_atomic
+from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.output import write_output
 from lettuce_build.builds.run import open_stage_loop
 from lettuce_build.builds.shards import Shard
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.paths import safe_name
 from lettuce_build.core.schema import SPLITS
-from lettuce_build.core.tables import read_jsonl
+from lettuce_build.core.tables import read_jsonl, write_atomic, write_jsonl
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.squeez.assemble import (
     DEFAULT_DECOY_SHARE,
@@ -51,11 +50,11 @@ from lettuce_build.squeez.assemble import (
     decoy_cap,
     spans_from_indices,
 )
-from lettuce_build.squeez.distill import DistillStage
+from lettuce_build.squeez.distill import Distilled, DistillStage
 from lettuce_build.squeez.environments import Environments, EnvOptions, recorded_statuses
 from lettuce_build.squeez.execute import Executor, ToolResult
 from lettuce_build.squeez.instances import SqueezInstance, load_instances
-from lettuce_build.squeez.labels import label, output_lines
+from lettuce_build.squeez.labels import Labelled, label, output_lines
 from lettuce_build.squeez.report import ValidationReport, execution_summary, validate_rows
 from lettuce_build.squeez.sandbox import Isolation, Sandbox, detect_isolation
 from lettuce_build.squeez.shard_record import SqueezShard, write_shard
@@ -66,21 +65,6 @@ from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE, RepoManager, Repo
 
 class PhaseError(LettuceError):
     """A phase that cannot run (its input is missing) or that failed its checks."""
-
-
-def _write_jsonl(path: Path, rows: Iterable[BaseModel | dict[str, Any]]) -> int:
-    lines = [
-        (r.model_dump_json() if isinstance(r, BaseModel) else json.dumps(r, ensure_ascii=False)) + "\n"
-        for r in rows
-    ]
-    write_atomic(path, "".join(lines))
-    return len(lines)
-
-
-def _reason_kind(reason: str | None) -> str:
-    """What kind of reason: "skipped", "fewer than 10 lines", "relevant share below 0.02"..."""
-    text = reason or ""
-    return "skipped" if text.startswith("skipped:") else text.split(" (")[0]
 
 
 def _read_jsonl(path: Path, phase: int) -> list[dict[str, Any]]:
@@ -151,9 +135,9 @@ class Squeez:
                 settings={"seed": self.seed, "max_decoy_share": self.max_decoy_share, "limit": limit},
             )
             write_shard(self.out, record)
-            _write_jsonl(self.out / "phase1_instances.jsonl", [i for _, i in held])
+            write_jsonl(self.out / "phase1_instances.jsonl", [i for _, i in held])
             return f"phase 1: shard {self.shard}: {len(held)} of {len(instances)} instances from {source}"
-        _write_jsonl(self.out / "phase1_instances.jsonl", instances)
+        write_jsonl(self.out / "phase1_instances.jsonl", instances)
         return f"phase 1: {len(instances)} instances from {source}"
 
     def phase2(self) -> str:
@@ -186,7 +170,7 @@ class Squeez:
                 skipped["base commit not in repository"] += 1
                 continue
             calls.extend(generate_tool_calls(instance, self.seed, bare))
-        _write_jsonl(self.out / "phase3_tool_calls.jsonl", calls)
+        write_jsonl(self.out / "phase3_tool_calls.jsonl", calls)
         counts = Counter(c.tool_type for c in calls)
         return f"phase 3: {len(calls)} tool calls {dict(counts)}" + (
             f"; instances skipped: {dict(skipped)}" if skipped else ""
@@ -219,7 +203,7 @@ class Squeez:
             if not hasattr(local, "worker"):
                 local.worker = next(worker_ids)  # one worktree per worker and repository
             results = executor.run_instance(todo[instance_id], local.worker)
-            _write_jsonl(folder / f"{safe_name(instance_id)}.jsonl", results)  # atomic: the instance is done
+            write_jsonl(folder / f"{safe_name(instance_id)}.jsonl", results)  # atomic: the instance is done
             return len(results)
 
         with ThreadPoolExecutor(self.workers) as pool:
@@ -247,51 +231,41 @@ class Squeez:
 
     def phase5(self) -> str:
         instances = {i.instance_id: i for i in self.instances()}
-        patches = {i.instance_id: (parse_patch(i.patch), i.test_files) for i in instances.values()}
         records = []
         for result in self.results():
             instance = instances[result.instance_id]
-            labelled = label(result, *patches[result.instance_id])
-            records.append(
-                {
-                    **result.model_dump(),
-                    "task": instance.problem_statement,
-                    "lines": labelled.lines,
-                    "relevant": labelled.relevant,
-                    "eligible": labelled.eligible,
-                    "kept": labelled.kept,
-                    "reason": labelled.reason,
-                }
-            )
-        _write_jsonl(self.out / "phase5_labels.jsonl", records)
-        eligible = [r for r in records if r["eligible"]]
-        decoys = sum(r["is_patch_file"] is False for r in eligible)
-        kept = sum(r["kept"] for r in eligible) - decoys
-        held = Counter(_reason_kind(r["reason"]) for r in records if not r["eligible"])
-        failing = Counter(_reason_kind(r["reason"]) for r in eligible if not r["kept"])
+            patch = parse_patch(instance.patch)
+            records.append(label(result, patch, instance.test_files, task=instance.problem_statement))
+        write_jsonl(self.out / "phase5_labels.jsonl", records)
+        eligible = [r for r in records if r.eligible]
+        decoys = sum(r.is_decoy for r in eligible)
+        kept = sum(r.kept for r in eligible) - decoys
+        held = Counter(r.held for r in records if not r.eligible)
+        failing = Counter(r.held for r in eligible if not r.kept)
         return (
             f"phase 5: {len(eligible)} of {len(records)} outputs go on: {len(eligible) - decoys} to the "
             f"teacher, {decoys} decoys; held back: {dict(held)}; without a teacher {kept} pass the keep "
             f"filter (fail: {dict(failing)})"
         )
 
-    def labels(self) -> list[dict[str, Any]]:
-        return _read_jsonl(self.out / "phase5_labels.jsonl", 5)
+    def labels(self) -> list[Labelled]:
+        return [Labelled.model_validate(row) for row in _read_jsonl(self.out / "phase5_labels.jsonl", 5)]
 
     def phase6(self, teacher: Backend | None) -> str:
         # every output of >= 10 lines but the decoys (all-irrelevant by definition)
-        records = [r for r in self.labels() if r["eligible"] and r["is_patch_file"] is not False]
+        records = [r for r in self.labels() if r.eligible and not r.is_decoy]
         if teacher is None:
-            _write_jsonl(self.out / "phase6_distilled.jsonl", [])
+            write_jsonl(self.out / "phase6_distilled.jsonl", [])
             return "phase 6: no teacher configured; the auto-labels that pass the keep filter are the gold"
         items = [
             {
-                "key": f"{r['instance_id']}::{r['command']}",
-                "task": r["task"],
-                "query": r["query"],
-                "tool_type": r["tool_type"],
-                "command": r["command"],
-                "lines": output_lines(r["output"]),
+                "key": r.result.key,
+                "instance_id": r.result.instance_id,
+                "task": r.task,
+                "query": r.result.query,
+                "tool_type": r.result.tool_type,
+                "command": r.result.command,
+                "lines": output_lines(r.result.output),
             }
             for r in records
         ]
@@ -302,10 +276,10 @@ class Squeez:
         manifest.status = "finished"
         build.write_manifest(manifest)
         distilled = [
-            {"key": row["key"], "teacher_spans": row["teacher_spans"]}
-            for row in result.done.select_columns(["key", "teacher_spans"]).to_list()
+            Distilled.model_validate(row)
+            for row in result.done.select_columns(list(Distilled.model_fields)).to_list()
         ]
-        _write_jsonl(self.out / "phase6_distilled.jsonl", distilled)
+        write_jsonl(self.out / "phase6_distilled.jsonl", distilled)
         return (
             f"phase 6: teacher {teacher.model_id} distilled {len(distilled)} of {len(items)} outputs; "
             f"failures: {build.failure_summary().get('distill') or 'none'} "
@@ -313,29 +287,28 @@ class Squeez:
         )
 
     def phase7(self) -> str:
-        records = [r for r in self.labels() if r["eligible"]]
+        records = [r for r in self.labels() if r.eligible]
         distilled_path = self.out / "phase6_distilled.jsonl"  # absent when phase 6 never ran: auto-labels
         distilled = _read_jsonl(distilled_path, 6) if distilled_path.exists() else []
-        teacher = {r["key"]: r["teacher_spans"] for r in distilled}
+        teacher = {d.key: d.teacher_spans for d in map(Distilled.model_validate, distilled)}
         rows, decoys, no_gold = [], [], 0
         for record in records:
-            if record["is_patch_file"] is False:
+            if record.is_decoy:
                 decoys.append(record)
                 continue
-            key = f"{record['instance_id']}::{record['command']}"
-            auto = spans_from_indices(record["relevant"])
-            if key in teacher:
-                gold, source = teacher[key], "teacher"
-            elif record["kept"]:
+            auto = spans_from_indices(record.relevant)
+            if record.result.key in teacher:
+                gold, source = teacher[record.result.key], "teacher"
+            elif record.kept:
                 gold, source = auto, "auto"
             else:  # no teacher's word and labels too weak to stand in for one
                 no_gold += 1
                 continue
-            rows.append(build_row(record, output_lines(record["output"]), gold, source, auto))
+            rows.append(build_row(record, output_lines(record.result.output), gold, source, auto))
         cap = decoy_cap(len(rows), self.max_decoy_share)
         random.Random(self.seed).shuffle(decoys)  # which decoys stay is seeded, never file order
-        for record in sorted(decoys[:cap], key=lambda r: (r["instance_id"], r["command"])):
-            rows.append(build_row(record, output_lines(record["output"]), [], "decoy", []))
+        for record in sorted(decoys[:cap], key=lambda r: (r.result.instance_id, r.result.command)):
+            rows.append(build_row(record, output_lines(record.result.output), [], "decoy", []))
         selection = Selection(
             rows=len(rows),
             gold_sources=dict(Counter(r["gold_source"] for r in rows)),
@@ -347,7 +320,7 @@ class Squeez:
         write_atomic(self.out / "phase7_selection.json", selection.model_dump_json(indent=2))
         by_split = {s: [r for r in rows if r["split"] == s] for s in SPLITS}
         for split, split_rows in by_split.items():
-            _write_jsonl(self.out / f"squeez_{split}.jsonl", split_rows)
+            write_jsonl(self.out / f"squeez_{split}.jsonl", split_rows)
         present = {s: Dataset.from_list(r, features=SQUEEZ_FEATURES) for s, r in by_split.items() if r}
         write_output(DatasetDict(present), self.out, config_name="squeez")  # none: earlier outputs go
         return f"phase 7: {len(rows)} rows { ({s: len(r) for s, r in by_split.items()}) }; {selection.text()}"
@@ -361,8 +334,8 @@ class Squeez:
             else None
         )
         labels = self.labels()
-        skipped = Counter(r["skipped"] for r in labels if r["skipped"])
-        filtered = Counter(_reason_kind(r["reason"]) for r in labels if not r["kept"] and not r["skipped"])
+        skipped = Counter(r.result.skipped for r in labels if r.result.skipped)
+        filtered = Counter(r.held for r in labels if not r.kept and not r.result.skipped)
         selection_file = self.out / "phase7_selection.json"
         selection = (
             Selection.model_validate_json(selection_file.read_text()) if selection_file.exists() else None

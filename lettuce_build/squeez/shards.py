@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from lettuce_build.builds.folder import BuildDir, write_atomic
+from lettuce_build.builds.folder import BuildDir
 from lettuce_build.builds.shards import ShardError, check_complete, check_same_settings
 from lettuce_build.core.paths import safe_name
-from lettuce_build.core.tables import read_jsonl
+from lettuce_build.core.tables import read_jsonl, write_atomic, write_jsonl
 from lettuce_build.llm.cache import CACHE_FILE, RequestCache
 from lettuce_build.squeez.pipeline import Squeez
 from lettuce_build.squeez.shard_record import SqueezShard, read_shard
@@ -44,8 +44,7 @@ def merge_squeez(folders: Sequence[Path], out: Path) -> Iterator[str]:
 
         _join_jsonl(folders, "phase1_instances.jsonl", out, by_instance)
         _join_jsonl(folders, "phase3_tool_calls.jsonl", out, by_instance)
-        # a distilled output's key is "<instance_id>::<command>"
-        _join_jsonl(folders, "phase6_distilled.jsonl", out, lambda row: position[row["key"].split("::")[0]])
+        _join_jsonl(folders, "phase6_distilled.jsonl", out, by_instance)
         repos: dict[str, Any] = {}
         for folder in folders:
             path = folder / "phase2_repos.json"
@@ -109,5 +108,4 @@ def _join_jsonl(
 ) -> None:
     rows = [row for folder in folders if (folder / name).exists() for _, row in read_jsonl(folder / name)]
     if any((folder / name).exists() for folder in folders):
-        lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in sorted(rows, key=order))
-        write_atomic(out / name, lines)
+        write_jsonl(out / name, sorted(rows, key=order))

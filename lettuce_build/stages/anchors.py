@@ -117,8 +117,11 @@ def _code_candidates(text: str, offset: int, found: dict[str, int]) -> None:
         position += len(line) + 1
 
 
-def candidates(answer: str, *, code: bool = False, limit: int = MAX_CANDIDATES, seed: str = "") -> list[str]:
-    """The answer's edit anchors, in answer order; a seeded sample of ``limit`` when there are more.
+def candidates(
+    answer: str, *, code: bool = False, limit: int = MAX_CANDIDATES, seed: tuple[object, ...] = ()
+) -> list[str]:
+    """The answer's edit anchors, in answer order; a sample of ``limit`` seeded by ``seed`` (see
+    `seeding.item_parts`) when there are more.
 
     ``code``: only what lies inside fenced blocks (the whole answer when it has no fences).
     """
@@ -138,5 +141,5 @@ def candidates(answer: str, *, code: bool = False, limit: int = MAX_CANDIDATES, 
     ]
     usable.sort()
     if len(usable) > limit:
-        usable = sorted(rng("anchors", seed).sample(usable, limit))
+        usable = sorted(rng("anchors", *seed).sample(usable, limit))
     return [value for _, value in usable]

@@ -8,16 +8,16 @@ import regex
 from datasets import Value
 
 from lettuce_build.engine.runner import call_stage
-from lettuce_build.engine.stage import CutText, ParseFailure, Sampling, Stage
+from lettuce_build.engine.stage import CutText, ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
-from lettuce_build.prompts import load_prompt
+from lettuce_build.stages.prompted import PromptedStage
 
 MIN_ANSWER_CHARS = 40
 _SENTENCE_END = regex.compile(r"[.!?](?=\s)|[.!?]$")
 DEFAULT_EVIDENCE_CHARS = 6000
 
 
-class AnswerStage(Stage):
+class AnswerStage(PromptedStage):
     """A grounded answer to the item's question from its evidence column (default ``context``)."""
 
     name = "answer"
@@ -36,12 +36,8 @@ class AnswerStage(Stage):
         self.requires = ("question", evidence_field)
         self.evidence_chars = evidence_chars
 
-    @property
-    def prompt_version(self) -> str:  # type: ignore[override]  # read when used: prompts_from may swap it
-        return load_prompt(self.prompt).version
-
     def render(self, item: dict[str, Any]) -> ChatRequest:
-        system, user = load_prompt(self.prompt).render(
+        system, user = self.template.render(
             evidence=item[self.evidence_field][: self.evidence_chars], question=item["question"]
         )
         return self.request(system, user)

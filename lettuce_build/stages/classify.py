@@ -22,9 +22,9 @@ from lettuce_build.core.taxonomy import (
     Taxonomy,
 )
 from lettuce_build.engine.runner import call_stage
-from lettuce_build.engine.stage import ParseFailure, Sampling, Stage
+from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
-from lettuce_build.prompts import load_prompt
+from lettuce_build.stages.prompted import PromptedStage
 
 SPAN_KEY_SEPARATOR = "::span"
 
@@ -38,14 +38,11 @@ def mark_span(answer: str, start: int, end: int) -> str:
     return f"{answer[:start]}[[{answer[start:end]}]]{answer[end:]}"
 
 
-class ClassifyStage(Stage):
+class ClassifyStage(PromptedStage):
     """The taxonomy category (and subcategory) of one natural span of an answer."""
 
     name = "classify"
-
-    @property
-    def prompt_version(self) -> str:  # type: ignore[override]  # read when used: prompts_from may swap it
-        return load_prompt("classify").version
+    prompt = "classify"
 
     response_model = SpanClass
     retries_failures_on_rerun = True  # an item with an unclassified span is tried afresh next run
@@ -59,7 +56,7 @@ class ClassifyStage(Stage):
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         start, end = item["span_start"], item["span_end"]
-        system, user = load_prompt("classify").render(
+        system, user = self.template.render(
             categories={c: CATEGORY_DEFINITIONS[c] for c in INJECTABLE_CATEGORIES},
             subcategories={c: self.taxonomy.subcategories[c] for c in INJECTABLE_CATEGORIES},
             context=item["context"][: self.context_chars],

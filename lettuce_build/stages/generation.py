@@ -19,20 +19,21 @@ measure one against the other.
 from __future__ import annotations
 
 import json
-import random
 from difflib import SequenceMatcher
 from typing import Any, Literal
 
 import regex
 from pydantic import BaseModel, Field
 
+from lettuce_build.core import seeding
 from lettuce_build.core.schema import Span
+from lettuce_build.core.seeding import item_parts
 from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import BUILTIN_SUBCATEGORIES, DEFAULT_TAXONOMY, UNSUPPORTED_ADDITION
-from lettuce_build.engine.stage import ParseFailure, Sampling, Stage
+from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import ChatRequest
-from lettuce_build.prompts import load_prompt
 from lettuce_build.stages.injection import DEFAULT_CONTEXT_CHARS, INJECTION_FEATURES
+from lettuce_build.stages.prompted import PromptedStage
 
 #: below this similarity (difflib's ratio) the diff of two answers marks nearly everything
 MIN_DIFF_SIMILARITY = 0.5
@@ -186,10 +187,11 @@ def recover_spans(clean: str, generated: str, reported: list[Reported]) -> Recov
     return Recovered(spans=spans, origin=origin, located=located, diff=diff, similarity=ratio)
 
 
-class GenerateStage(Stage):
+class GenerateStage(PromptedStage):
     """A hallucinated answer written by the model, with its spans recovered (see the module)."""
 
     name = "generate"
+    prompt = "generate"
     injects = True  # a failed generation leaves the item's correct clean answer
     max_attempts = 2
     #: ``inject``: balancing offers an item by setting it (see engine/balance.py)
@@ -199,26 +201,27 @@ class GenerateStage(Stage):
     sampling = Sampling(temperature=0.8, max_tokens=900)
 
     def __init__(
-        self, context_chars: int = DEFAULT_CONTEXT_CHARS, validation: ValidationConfig | None = None
+        self,
+        context_chars: int = DEFAULT_CONTEXT_CHARS,
+        validation: ValidationConfig | None = None,
+        seed: int = 0,
     ):
         self.context_chars = context_chars
         self.validation = validation or ValidationConfig()
-
-    @property
-    def prompt_version(self) -> str:  # type: ignore[override]  # read when used: prompts_from may swap it
-        return load_prompt("generate").version
+        #: the build's seed: which types an item asks for is drawn with it
+        self.seed = seed
 
     def applies(self, item: dict[str, Any]) -> bool:
         return bool(item["inject"])
 
     def requested(self, item: dict[str, Any]) -> list[str]:
-        """1-3 types, drawn from the item's key: the same item asks for the same ones every run."""
-        rng = random.Random(f"generate::{item['key']}")
+        """1-3 types, drawn from the item's key and the build's seed: the same every run."""
+        rng = seeding.rng("generate", *item_parts(item["key"], self.seed))
         return rng.sample(GENERATION_TYPES, rng.randint(1, MAX_HALLUCINATIONS))
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         types = self.requested(item)
-        system, user = load_prompt("generate").render(
+        system, user = self.template.render(
             question=item["question"],
             count=len(types),
             requested=[(t, DEFAULT_TAXONOMY.definition(*t.split("/"))) for t in types],

@@ -20,13 +20,14 @@ from datasets import List
 from pydantic import BaseModel, Field, create_model
 
 from lettuce_build.core.schema import SPAN_FEATURES
+from lettuce_build.core.seeding import item_parts
 from lettuce_build.core.spans import Edit, ValidationConfig, apply_edits, validate_spans
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, TaxonomyError, map_label
 from lettuce_build.engine.runner import call_stage
-from lettuce_build.engine.stage import ParseFailure, Sampling, Stage
+from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
-from lettuce_build.prompts import load_prompt
 from lettuce_build.stages.anchors import candidates
+from lettuce_build.stages.prompted import PromptedStage
 
 DEFAULT_CONTEXT_CHARS = 6000
 CODE_SAMPLING = Sampling(temperature=0.4, max_tokens=2000)
@@ -133,7 +134,7 @@ def anchored_schema(schema: dict[str, Any], anchors: list[str]) -> dict[str, Any
 EditAnchors = Literal["constrained", "free"]
 
 
-class _InjectStage(Stage):
+class _InjectStage(PromptedStage):
     max_attempts = 2
     injects = True  # a failed injection leaves the item's correct clean answer
     #: ``inject``: balancing offers an item by setting it (see engine/balance.py)
@@ -150,6 +151,7 @@ class _InjectStage(Stage):
         require_fences: bool = False,
         enforce_in_fence: bool = False,
         anchors: EditAnchors = "constrained",
+        seed: int = 0,
     ) -> None:
         self.context_chars = context_chars
         self.validation = validation or ValidationConfig()
@@ -158,11 +160,14 @@ class _InjectStage(Stage):
         #: constrained: ``original`` must be one of the answer's anchors (see anchors.py); free:
         #: any string, located afterwards (the model must copy it exactly)
         self.anchors = anchors
+        #: the build's seed: which anchors an answer with many offers is drawn with it
+        self.seed = seed
 
     def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
         if self.anchors == "free" or self.response_model is None:
             return None
-        found = candidates(item["answer"], code=self.require_fences, seed=item["key"])
+        draw = item_parts(item["key"], self.seed)
+        found = candidates(item["answer"], code=self.require_fences, seed=draw)
         return anchored_schema(self._schema, found) if found else None
 
     @functools.cached_property
@@ -223,10 +228,7 @@ class InjectMenuStage(_InjectStage):
     """Menu injection (``markdown`` or ``paper`` menu) into the items whose ``inject`` is set."""
 
     name = "inject"
-
-    @property
-    def prompt_version(self) -> str:  # type: ignore[override]  # read when used: prompts_from may swap it
-        return load_prompt("inject_menu").version
+    prompt = "inject_menu"
 
     def __init__(self, menu: str, **options: Any) -> None:
         super().__init__(**options)
@@ -236,7 +238,7 @@ class InjectMenuStage(_InjectStage):
         self.response_model = _menu_response_model(menu)
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
-        system, user = load_prompt("inject_menu").render(
+        system, user = self.template.render(
             menu=MENUS[self.menu].types,
             rules=MENUS[self.menu].rules,
             examples=MENUS[self.menu].examples,
@@ -281,10 +283,7 @@ class InjectTaxonomyStage(_InjectStage):
     """Targeted injection of each item's (``target_category``, ``target_subcategory``)."""
 
     name = "inject"
-
-    @property
-    def prompt_version(self) -> str:  # type: ignore[override]  # read when used: prompts_from may swap it
-        return load_prompt("inject_taxonomy").version
+    prompt = "inject_taxonomy"
 
     response_model = Changes
     requires = ("context", "question", "answer", "inject", "target_category", "target_subcategory")
@@ -299,7 +298,7 @@ class InjectTaxonomyStage(_InjectStage):
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         category, subcategory = item["target_category"], item["target_subcategory"]
-        system, user = load_prompt("inject_taxonomy").render(
+        system, user = self.template.render(
             modality_note=MODALITY_NOTES[self.modality],
             category=category,
             subcategory=subcategory,

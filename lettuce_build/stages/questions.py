@@ -8,9 +8,9 @@ import regex
 from datasets import Value
 
 from lettuce_build.engine.runner import call_stage
-from lettuce_build.engine.stage import ParseFailure, Sampling, Stage
+from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
-from lettuce_build.prompts import load_prompt
+from lettuce_build.stages.prompted import PromptedStage
 
 QUESTION_TYPES: dict[str, str] = {
     "Verification": "asks whether something is true",
@@ -79,14 +79,11 @@ def clean_question(text: str) -> str:
     return next((line for line in lines if question_problem(line) is None), lines[0] if lines else "")
 
 
-class QuestionStage(Stage):
+class QuestionStage(PromptedStage):
     """One question of a given type that a chunk answers."""
 
     name = "question"
-
-    @property
-    def prompt_version(self) -> str:  # type: ignore[override]  # read when used: prompts_from may swap it
-        return load_prompt("question").version
+    prompt = "question"
 
     requires = ("chunk", "question_type")
     # a small model writes a usable question about half the time; attempts are 80 tokens each
@@ -103,7 +100,7 @@ class QuestionStage(Stage):
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         question_type = item["question_type"]
-        system, user = load_prompt("question").render(
+        system, user = self.template.render(
             question_type=question_type,
             question_type_definition=QUESTION_TYPES[question_type],
             chunk=item["chunk"][: self.chunk_chars],

@@ -1,19 +1,27 @@
 """Phase 7's rows: repository-disjoint splits, the chat view, compression in lines, the decoy cap."""
 
 from lettuce_build.squeez.assemble import build_row, decoy_cap, repo_split
+from lettuce_build.squeez.execute import ToolResult
+from lettuce_build.squeez.labels import Labelled
 
 
 def record(**values):
-    return {
-        "instance_id": "pallets__flask-1",
-        "repo": "pallets/flask",
-        "tool_type": "grep",
-        "command": "git grep -n -F -e resolve",
-        "query": "Where is `resolve` defined?",
-        "task": "resolve splits dotted endpoints wrongly",
-        "is_patch_file": True,
-        **values,
-    }
+    result = ToolResult(
+        instance_id="pallets__flask-1",
+        repo="pallets/flask",
+        tool_type="grep",
+        command="git grep -n -F -e resolve",
+        query="Where is `resolve` defined?",
+        **{"is_patch_file": True, **values},
+    )
+    return Labelled(
+        result=result,
+        task="resolve splits dotted endpoints wrongly",
+        lines=4,
+        relevant=[],
+        eligible=True,
+        kept=True,
+    )
 
 
 def test_the_chat_view_holds_query_task_and_output_and_a_tagged_verbatim_response():

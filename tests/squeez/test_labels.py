@@ -142,10 +142,12 @@ def numbered(count):
 
 def test_an_output_of_ten_lines_or_more_goes_on_even_when_its_labels_fail_the_keep_filter():
     short = label(result("read_file", numbered(9)), PATCH)
-    assert not short.eligible and short.reason == "fewer than 10 lines (9)"
+    assert not short.eligible and short.reason == "fewer than 10 lines (9)" and short.held == "too few lines"
     weak = label(result("git_log", "\n".join(f"abc{n} commit {n}" for n in range(12))), PATCH)
     assert weak.eligible and not weak.kept  # the teacher decides; only without one is it dropped
-    assert weak.reason == "fewer than 3 relevant lines (0 of 12 lines)"
+    assert (
+        weak.reason == "fewer than 3 relevant lines (0 of 12 lines)" and weak.held == "too few relevant lines"
+    )
 
 
 def test_keep_filter_reasons_give_counts_that_never_contradict_the_bounds():

@@ -46,9 +46,9 @@ def test_a_word_opening_a_sentence_is_no_name_but_a_run_of_names_is():
 def test_the_same_answer_and_seed_give_the_same_candidates_and_too_many_are_sampled():
     long = " ".join(f"Option {n} takes {n * 7} ms." for n in range(60))
     first, again, other = (
-        candidates(long, seed="k1"),
-        candidates(long, seed="k1"),
-        candidates(long, seed="k2"),
+        candidates(long, seed=("k1",)),
+        candidates(long, seed=("k1",)),
+        candidates(long, seed=("k2",)),
     )
     assert first == again and len(first) == 40 and first != other
 
@@ -76,7 +76,7 @@ def test_the_constrained_schema_limits_original_to_the_anchors():
     stage = InjectMenuStage("markdown")
     schema = stage.item_schema({"key": "k", "answer": ANSWER})
     change = next(d for d in schema["$defs"].values() if "original" in d["properties"])
-    assert change["properties"]["original"]["enum"] == candidates(ANSWER, seed="k")
+    assert change["properties"]["original"]["enum"] == candidates(ANSWER, seed=("k",))
     assert change["properties"]["hallucinated"]["minLength"] == 4
     assert InjectMenuStage("markdown", anchors="free").item_schema({"key": "k", "answer": ANSWER}) is None
     assert anchored_schema({"$defs": {}}, ["x"]) == {"$defs": {}}
