@@ -55,8 +55,12 @@ def test_a_prompts_folder_replaces_a_template_and_its_version_for_that_build_onl
     )
     docs = write_readmes(tmp_path / "docs")
     mine = "Answer in one line."
-    answer = "It is configured with a small file in the project folder, and the defaults work for most users."
-    backend = ScriptedBackend(lambda r: answer if r.messages[0].content == mine else respond(r))
+
+    def answer(request):  # one line of the evidence: grounded, as the gates require
+        evidence = request.messages[-1].content.split("E: ", 1)[1]
+        return max(evidence.splitlines(), key=len)
+
+    backend = ScriptedBackend(lambda r: answer(r) if r.messages[0].content == mine else respond(r))
     result = lettuce_build.build(
         "readme", input=str(docs), out=tmp_path / "out", backend=backend, prompts=folder, ratio=0.0
     )

@@ -36,6 +36,7 @@ class StageSampling(BaseModel):
 
     temperature: float | None = Field(default=None, ge=0.0)
     max_tokens: int | None = Field(default=None, ge=1)
+    repetition_penalty: float | None = Field(default=None, gt=0.0)
 
 
 class Recipe(BuildOptions, EndpointSettings):
@@ -91,7 +92,7 @@ class Recipe(BuildOptions, EndpointSettings):
     def to_yaml(self) -> str:
         """The recipe as a file says it: credentials in ``base_url`` (``user:key@``, ``?api-key=``)
         never written; the key itself is never in a recipe, only its variable's name."""
-        dumped = self.model_dump(mode="json")
+        dumped = {**self.model_dump(mode="json"), "sampling": self.stage_sampling()}
         # what is built first, then how; the fields' own order is that of the models they extend
         data = {name: dumped[name] for name in (*FIRST_IN_FILE, *dumped) if name in dumped}
         data["base_url"] = public_url(self.base_url)

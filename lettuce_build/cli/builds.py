@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.recipe import Recipe, StageSampling
 from lettuce_build.cli.options import REPO_URL, choice_of, count, default_of, endpoint_options, folder, share
 
 
@@ -160,8 +160,10 @@ def _stage_sampling(ctx: click.Context, param: click.Parameter, values: tuple[st
     for value in values:
         stage, _, setting = value.partition(":")
         key, _, number = setting.partition("=")
-        if not stage or key not in ("temperature", "max_tokens") or not number:
-            raise click.BadParameter(f"{value!r}: expected STAGE:temperature=T or STAGE:max_tokens=N")
+        if not stage or key not in StageSampling.model_fields or not number:
+            raise click.BadParameter(
+                f"{value!r}: expected STAGE:FIELD=VALUE, FIELD one of {', '.join(StageSampling.model_fields)}"
+            )
         found.setdefault(stage, {})[key] = number
     return found
 

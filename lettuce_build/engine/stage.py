@@ -36,6 +36,8 @@ class Sampling(BaseModel):
 
     temperature: float = Field(default=0.7, ge=0.0)
     max_tokens: int = Field(default=400, ge=1)
+    #: > 1 discourages repeating what is already written (see `ChatRequest.repetition_penalty`)
+    repetition_penalty: float = Field(default=1.0, gt=0.0)
 
 
 class Stage(ABC):
@@ -89,7 +91,11 @@ class Stage(ABC):
     def request(self, system: str | None, user: str) -> ChatRequest:
         """A request with the stage's sampling; `render` returns one."""
         return ChatRequest.of(
-            system, user, temperature=self.sampling.temperature, max_tokens=self.sampling.max_tokens
+            system,
+            user,
+            temperature=self.sampling.temperature,
+            max_tokens=self.sampling.max_tokens,
+            repetition_penalty=self.sampling.repetition_penalty,
         )
 
     @abstractmethod

@@ -69,6 +69,8 @@ class OpenAIBackend:
         }
         if request.seed is not None:
             body["seed"] = request.seed
+        if request.repetition_penalty != 1.0:  # OpenAI's penalty is additive, from -2 to 2
+            body["frequency_penalty"] = max(-2.0, min(2.0, request.repetition_penalty - 1.0))
         if request.json_schema is not None and self.options.response_format == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",

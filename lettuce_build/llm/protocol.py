@@ -37,6 +37,9 @@ class ChatRequest:
     max_tokens: int = 400
     seed: int | None = None
     json_schema: dict[str, Any] | None = None
+    #: > 1 discourages tokens already in the text (vLLM's ``repetition_penalty``; an OpenAI
+    #: endpoint gets ``frequency_penalty`` = penalty - 1); 1.0 leaves sampling as it is
+    repetition_penalty: float = 1.0
 
     @classmethod
     def of(
@@ -48,6 +51,7 @@ class ChatRequest:
         max_tokens: int = 400,
         seed: int | None = None,
         json_schema: dict[str, Any] | None = None,
+        repetition_penalty: float = 1.0,
     ) -> ChatRequest:
         """A request with an optional system message and one user message."""
         messages = (
@@ -55,7 +59,9 @@ class ChatRequest:
             if system
             else (ChatMessage("user", user),)
         )
-        return cls(messages, float(temperature), int(max_tokens), seed, json_schema)
+        return cls(
+            messages, float(temperature), int(max_tokens), seed, json_schema, float(repetition_penalty)
+        )
 
     def with_params(self, **changes: Any) -> ChatRequest:
         return replace(self, **changes)
@@ -65,7 +71,10 @@ class ChatRequest:
 
     def to_json(self) -> str:
         """The request as text, to cross a process boundary (a Ray actor) and come back whole."""
-        fields = {name: getattr(self, name) for name in ("temperature", "max_tokens", "seed", "json_schema")}
+        fields = {
+            name: getattr(self, name)
+            for name in ("temperature", "max_tokens", "seed", "json_schema", "repetition_penalty")
+        }
         return json.dumps({"messages": [[m.role, m.content] for m in self.messages], **fields})
 
     @classmethod

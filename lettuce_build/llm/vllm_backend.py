@@ -187,6 +187,7 @@ class VLLMBackend:
                 temperature=requests[i].temperature,
                 max_tokens=min(requests[i].max_tokens, context - tokens[i]),
                 seed=requests[i].seed,
+                repetition_penalty=requests[i].repetition_penalty,
                 structured_outputs=(
                     StructuredOutputsParams(json=requests[i].json_schema) if requests[i].json_schema else None
                 ),

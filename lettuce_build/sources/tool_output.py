@@ -91,6 +91,6 @@ class ToolOutputSource(Source):
 
     def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
         return [
-            AnswerStage(evidence_field="evidence", prompt="answer_tool_output"),
+            AnswerStage(evidence_field="evidence", prompt="answer_tool_output", prose=False),
             InjectTaxonomyStage("tool_output", anchors=settings.edit_anchors, seed=settings.seed),
         ]

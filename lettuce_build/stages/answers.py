@@ -7,6 +7,7 @@ from typing import Any
 import regex
 from datasets import Value
 
+from lettuce_build.core.gates import DEFAULT_GATES, GateConfig, answer_problem
 from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import CutText, ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
@@ -23,18 +24,24 @@ class AnswerStage(PromptedStage):
     name = "answer"
 
     outputs = {"answer": Value("string"), "answer_cut": Value("bool")}
-    sampling = Sampling(temperature=0.7, max_tokens=400)
+    #: the penalty keeps small models out of loops (measured: see the README's "Labels that are true")
+    sampling = Sampling(temperature=0.7, max_tokens=400, repetition_penalty=1.15)
 
     def __init__(
         self,
         evidence_chars: int = DEFAULT_EVIDENCE_CHARS,
         evidence_field: str = "context",
         prompt: str = "answer",
+        prose: bool = True,
+        gates: GateConfig = DEFAULT_GATES,
     ) -> None:
         self.prompt = prompt  # "answer", or a source's own style ("answer_tool_output")
         self.evidence_field = evidence_field  # what the answer is grounded in (tool_output: the gold lines)
         self.requires = ("question", evidence_field)
         self.evidence_chars = evidence_chars
+        #: the answer should read as prose (markup may not dominate it): not for tool output
+        self.prose = prose
+        self.gates = gates
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         system, user = self.template.render(
@@ -54,6 +61,13 @@ class AnswerStage(PromptedStage):
         answer = response.strip()
         if len(answer) < MIN_ANSWER_CHARS:
             raise ParseFailure("answer_too_short", f"{len(answer)} characters (< {MIN_ANSWER_CHARS})")
+        evidence = item[self.evidence_field][: self.evidence_chars]
+        template = self.template
+        instructions = f"{template.system}\n{template.user}"
+        if problem := answer_problem(
+            answer, evidence, instructions=instructions, prose=self.prose, config=self.gates
+        ):
+            raise ParseFailure(*problem)
         return {"answer": answer, "answer_cut": isinstance(response, CutText)}
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from datasets import List
 from pydantic import BaseModel, Field, create_model
 
+from lettuce_build.core.gates import edit_problem
 from lettuce_build.core.schema import SPAN_FEATURES
 from lettuce_build.core.seeding import item_parts
 from lettuce_build.core.spans import Edit, ValidationConfig, apply_edits, validate_spans
@@ -181,10 +182,25 @@ class _InjectStage(PromptedStage):
     def _edits(self, item: dict[str, Any], response: Any) -> tuple[list[Edit], list[dict[str, str]]]:
         raise NotImplementedError
 
+    @staticmethod
+    def _true_edits(edits: list[Edit], context: str, rejected: list[dict[str, str]]) -> list[Edit]:
+        """The edits that make their span false (see core/gates.py); the others join ``rejected``.
+        When none is left, the gate that rejected the last one is the failure."""
+        kept = []
+        for edit in edits:
+            if problem := edit_problem(edit.original, edit.hallucinated, edit.category, context):
+                rejected.append({"original": edit.original, "reason": problem[0], "detail": problem[1]})
+            else:
+                kept.append(edit)
+        if edits and not kept:
+            raise ParseFailure(rejected[-1]["reason"], rejected[-1]["detail"])
+        return kept
+
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
         if not response.changes:
             raise ParseFailure("nothing_fits", "the model returned no changes", retry=False)
         edits, rejected = self._edits(item, response)
+        edits = self._true_edits(edits, item["context"], rejected)
         answer = item["answer"]
         result = apply_edits(answer, edits)
         dropped = rejected + [

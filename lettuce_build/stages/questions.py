@@ -7,6 +7,7 @@ from typing import Any
 import regex
 from datasets import Value
 
+from lettuce_build.core import gates
 from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
@@ -109,7 +110,7 @@ class QuestionStage(PromptedStage):
 
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
         question = clean_question(response)
-        if problem := question_problem(question):
+        if problem := question_problem(question) or gates.question_problem(question, item["chunk"]):
             raise ParseFailure(*problem)
         return {"question": question}
 

@@ -21,4 +21,5 @@ def test_sampling_defaults_follow_the_spec():
 
 def test_the_single_item_call_strips_the_answer():
     text = "  Install it with pip install fastgrid; it needs Python 3.10.  "
-    assert generate_grounded_answer("How?", "evidence", ScriptedBackend(lambda r: text)) == text.strip()
+    evidence = "Install fastgrid with pip install fastgrid. It needs Python 3.10 or newer."
+    assert generate_grounded_answer("How?", evidence, ScriptedBackend(lambda r: text)) == text.strip()

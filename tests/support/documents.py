@@ -72,7 +72,9 @@ def respond(request: ChatRequest) -> str:
     """A well-behaved model: a question, an answer quoting the evidence, one numerical edit."""
     system = request.messages[0].content
     if "realistic question" in system:
-        return 'Question: "How do I install and configure this tool?"'
+        chunk = request.messages[-1].content.split("Text:\n", 1)[1]
+        name = next(w for w in chunk.split() if w.strip("#`*").isalnum()).strip("#`*")
+        return f'Question: "How do I install and configure {name}?"'
     if "using only the evidence" in system:
         lines = [
             line for line in evidence_of(request).splitlines() if len(line) > 40 and not line.startswith("#")

@@ -1,0 +1,198 @@
+"""Quality gates: checks that a row is true, not only exact, with every threshold in `GateConfig`.
+
+Span validation (spans.py) checks geometry: a span is where it says and of a sane size. The gates
+check what the text says, with no model: a question the context can answer, a clean answer that
+is prose drawn from its context (not a loop, a list of URLs, a question back, or the prompt's own
+instructions), and an edit that changes something and adds what the context does not say. Each
+gate is a failure reason of its stage; `lettuce-build audit` measures the same signals over
+published rows (view/audit.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from pydantic import BaseModel, Field
+
+#: words that carry no content: a question about "what is the" shares them with any text
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before
+    being below between both but by can cannot could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it its
+    itself just let me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them themselves
+    then there these they this those through to too under until up very was we were what when where
+    which while who whom why will with would you your yours yourself yourselves use used using get
+    gets one ones way ways thing things many much make makes made may might must need needs
+    """.split()
+)
+
+_WORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*", re.UNICODE)
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+_URL = re.compile(r"https?://\S+|www\.\S+")
+_MARKUP = re.compile(r"!\[[^\]]*\]\([^)]*\)|\[[^\]]*\]\([^)]*\)|<[^>\n]{1,200}>|\[!\[|\]\[[^\]]*\]")
+_NUMBER_WORDS = {
+    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+    "hundred": "100", "thousand": "1000", "million": "1000000", "billion": "1000000000",
+}  # fmt: skip
+_UNITS = {
+    "kb": "kilobyte", "kilobytes": "kilobyte", "mb": "megabyte", "megabytes": "megabyte",
+    "gb": "gigabyte", "gigabytes": "gigabyte", "ms": "millisecond", "milliseconds": "millisecond",
+    "s": "second", "sec": "second", "secs": "second", "seconds": "second", "min": "minute",
+    "mins": "minute", "minutes": "minute", "h": "hour", "hr": "hour", "hrs": "hour", "hours": "hour",
+    "%": "percent", "pct": "percent",
+}  # fmt: skip
+
+
+class GateConfig(BaseModel):
+    """Every threshold of the gates. The support threshold was set from measured answers (see
+    the README's "Labels that are true"): grounded answers of the embedded model on real READMEs
+    have most content words in their context, the rows the gate exists for (repetition, unrelated
+    chatter) far fewer."""
+
+    #: a sentence, a line or a word 8-gram repeated this often is a degenerate loop
+    max_repeats: int = Field(default=3, ge=2)
+    repeat_ngram: int = Field(default=8, ge=3)
+    #: prose and markdown answers: at most this share of characters in URLs, image tags or markup
+    max_markup_share: float = Field(default=0.4, ge=0.0, le=1.0)
+    #: a clean answer needs at least this share of its content words in the context
+    min_support: float = Field(default=0.5, ge=0.0, le=1.0)
+    #: answers with fewer content words than this are not measured for support (too few to tell)
+    min_support_words: int = Field(default=4, ge=1)
+    #: an answer sharing a run of this many words with the prompt's instructions echoes them
+    echo_words: int = Field(default=6, ge=3)
+
+
+DEFAULT_GATES = GateConfig()
+
+Problem = tuple[str, str]
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def content_words(text: str) -> list[str]:
+    """The words that carry content: not stopwords, not one-letter."""
+    return [w for w in words(text) if w not in STOPWORDS and len(w) > 1]
+
+
+def _stem(word: str) -> str:
+    """A light stem so "renders"/"rendered"/"rendering" meet (support is about content, not form)."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def support(text: str, context: str) -> tuple[float, int]:
+    """(share of the text's content words found in the context, how many content words)."""
+    found = {_stem(w) for w in content_words(context)}
+    mine = [_stem(w) for w in content_words(text)]
+    if not mine:
+        return 1.0, 0
+    return sum(w in found for w in mine) / len(mine), len(mine)
+
+
+def question_problem(question: str, context: str) -> Problem | None:
+    """A question none of whose content words occurs in its context cannot be about it."""
+    mine = content_words(question)
+    if not mine:
+        return None  # the question's own checks judge a question of stopwords
+    found = {_stem(w) for w in content_words(context)}
+    if not any(_stem(w) in found for w in mine):
+        return "question_off_context", f"no content word of {question[:80]!r} occurs in the context"
+    return None
+
+
+def repeated(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
+    """The first sentence, line or word n-gram that occurs ``max_repeats`` times or more."""
+    units: Iterable[str] = (
+        *(" ".join(words(s)) for s in _SENTENCE.findall(text)),
+        *(" ".join(words(line)) for line in text.splitlines()),
+    )
+    counted = Counter(u for u in units if len(u.split()) >= 2)
+    tokens = words(text)
+    n = config.repeat_ngram
+    counted.update(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+    return next((unit for unit, times in counted.most_common() if times >= config.max_repeats), None)
+
+
+def markup_share(text: str) -> float:
+    """The share of the text's non-space characters inside URLs, image or link markup, HTML tags."""
+    total = len(re.sub(r"\s", "", text))
+    if not total:
+        return 0.0
+    covered = [False] * len(text)
+    for pattern in (_URL, _MARKUP):
+        for match in pattern.finditer(text):
+            covered[match.start() : match.end()] = [True] * (match.end() - match.start())
+    return sum(1 for i, c in enumerate(text) if covered[i] and not c.isspace()) / total
+
+
+def asks_question(text: str) -> str | None:
+    """A sentence of the text outside code that ends with a question mark."""
+    prose = re.sub(r"```.*?(```|$)|`[^`\n]*`", " ", text, flags=re.DOTALL)
+    return next((s.strip() for s in _SENTENCE.findall(prose) if s.strip().endswith("?")), None)
+
+
+def echo(text: str, instructions: str, config: GateConfig = DEFAULT_GATES) -> str | None:
+    """A run of ``echo_words`` words the text shares with the prompt's instructions."""
+    n = config.echo_words
+    theirs = words(instructions)
+    runs = {" ".join(theirs[i : i + n]) for i in range(len(theirs) - n + 1)}
+    mine = words(text)
+    return next((run for i in range(len(mine) - n + 1) if (run := " ".join(mine[i : i + n])) in runs), None)
+
+
+def answer_problem(
+    answer: str,
+    context: str,
+    *,
+    instructions: str = "",
+    prose: bool = True,
+    config: GateConfig = DEFAULT_GATES,
+) -> Problem | None:
+    """Why a clean answer is not a true, usable answer to learn from, or None. ``prose``: the
+    answer should read as prose (markdown and paper answers), so markup may not dominate it."""
+    if loop := repeated(answer, config):
+        return "answer_repetition", f"{loop[:60]!r} occurs {config.max_repeats} or more times"
+    if prose and (share := markup_share(answer)) > config.max_markup_share:
+        return "answer_mostly_markup", f"{share:.0%} of the answer is URLs, images or markup"
+    if question := asks_question(answer):
+        return "answer_asks_question", f"the answer asks {question[:80]!r}"
+    if instructions and (run := echo(answer, instructions, config)):
+        return "answer_echoes_prompt", f"the answer repeats the instructions: {run!r}"
+    share, counted = support(answer, context)
+    if counted >= config.min_support_words and share < config.min_support:
+        return (
+            "answer_unsupported",
+            f"{share:.0%} of its content words occur in the context (< {config.min_support:.0%})",
+        )
+    return None
+
+
+def normalised(text: str) -> str:
+    """A string as its meaning reads: case, spacing, punctuation, thousands separators, number
+    words, "3.0" for "3" and unit spellings made alike, so an edit that changes only these is a
+    no-op."""
+    text = re.sub(r"(?<=\d)[,_ ](?=\d{3}\b)", "", text.lower())
+    text = re.sub(r"(\d+)\.0+\b", r"\1", text)
+    text = re.sub(r"(?<=\d)(?=[a-z%])", " ", text)
+    tokens = re.findall(r"[^\W_]+|%", text)
+    return " ".join(_UNITS.get(t, _NUMBER_WORDS.get(t, t)) for t in tokens)
+
+
+def edit_problem(original: str, replacement: str, category: str, context: str) -> Problem | None:
+    """Why an injected edit does not make its span false: it changes nothing that matters, or it
+    adds what the context already says (word-bounded, case-insensitive)."""
+    if normalised(original) == normalised(replacement):
+        return "no_op_edit", f"{original[:60]!r} -> {replacement[:60]!r} says the same"
+    if category in ("unsupported_addition", "fabricated_reference") and replacement.strip():
+        needle = re.escape(replacement.strip())
+        if re.search(rf"(?<!\w){needle}(?!\w)", context, flags=re.IGNORECASE):
+            return "span_in_context", f"{replacement[:60]!r} already occurs in the context"
+    return None
