@@ -56,6 +56,7 @@ def main(ctx: click.Context, verbose: bool) -> None:
 for command in (
     data.taxonomy,
     data.validate,
+    data.audit,
     swebench.sift,
     builds.status,
     builds.show,

@@ -24,6 +24,27 @@ def taxonomy(as_json: bool, taxonomy_file: Path | None) -> None:
 
 @click.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path, resolve_path=True))
+@click.option(
+    "--strict", is_flag=True, help="Exit 1 when a quality gate's signal appears in any row (for CI)."
+)
+def audit(path: Path, strict: bool) -> None:
+    """The data-quality report of a build folder, dataset, parquet or JSONL file (also
+    LettuceDetect's format), with no model: the quality gates' signals per dataset and class
+    (loops, markup, answers that ask or lack support, added spans already in the context),
+    duplicates and train/test overlap, lengths, coverage and the category mix."""
+    from lettuce_build.view.quality import quality_report, quality_text
+
+    try:
+        report = quality_report(path)
+    except (FileNotFoundError, ValueError) as err:
+        raise click.ClickException(str(err)) from err
+    click.echo(quality_text(path, report))
+    if strict and not report.clean:
+        raise SystemExit(1)
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path, resolve_path=True))
 @TAXONOMY_FILE
 @count("--max-shown", "Print at most this many violations.", default=200, minimum=0)
 def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:

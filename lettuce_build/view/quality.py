@@ -1,0 +1,261 @@
+"""The data-quality report of any output (`lettuce-build audit PATH`), with no model.
+
+`validate` (audit.py) checks that rows are exact: spans where they say, categories known. This
+report measures whether they are true, with the signals of the quality gates (core/gates.py)
+over the published rows: loops, markup, answers that ask or lack support, added spans the context
+already holds, duplicates (and questions shared between train and test), lengths, coverage and
+the category mix. It reads a build folder, a saved dataset, parquet or JSONL in the sample
+schema, and LettuceDetect-format JSON/JSONL (``prompt``, ``answer``, ``labels`` of ``start``,
+``end``, ``label``), so data made elsewhere can be audited too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from lettuce_build.core.gates import (
+    DEFAULT_GATES,
+    GateConfig,
+    asks_question,
+    markup_share,
+    question_problem,
+    repeated,
+    support,
+)
+from lettuce_build.core.schema import row_to_sample
+from lettuce_build.core.tables import iter_jsonl
+from lettuce_build.view.audit import read_rows
+
+#: the signals whose presence in published rows fails `audit --strict`
+GATE_SIGNALS = (
+    "repetition",
+    "mostly_markup",
+    "asks_question",
+    "unsupported",
+    "span_in_context",
+    "question_off_context",
+    "train_test_shared_question",
+)
+PROSE_MODALITIES = frozenset({"prose", "markdown"})
+QUANTILES = (0.1, 0.5, 0.9)
+
+
+class Row(BaseModel):
+    """What the report reads of a row, in either format."""
+
+    where: str
+    context: str
+    question: str
+    answer: str
+    split: str = "train"
+    dataset: str = "(unknown)"
+    modality: str = "prose"
+    #: (text, category) of each labelled span
+    spans: list[tuple[str, str]] = Field(default_factory=list)
+    category: str | None = None
+
+
+class Group(BaseModel):
+    """The report of one (dataset, class) group: its size, each signal's count, distributions."""
+
+    rows: int = 0
+    signals: Counter[str] = Field(default_factory=Counter)
+    #: up to three rows per signal, to read
+    examples: dict[str, list[str]] = Field(default_factory=dict)
+    support: list[float] = Field(default_factory=list)
+    answer_chars: list[int] = Field(default_factory=list)
+    coverage: list[float] = Field(default_factory=list)
+
+
+class QualityReport(BaseModel):
+    rows: int = 0
+    groups: dict[str, Group] = Field(default_factory=dict)
+    duplicate_questions: int = 0
+    duplicate_answers: int = 0
+    #: questions (normalised) that occur in both train and test
+    shared_questions: list[str] = Field(default_factory=list)
+    by_category: Counter[str] = Field(default_factory=Counter)
+    #: what the build asked for, when the path is a build folder
+    requested_ratio: float | None = None
+
+    def signal_total(self, name: str) -> int:
+        return sum(g.signals[name] for g in self.groups.values())
+
+    @property
+    def clean(self) -> bool:
+        """No gate's signal in any published row (what `--strict` requires)."""
+        return not any(self.signal_total(s) for s in GATE_SIGNALS)
+
+
+def _lettucedetect_rows(path: Path) -> Iterator[Row] | None:
+    """Rows of a LettuceDetect-format file, or None when the file is in another format."""
+    if path.suffix == ".json":
+        data = json.loads(path.read_text(encoding="utf-8"))
+        records = [(i, r) for i, r in enumerate(data)] if isinstance(data, list) else []
+    else:
+        records = [(line.number, line.row) for line in iter_jsonl(path) if line.row is not None]
+    if not records or "context" in records[0][1] or "prompt" not in records[0][1]:
+        return None
+    return (_lettucedetect_row(f"{path}:{n}", r) for n, r in records)
+
+
+def _lettucedetect_row(where: str, record: dict[str, Any]) -> Row:
+    answer = str(record.get("answer") or "")
+    labels = record.get("labels") or []
+    spans = [(answer[int(s["start"]) : int(s["end"])], str(s.get("label") or "")) for s in labels]
+    return Row(
+        where=where,
+        context=str(record["prompt"]),
+        question="",
+        answer=answer,
+        split=str(record.get("split") or "train"),
+        dataset=str(record.get("dataset") or "(unknown)"),
+        modality="prose",
+        spans=spans,
+        category="hallucinated" if spans else None,
+    )
+
+
+def rows_of(path: Path) -> Iterator[Row]:
+    """The rows of any output the report reads (a build folder: its published dataset/ only)."""
+    if path.is_file() and path.suffix in {".json", ".jsonl"} and (found := _lettucedetect_rows(path)):
+        yield from found
+        return
+    source = path / "dataset" if (path / "dataset").is_dir() else path
+    for raw in read_rows(source):
+        try:
+            sample = row_to_sample(raw.data) if raw.data is not None else None
+        except ValueError:  # a broken row: `validate` reports it, this report measures the rest
+            sample = None
+        if sample is None:
+            continue
+        yield Row(
+            where=raw.where,
+            context=sample.context,
+            question=sample.question,
+            answer=sample.answer,
+            split=sample.split,
+            dataset=sample.dataset,
+            modality=sample.context_modality,
+            spans=[(span.text, span.category) for span in sample.labels],
+            category=sample.category,
+        )
+
+
+def _key(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> QualityReport:
+    path = Path(path)
+    report = QualityReport()
+    questions: dict[str, set[str]] = defaultdict(set)
+    question_count: Counter[str] = Counter()
+    answer_count: Counter[str] = Counter()
+    for row in rows_of(path):
+        report.rows += 1
+        hallucinated = bool(row.spans)
+        group = report.groups.setdefault(
+            f"{row.dataset} {'hallucinated' if hallucinated else 'clean'}", Group()
+        )
+        group.rows += 1
+        report.by_category[row.category or "(clean)"] += 1
+        group.answer_chars.append(len(row.answer))
+
+        def signal(name: str, text: str | None = None, row: Row = row, group: Group = group) -> None:
+            group.signals[name] += 1
+            shown = group.examples.setdefault(name, [])
+            if len(shown) < 3:
+                shown.append(f"{row.where}: {(text or row.answer)[:160]!r}")
+
+        if row.question:
+            question_count[_key(row.question)] += 1
+            questions[_key(row.question)].add(row.split)
+            if row.context and question_problem(row.question, row.context):
+                signal("question_off_context", row.question)
+        if hallucinated:
+            group.coverage.append(sum(len(t) for t, _ in row.spans) / max(len(row.answer), 1))
+            in_context = [
+                t
+                for t, category in row.spans
+                if category in ("unsupported_addition", "fabricated_reference")
+                and t.strip()
+                and re.search(rf"(?<!\w){re.escape(t.strip())}(?!\w)", row.context, flags=re.IGNORECASE)
+            ]
+            if in_context:
+                signal("span_in_context")
+            continue
+        answer_count[_key(row.answer)] += 1
+        if repeated(row.answer, config):
+            signal("repetition")
+        if row.modality in PROSE_MODALITIES and markup_share(row.answer) > config.max_markup_share:
+            signal("mostly_markup")
+        if asks_question(row.answer):
+            signal("asks_question")
+        share, counted = support(row.answer, row.context)
+        if counted >= config.min_support_words:
+            group.support.append(share)
+            if share < config.min_support:
+                signal("unsupported")
+    report.duplicate_questions = sum(n - 1 for n in question_count.values() if n > 1)
+    report.duplicate_answers = sum(n - 1 for n in answer_count.values() if n > 1)
+    report.shared_questions = sorted(q for q, splits in questions.items() if {"train", "test"} <= splits)
+    if report.shared_questions:
+        group = report.groups.setdefault("(all) shared", Group())
+        group.signals["train_test_shared_question"] = len(report.shared_questions)
+        group.examples["train_test_shared_question"] = report.shared_questions[:3]
+    report.requested_ratio = _requested_ratio(path)
+    return report
+
+
+def _requested_ratio(path: Path) -> float | None:
+    manifest = path / "manifest.json" if path.is_dir() else None
+    if manifest is None or not manifest.exists():
+        return None
+    options = json.loads(manifest.read_text(encoding="utf-8")).get("options") or {}
+    ratio = options.get("ratio")
+    return float(ratio) if isinstance(ratio, int | float) else None
+
+
+def _quantiles(values: list[float]) -> str:
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    cuts = statistics.quantiles(values, n=10, method="inclusive")
+    return " / ".join(f"{cuts[int(q * 10) - 1]:.2f}" for q in QUANTILES)
+
+
+def quality_text(path: Path, report: QualityReport) -> str:
+    lines = [f"data quality of {report.rows} rows in {path}"]
+    for name, group in sorted(report.groups.items()):
+        lines.append(f"  {name}: {group.rows} rows")
+        if group.answer_chars:
+            chars = [float(c) for c in group.answer_chars]
+            lines.append(f"    answer characters p10/p50/p90: {_quantiles(chars)}")
+        if group.support:
+            lines.append(f"    context support p10/p50/p90: {_quantiles(group.support)}")
+        if group.coverage:
+            lines.append(f"    span coverage p10/p50/p90: {_quantiles(group.coverage)}")
+        for signal, count in sorted(group.signals.items()):
+            lines.append(f"    {signal}: {count}")
+            lines.extend(f"      e.g. {example}" for example in group.examples.get(signal, []))
+    duplicates = (
+        f"duplicate questions: {report.duplicate_questions}; clean answers: {report.duplicate_answers}"
+    )
+    lines.append(f"  {duplicates}")
+    hallucinated = report.rows - report.by_category["(clean)"]
+    share = hallucinated / report.rows if report.rows else 0.0
+    requested = f" (requested {report.requested_ratio:.2f})" if report.requested_ratio is not None else ""
+    lines.append(f"  hallucinated share: {share:.2f}{requested}; categories: {dict(report.by_category)}")
+    present = [s for s in GATE_SIGNALS if report.signal_total(s)]
+    lines.append(f"  gate signals present: {', '.join(present)}" if present else "  gate signals: none")
+    return "\n".join(lines)

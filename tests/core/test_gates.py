@@ -1,0 +1,107 @@
+"""The quality gates: each rejects the defect it exists for and lets a true row through."""
+
+from lettuce_build.core.gates import (
+    GateConfig,
+    answer_problem,
+    edit_problem,
+    markup_share,
+    normalised,
+    question_problem,
+    support,
+)
+
+CONTEXT = """# fastgrid
+
+fastgrid renders large tables in the terminal. It is written in Python and needs no compiler.
+Install it with `pip install fastgrid`; it needs Python 3.10 or newer and about 4 MB of disk.
+Run `fastgrid show data.csv` to page through a CSV file. The default page size is 50 rows.
+"""
+INSTRUCTIONS = (
+    "You answer questions using only the evidence you are given. Every statement must be supported."
+)
+
+
+def reason(problem):
+    return problem[0] if problem else None
+
+
+def test_a_question_about_its_chunk_passes_and_one_about_something_else_does_not():
+    assert question_problem("How many rows does fastgrid show per page?", CONTEXT) is None
+    assert reason(question_problem("What is the capital of France?", CONTEXT)) == "question_off_context"
+    # forms of a word meet: "renders" in the text, "rendering" in the question
+    assert question_problem("Is rendering of large tables supported?", CONTEXT) is None
+
+
+def test_a_grounded_answer_passes_every_gate():
+    answer = "fastgrid needs Python 3.10 or newer and about 4 MB of disk. The default page size is 50 rows."
+    assert answer_problem(answer, CONTEXT, instructions=INSTRUCTIONS) is None
+
+
+def test_a_sentence_repeated_three_times_is_a_loop():
+    answer = "fastgrid renders tables in the terminal." + " Let's focus on the 2B." * 3
+    assert reason(answer_problem(answer, CONTEXT)) == "answer_repetition"
+    twice = "fastgrid renders tables. It needs no compiler. It needs no compiler."
+    assert reason(answer_problem(twice, CONTEXT)) != "answer_repetition"
+
+
+def test_a_word_ngram_repeated_inside_one_long_line_is_a_loop():
+    run = "page through a CSV file with the default page size "
+    assert reason(answer_problem("fastgrid lets you " + run * 3, CONTEXT)) == "answer_repetition"
+
+
+def test_an_answer_of_urls_and_images_is_not_prose_but_code_answers_are_not_judged_so():
+    urls = (
+        "See ![logo](https://img.example.com/logo.png) and https://example.com/fastgrid/docs/tables.html now."
+    )
+    assert markup_share(urls) > 0.6
+    assert reason(answer_problem(urls, CONTEXT + urls)) == "answer_mostly_markup"
+    assert reason(answer_problem(urls, CONTEXT + urls, prose=False)) is None
+
+
+def test_an_answer_that_asks_a_question_is_rejected_but_a_question_mark_in_code_is_not():
+    asking = (
+        "fastgrid renders tables in the terminal. Can you tell me something about the Google AI Cloud team?"
+    )
+    assert reason(answer_problem(asking, CONTEXT)) == "answer_asks_question"
+    code = "Run `fastgrid show data.csv?page=2` to page through a CSV file in the terminal."
+    assert reason(answer_problem(code, CONTEXT)) is None
+
+
+def test_an_answer_that_repeats_the_instructions_echoes_the_prompt():
+    echoed = "You answer questions using only the evidence you are given: fastgrid renders tables."
+    assert reason(answer_problem(echoed, CONTEXT, instructions=INSTRUCTIONS)) == "answer_echoes_prompt"
+
+
+def test_an_answer_whose_words_are_not_in_the_context_is_unsupported():
+    unrelated = "Lionel Messi scored many goals for Barcelona and Argentina during a long football career."
+    assert reason(answer_problem(unrelated, CONTEXT)) == "answer_unsupported"
+    share, counted = support(unrelated, CONTEXT)
+    assert share == 0.0 and counted >= 8
+    lenient = GateConfig(min_support=0.0)
+    assert answer_problem(unrelated, CONTEXT, config=lenient) is None
+
+
+def test_normalisation_makes_spellings_of_one_value_alike():
+    assert normalised("1,000 MB") == normalised("1000 megabytes")
+    assert normalised("two") == normalised("2")
+    assert normalised("3.0") == normalised("3")
+    assert normalised("50ms") == normalised("50 milliseconds")
+    assert normalised("Python 3.10") != normalised("Python 3.11")
+
+
+def test_an_edit_that_says_the_same_is_a_no_op():
+    assert reason(edit_problem("4 MB", "4 megabytes", "contradiction", CONTEXT)) == "no_op_edit"
+    assert reason(edit_problem("Fastgrid", "fastgrid", "contradiction", CONTEXT)) == "no_op_edit"
+    assert edit_problem("4 MB", "40 MB", "contradiction", CONTEXT) is None
+
+
+def test_an_addition_already_in_the_context_is_supported_not_hallucinated():
+    addition = edit_problem(
+        "a CSV file", "a CSV file. The default page size is 50 rows", "unsupported_addition", CONTEXT
+    )
+    assert reason(addition) == "span_in_context"
+    assert edit_problem("CSV file", "CSV file over SSH", "unsupported_addition", CONTEXT) is None
+    # word-bounded: "Python 3.1" is not supported by "Python 3.10"
+    assert edit_problem("Python", "Python 3.1", "fabricated_reference", CONTEXT) is None
+    # a contradiction may use a value the context has elsewhere: it is false where it stands
+    assert edit_problem("50 rows", "4 rows", "contradiction", CONTEXT) is None

@@ -1,0 +1,111 @@
+"""`lettuce-build audit`: the quality gates' signals over hand-made rows, clean rows unflagged."""
+
+import json
+
+from click.testing import CliRunner
+
+from lettuce_build.cli import main
+from lettuce_build.core.schema import HallucinationSample, Span, sample_to_row
+from lettuce_build.view.quality import quality_report
+
+CONTEXT = (
+    "fastgrid renders large tables in the terminal. It is written in Python and needs no compiler. "
+    "Install it with pip install fastgrid; it needs Python 3.10 or newer and about 4 MB of disk. "
+    "The default page size is 50 rows, and --page-size changes it."
+)
+
+
+def sample(answer, question="How large is the default page size of fastgrid?", split="train", labels=()):
+    spans = [
+        Span(start=answer.index(t), end=answer.index(t) + len(t), text=t, label="x", category=c)
+        for t, c in labels
+    ]
+    return HallucinationSample(
+        prompt=f"{CONTEXT}\n\n{question}",
+        context=CONTEXT,
+        question=question,
+        answer=answer,
+        labels=spans,
+        split=split,
+        task_type="qa",
+        dataset="lettucedetect-readme",
+        context_modality="markdown",
+        category=spans[0].category if spans else None,
+        subcategory=None,
+    )
+
+
+GOOD = [
+    sample("The default page size is 50 rows, and --page-size changes it."),
+    sample(
+        "fastgrid needs Python 3.10 or newer and about 4 MB of disk.", question="What does fastgrid need?"
+    ),
+    sample(
+        "The default page size is 80 rows.",
+        question="How many rows are on a fastgrid page?",
+        labels=[("80 rows", "contradiction")],
+    ),
+]
+DEFECTS = {
+    "repetition": sample("fastgrid renders tables. " + "Let's focus on the 2B. " * 3),
+    "mostly_markup": sample(
+        "![logo](https://img.example.com/a.png) https://example.com/fastgrid/docs/tables/x.html"
+    ),
+    "asks_question": sample("fastgrid renders large tables. Can you tell me about the Google AI Cloud team?"),
+    "unsupported": sample("Lionel Messi scored many goals for Barcelona and Argentina during a long career."),
+    "question_off_context": sample(
+        "fastgrid renders large tables in the terminal.", question="What is the capital of France?"
+    ),
+    "span_in_context": sample(
+        "fastgrid renders tables. It needs no compiler.",
+        question="What does fastgrid render?",
+        labels=[("needs no compiler", "unsupported_addition")],
+    ),
+}
+
+
+def write(path, samples):
+    path.write_text("".join(json.dumps(sample_to_row(s)) + "\n" for s in samples), encoding="utf-8")
+    return path
+
+
+def test_true_rows_raise_no_signal(tmp_path):
+    report = quality_report(write(tmp_path / "good.jsonl", GOOD))
+    assert report.rows == 3 and report.clean
+    assert report.groups["lettucedetect-readme clean"].support == [1.0, 1.0]
+
+
+def test_each_defect_is_found_and_only_in_its_row(tmp_path):
+    for signal, bad in DEFECTS.items():
+        report = quality_report(write(tmp_path / f"{signal}.jsonl", [*GOOD, bad]))
+        found = {name for group in report.groups.values() for name, n in group.signals.items() if n}
+        assert signal in found, signal
+        assert sum(report.signal_total(name) for name in found) <= 2, (signal, found)  # nothing from GOOD
+
+
+def test_a_question_in_train_and_test_is_reported(tmp_path):
+    shared = sample("The default page size is 50 rows, and --page-size changes it.", split="test")
+    report = quality_report(write(tmp_path / "split.jsonl", [*GOOD, shared]))
+    assert report.shared_questions == ["how large is the default page size of fastgrid"]
+    assert report.duplicate_questions == 1 and report.duplicate_answers == 1
+
+
+def test_a_lettucedetect_format_file_is_audited_too(tmp_path):
+    answer = "The default page size is 50 rows. " * 3
+    records = [
+        {"prompt": CONTEXT, "answer": answer, "labels": [], "split": "train", "dataset": "ragtruth"},
+        {"prompt": CONTEXT, "answer": "It needs 4 MB.", "labels": [{"start": 9, "end": 13, "label": "x"}]},
+    ]
+    path = tmp_path / "ld.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    report = quality_report(path)
+    assert report.rows == 2 and report.groups["ragtruth clean"].signals["repetition"] == 1
+
+
+def test_strict_exits_non_zero_only_when_a_signal_is_present(tmp_path):
+    good = CliRunner().invoke(main, ["audit", "--strict", str(write(tmp_path / "g.jsonl", GOOD))])
+    assert good.exit_code == 0 and "gate signals: none" in good.output
+    bad = CliRunner().invoke(
+        main, ["audit", "--strict", str(write(tmp_path / "b.jsonl", [*GOOD, DEFECTS["repetition"]]))]
+    )
+    assert bad.exit_code == 1 and "gate signals present: repetition" in bad.output
