@@ -11,7 +11,9 @@ from pydantic import BaseModel, Field
 
 from lettuce_build.builds.shards import Shard
 from lettuce_build.engine.balance import RatioReport
+from lettuce_build.llm.embedded import EMBEDDED_MODELS
 from lettuce_build.sources.base import ItemOptions, LoadOptions
+from lettuce_build.stages.answers import AnswerMode
 from lettuce_build.stages.injection import EditAnchors
 
 Mode = Literal["inject", "generate"]
@@ -31,8 +33,18 @@ class BuildOptions(ItemOptions):
     #: inject: edits applied to the clean answer (exact spans); generate: the model writes the
     #: hallucinated answer, spans recovered by diff (see stages/generation.py)
     mode: Mode = "inject"
+    #: free: the model writes each answer; extractive: it chooses one to three sentences of the
+    #: evidence (true by construction); auto: extractive for the embedded model, free otherwise
+    answers: Literal["auto", "free", "extractive"] = "auto"
     #: build only this slice of the work items (see builds/shards.py); `merge` joins the shards
     shard: Shard | None = None
+
+    def answer_mode(self, model: str) -> AnswerMode:
+        """The answers this build makes with ``model``: the embedded model's free answers were
+        almost never grounded (measured: see the README), so ``auto`` makes it choose sentences."""
+        if self.answers == "auto":
+            return "extractive" if model in EMBEDDED_MODELS else "free"
+        return self.answers
 
     def load_options(self) -> LoadOptions:
         """The options the source loads its items with; clones go under the build folder."""

@@ -174,9 +174,14 @@ def run_build(
             raise
 
 
-def _stages(options: BuildOptions, source: Source, sampling: dict[str, dict[str, Any]]) -> list[Stage]:
+def _stages(
+    options: BuildOptions, source: Source, sampling: dict[str, dict[str, Any]], model: str
+) -> list[Stage]:
     """The source's stages as this build runs them: mode and per-stage sampling applied."""
-    stages = source.stages(StageSettings(edit_anchors=options.edit_anchors, seed=options.seed))
+    settings = StageSettings(
+        edit_anchors=options.edit_anchors, seed=options.seed, answers=options.answer_mode(model)
+    )
+    stages = source.stages(settings)
     if options.mode == "generate":
         stages = _generating(options.source, stages, options.seed)
     unknown = set(sampling) - {stage.name for stage in stages}
@@ -217,7 +222,7 @@ def _run(
 ) -> BuildSummary:
     started = time.perf_counter()
     source = get_source(options.source)
-    stages = _stages(options, source, sampling)  # checked before any input is read
+    stages = _stages(options, source, sampling, backend.model_id)  # checked before any input is read
     loaded = replay.loaded if replay else _load(options, source, build, manifest)
     build.write_manifest(manifest)
     result = LoopResult(done=Dataset.from_list([]))

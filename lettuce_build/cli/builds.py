@@ -281,6 +281,14 @@ BUILD_EXAMPLES = (
     "the hallucinated answer and spans are recovered by diff (natural, approximate).",
 )
 @click.option(
+    "--answers",
+    type=choice_of(Recipe, "answers"),
+    default=default_of(Recipe, "answers"),
+    show_default=True,
+    help="free: the model writes each answer; extractive: it picks 1-3 sentences of the evidence (true "
+    "by construction); auto: extractive for the embedded model, free otherwise.",
+)
+@click.option(
     "--language",
     default=default_of(Recipe, "language"),
     show_default=True,

@@ -17,7 +17,7 @@ from typing import Any
 from lettuce_build.engine.stage import Stage
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
 from lettuce_build.sources.chunking import hash_split
-from lettuce_build.stages.answers import AnswerStage
+from lettuce_build.stages.answers import answer_stage
 from lettuce_build.stages.injection import InjectMenuStage
 
 REQUIRED = ("question", "paper_id", "chunk", "retrieval_rank", "answerable")
@@ -68,4 +68,7 @@ class AclSource(Source):
             }
 
     def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
-        return [AnswerStage(), InjectMenuStage("paper", anchors=settings.edit_anchors, seed=settings.seed)]
+        return [
+            answer_stage(settings.answers),
+            InjectMenuStage("paper", anchors=settings.edit_anchors, seed=settings.seed),
+        ]

@@ -23,6 +23,7 @@ from lettuce_build.core.schema import HallucinationSample, Span, Split, default_
 from lettuce_build.core.tables import TableError, read_input
 from lettuce_build.core.taxonomy import sample_category
 from lettuce_build.engine.stage import Stage
+from lettuce_build.stages.answers import AnswerMode
 from lettuce_build.stages.injection import EditAnchors
 from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE
 
@@ -55,6 +56,8 @@ class StageSettings(BaseModel):
     edit_anchors: EditAnchors = "constrained"
     #: the build's ``--seed``, for the draws stages make (which anchors an edit may take)
     seed: int = 0
+    #: free: the model writes the answer; extractive: it chooses sentences of the evidence
+    answers: AnswerMode = "free"
 
 
 DEFAULT_SETTINGS = StageSettings()

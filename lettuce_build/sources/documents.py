@@ -23,7 +23,7 @@ from lettuce_build.sources.base import (
     Tally,
 )
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split
-from lettuce_build.stages.answers import AnswerStage
+from lettuce_build.stages.answers import answer_stage
 from lettuce_build.stages.injection import InjectMenuStage
 from lettuce_build.stages.questions import QuestionStage
 
@@ -91,7 +91,7 @@ class DocumentSource(Source):
     def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
         return [
             QuestionStage(),
-            AnswerStage(),
+            answer_stage(settings.answers),
             InjectMenuStage("markdown", anchors=settings.edit_anchors, seed=settings.seed),
         ]
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import random
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -37,6 +36,7 @@ from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.output import write_output
 from lettuce_build.builds.run import open_stage_loop
 from lettuce_build.builds.shards import Shard
+from lettuce_build.core import seeding
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.paths import safe_name
 from lettuce_build.core.schema import SPLITS
@@ -306,7 +306,7 @@ class Squeez:
                 continue
             rows.append(build_row(record, output_lines(record.result.output), gold, source, auto))
         cap = decoy_cap(len(rows), self.max_decoy_share)
-        random.Random(self.seed).shuffle(decoys)  # which decoys stay is seeded, never file order
+        seeding.rng("decoys", self.seed).shuffle(decoys)  # which decoys stay is seeded, never file order
         for record in sorted(decoys[:cap], key=lambda r: (r.result.instance_id, r.result.command)):
             rows.append(build_row(record, output_lines(record.result.output), [], "decoy", []))
         selection = Selection(

@@ -75,6 +75,10 @@ def respond(request: ChatRequest) -> str:
         chunk = request.messages[-1].content.split("Text:\n", 1)[1]
         name = next(w for w in chunk.split() if w.strip("#`*").isalnum()).strip("#`*")
         return f'Question: "How do I install and configure {name}?"'
+    if "choosing sentences from the evidence" in system:  # extractive answers: the first two offered
+        offered = request.messages[-1].content.split("Evidence sentences:\n", 1)[1].split("\nChoose", 1)[0]
+        sentences = [line[2:].strip() for line in offered.splitlines() if line.startswith("- ")]
+        return json.dumps({"sentences": sentences[:2]})
     if "using only the evidence" in system:
         lines = [
             line for line in evidence_of(request).splitlines() if len(line) > 40 and not line.startswith("#")
