@@ -70,10 +70,7 @@ class Recipe(BuildOptions, EndpointSettings):
     def make_backend(self) -> Backend:
         from lettuce_build.llm.factory import make_backend
 
-        endpoint = EndpointSettings.model_validate(
-            self.model_dump(include=set(EndpointSettings.model_fields))
-        )
-        backend = make_backend(self.backend, self.model, endpoint=endpoint, engine=self.engine)
+        backend = make_backend(self.backend, self.model, endpoint=self, engine=self.engine)
         if self.executor == "local":
             return backend
         from lettuce_build.llm.ray_pool import RayBackend, RayOptions

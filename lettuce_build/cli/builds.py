@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from lettuce_build.builds.recipe import Recipe, StageSampling
-from lettuce_build.cli.options import REPO_URL, choice_of, count, default_of, endpoint_options, folder, share
+from lettuce_build.cli.options import REPO_URL, count, default_of, endpoint_options, folder, one_of, share
 
 
 @click.command()
@@ -234,9 +234,7 @@ BUILD_EXAMPLES = (
     help="Model id or path; smollm2-135m is the embedded CPU model.",
 )
 @click.option("--model-revision", help="The model's revision on the Hub (branch, tag or commit).")
-@click.option(
-    "--backend", type=choice_of(Recipe, "backend"), default=default_of(Recipe, "backend"), show_default=True
-)
+@one_of("--backend", Recipe, "backend")
 @click.option(
     "--base-url", default=default_of(Recipe, "base_url"), show_default=True, help="For --backend openai."
 )
@@ -263,29 +261,25 @@ BUILD_EXAMPLES = (
     show_default=True,
     help="Seeds item choices and per-request sampling.",
 )
-@click.option(
+@one_of(
     "--edits",
+    Recipe,
     "edit_anchors",
-    type=choice_of(Recipe, "edit_anchors"),
-    default=default_of(Recipe, "edit_anchors"),
-    show_default=True,
-    help="constrained: each edit replaces a string taken from the answer (numbers, names, code, "
+    "constrained: each edit replaces a string taken from the answer (numbers, names, code, "
     "sentences), so it always lands; free: any string the model copies (and may miscopy).",
 )
-@click.option(
+@one_of(
     "--mode",
-    type=choice_of(Recipe, "mode"),
-    default=default_of(Recipe, "mode"),
-    show_default=True,
-    help="inject: small edits applied to the clean answer (exact spans); generate: the model writes "
+    Recipe,
+    "mode",
+    "inject: small edits applied to the clean answer (exact spans); generate: the model writes "
     "the hallucinated answer and spans are recovered by diff (natural, approximate).",
 )
-@click.option(
+@one_of(
     "--answers",
-    type=choice_of(Recipe, "answers"),
-    default=default_of(Recipe, "answers"),
-    show_default=True,
-    help="free: the model writes each answer; extractive: it picks 1-3 sentences of the evidence (true "
+    Recipe,
+    "answers",
+    "free: the model writes each answer; extractive: it picks 1-3 sentences of the evidence (true "
     "by construction); auto: extractive for the embedded model, free otherwise.",
 )
 @click.option(
@@ -312,12 +306,11 @@ BUILD_EXAMPLES = (
     help="Build only shard I of N (0-based) of the work items, e.g. one task of a Slurm array; "
     "join the N folders with `lettuce-build merge`.",
 )
-@click.option(
+@one_of(
     "--executor",
-    type=choice_of(Recipe, "executor"),
-    default=default_of(Recipe, "executor"),
-    show_default=True,
-    help="local: one engine in this process; ray: the model stages on Ray Data, one engine per actor "
+    Recipe,
+    "executor",
+    "local: one engine in this process; ray: the model stages on Ray Data, one engine per actor "
     "(pip install 'lettuce-build[ray]').",
 )
 @click.option(

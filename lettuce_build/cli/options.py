@@ -43,9 +43,17 @@ def default_of(model: type[BaseModel], field: str) -> Any:
     return model.model_fields[field].get_default(call_default_factory=True)
 
 
-def choice_of(model: type[BaseModel], field: str) -> click.Choice:
-    """The values of a model's Literal field, as the option's choices."""
-    return click.Choice(list(get_args(model.model_fields[field].annotation)))
+def one_of(name: str, model: type[BaseModel], field: str, help_text: str | None = None) -> Decorator:
+    """An option that sets a model's Literal field: its values are the choices, its default the
+    default; the option's value goes to ``field``."""
+    return click.option(
+        name,
+        field,
+        type=click.Choice(list(get_args(model.model_fields[field].annotation))),
+        default=default_of(model, field),
+        show_default=True,
+        help=help_text,
+    )
 
 
 def count(name: str, help_text: str, default: int | None = None, minimum: int = 1) -> Decorator:

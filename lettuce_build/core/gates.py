@@ -10,6 +10,7 @@ published rows (view/audit.py).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -139,11 +140,17 @@ def asks_question(text: str) -> str | None:
     return next((s.strip() for s in _SENTENCE.findall(prose) if s.strip().endswith("?")), None)
 
 
+@functools.lru_cache(maxsize=64)
+def _runs(text: str, n: int) -> frozenset[str]:
+    """Every run of ``n`` words of a text (a prompt's: made once, read for every answer)."""
+    tokens = words(text)
+    return frozenset(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
 def echo(text: str, instructions: str, config: GateConfig = DEFAULT_GATES) -> str | None:
     """A run of ``echo_words`` words the text shares with the prompt's instructions."""
     n = config.echo_words
-    theirs = words(instructions)
-    runs = {" ".join(theirs[i : i + n]) for i in range(len(theirs) - n + 1)}
+    runs = _runs(instructions, n)
     mine = words(text)
     return next((run for i in range(len(mine) - n + 1) if (run := " ".join(mine[i : i + n])) in runs), None)
 
@@ -186,13 +193,23 @@ def normalised(text: str) -> str:
     return " ".join(_UNITS.get(t, _NUMBER_WORDS.get(t, t)) for t in tokens)
 
 
+def in_context(text: str, context: str) -> bool:
+    """Whether the text occurs in the context as it stands (word-bounded, case-insensitive)."""
+    needle = re.escape(text.strip())
+    return (
+        bool(text.strip()) and re.search(rf"(?<!\w){needle}(?!\w)", context, flags=re.IGNORECASE) is not None
+    )
+
+
+#: the categories whose span adds something; one the context already says is supported
+ADDING = frozenset({"unsupported_addition", "fabricated_reference"})
+
+
 def edit_problem(original: str, replacement: str, category: str, context: str) -> Problem | None:
     """Why an injected edit does not make its span false: it changes nothing that matters, or it
     adds what the context already says (word-bounded, case-insensitive)."""
     if normalised(original) == normalised(replacement):
         return "no_op_edit", f"{original[:60]!r} -> {replacement[:60]!r} says the same"
-    if category in ("unsupported_addition", "fabricated_reference") and replacement.strip():
-        needle = re.escape(replacement.strip())
-        if re.search(rf"(?<!\w){needle}(?!\w)", context, flags=re.IGNORECASE):
-            return "span_in_context", f"{replacement[:60]!r} already occurs in the context"
+    if category in ADDING and in_context(replacement, context):
+        return "span_in_context", f"{replacement[:60]!r} already occurs in the context"
     return None

@@ -159,11 +159,7 @@ def balance(
     ]
     features = Features({**_with_inject(items), **stage.outputs})
     ok = Dataset.from_list(finished, features=features) if finished else items.select([])
-    stats = StageStats.combined(
-        StageStats(name=stage.name, prompt_version=stage.prompt_version, prompt=stage.prompt),
-        len(rows),
-        [r.stats for r in results],
-    )
+    stats = StageStats.combined(stage, len(rows), [r.stats for r in results])
     return Balanced(ok=ok, failures=failures, stats=stats, report=report)
 
 

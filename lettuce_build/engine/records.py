@@ -9,6 +9,8 @@ from typing import Any
 from datasets import Dataset
 from pydantic import BaseModel, ConfigDict, Field
 
+from lettuce_build.engine.stage import Stage
+
 
 class FailureRow(BaseModel):
     key: str
@@ -40,10 +42,14 @@ class StageStats(BaseModel):
     failure_reasons: dict[str, int] = Field(default_factory=dict)
 
     @classmethod
-    def combined(cls, stage: StageStats, items: int, parts: list[StageStats]) -> StageStats:
-        """One entry for a stage run in several parts (balancing's waves) over ``items`` items;
-        ``stage`` names the stage and its prompt (its counts are not read)."""
-        total = cls(name=stage.name, prompt_version=stage.prompt_version, prompt=stage.prompt, items_in=items)
+    def of(cls, stage: Stage, items: int) -> StageStats:
+        """The empty entry of one run of ``stage`` over ``items`` items."""
+        return cls(name=stage.name, prompt_version=stage.prompt_version, prompt=stage.prompt, items_in=items)
+
+    @classmethod
+    def combined(cls, stage: Stage, items: int, parts: list[StageStats]) -> StageStats:
+        """One entry for a stage run in several parts (balancing's waves) over ``items`` items."""
+        total = cls.of(stage, items)
         summed = ("ok", "failed", "cache_hits", "cache_misses", "backend_calls", "completion_tokens")
         for part in parts:
             total.sampling = total.sampling or part.sampling

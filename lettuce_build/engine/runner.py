@@ -98,9 +98,7 @@ class Runner:
         self.batch_size = batch_size
 
     def run(self, dataset: Dataset, stage: Stage) -> StageResult:
-        stats = StageStats(
-            name=stage.name, prompt_version=stage.prompt_version, prompt=stage.prompt, items_in=len(dataset)
-        )
+        stats = StageStats.of(stage, len(dataset))
         if len(dataset) == 0:
             # nothing reached this stage (every item failed before it): a normal, empty result
             # with the stage's columns, which `map` would not add over zero rows

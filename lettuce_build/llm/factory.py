@@ -24,5 +24,6 @@ def make_backend(
         return VLLMBackend(model, engine)
     from lettuce_build.llm.openai_backend import OpenAIBackend, OpenAIOptions
 
-    chosen = (endpoint or EndpointSettings()).model_dump()
+    # only the endpoint's own fields: ``endpoint`` may be a model that extends it (a Recipe)
+    chosen = (endpoint or EndpointSettings()).model_dump(include=set(EndpointSettings.model_fields))
     return OpenAIBackend(model, OpenAIOptions(**chosen))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal
 
 import regex
@@ -109,9 +110,11 @@ def _paragraphs(evidence: str) -> list[str]:
     return paragraphs
 
 
-def evidence_sentences(evidence: str) -> list[str]:
+@functools.lru_cache(maxsize=256)
+def evidence_sentences(evidence: str) -> tuple[str, ...]:
     """The evidence's prose sentences an extractive answer may choose, in order: no URLs or
-    markup, no questions, of a readable length."""
+    markup, no questions, of a readable length. Cached: an item's schema, prompt and parse all
+    read them."""
     found: list[str] = []
     for paragraph in _paragraphs(evidence):
         for sentence in _SPLIT.split(paragraph):
@@ -124,7 +127,7 @@ def evidence_sentences(evidence: str) -> list[str]:
                 and sentence not in found
             ):
                 found.append(sentence)
-    return found[:MAX_SENTENCES]
+    return tuple(found[:MAX_SENTENCES])
 
 
 class Extracted(BaseModel):
@@ -132,11 +135,6 @@ class Extracted(BaseModel):
 
 
 AnswerMode = Literal["free", "extractive"]
-
-
-def answer_stage(mode: AnswerMode) -> AnswerStage:
-    """The answer stage of a document source in this mode."""
-    return ExtractiveAnswerStage() if mode == "extractive" else AnswerStage()
 
 
 class ExtractiveAnswerStage(AnswerStage):
@@ -151,14 +149,14 @@ class ExtractiveAnswerStage(AnswerStage):
     def __init__(self, evidence_chars: int = DEFAULT_EVIDENCE_CHARS, evidence_field: str = "context") -> None:
         super().__init__(evidence_chars, evidence_field, prompt="answer_extractive")
 
-    def _sentences(self, item: dict[str, Any]) -> list[str]:
+    def _sentences(self, item: dict[str, Any]) -> tuple[str, ...]:
         return evidence_sentences(item[self.evidence_field][: self.evidence_chars])
 
     def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
         sentences = self._sentences(item)
         if not sentences:
             return None
-        choice = {"type": "string", "enum": sentences}
+        choice = {"type": "string", "enum": list(sentences)}
         listed = {"type": "array", "items": choice, "minItems": 1, "maxItems": 3}
         return {"type": "object", "properties": {"sentences": listed}, "required": ["sentences"]}
 
@@ -179,6 +177,11 @@ class ExtractiveAnswerStage(AnswerStage):
                 "not_from_evidence", f"none of {response.sentences!r} is a sentence of the evidence"
             )
         return super().parse(item, " ".join(picked))
+
+
+def answer_stage(mode: AnswerMode) -> AnswerStage:
+    """The answer stage of a document source in this mode."""
+    return ExtractiveAnswerStage() if mode == "extractive" else AnswerStage()
 
 
 def generate_grounded_answer(question: str, evidence: str, backend: Backend, *, seed: int = 0) -> str:

@@ -21,10 +21,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir
 from lettuce_build.core.gates import (
+    ADDING,
     DEFAULT_GATES,
     GateConfig,
     asks_question,
+    in_context,
     markup_share,
     question_problem,
     repeated,
@@ -183,14 +186,7 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
                 signal("question_off_context", row.question)
         if hallucinated:
             group.coverage.append(sum(len(t) for t, _ in row.spans) / max(len(row.answer), 1))
-            in_context = [
-                t
-                for t, category in row.spans
-                if category in ("unsupported_addition", "fabricated_reference")
-                and t.strip()
-                and re.search(rf"(?<!\w){re.escape(t.strip())}(?!\w)", row.context, flags=re.IGNORECASE)
-            ]
-            if in_context:
+            if any(category in ADDING and in_context(text, row.context) for text, category in row.spans):
                 signal("span_in_context")
             continue
         answer_count[_key(row.answer)] += 1
@@ -217,12 +213,11 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
 
 
 def _requested_ratio(path: Path) -> float | None:
-    manifest = path / "manifest.json" if path.is_dir() else None
-    if manifest is None or not manifest.exists():
+    """The ratio a build folder was asked for (None for other outputs)."""
+    if not (path / MANIFEST_FILE).is_file():
         return None
-    options = json.loads(manifest.read_text(encoding="utf-8")).get("options") or {}
-    ratio = options.get("ratio")
-    return float(ratio) if isinstance(ratio, int | float) else None
+    options = BuildDir(path).read_manifest().options
+    return options.ratio if options else None
 
 
 def _quantiles(values: list[float]) -> str:
