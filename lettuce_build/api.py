@@ -16,6 +16,7 @@ place of the one the recipe names. It returns the dataset it wrote and the build
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +47,13 @@ def build(
     out: str | Path | None = None,
     recipe: Recipe | str | Path | None = None,
     backend: Backend | None = None,
+    judges: Sequence[Backend] | None = None,
     verbose: bool = False,
     **settings: Any,
 ) -> BuildResult:
     """Build a dataset from ``source`` into ``out`` (or run ``recipe``, a `Recipe` or its file,
-    with ``settings`` over it); ``backend`` replaces the model backend the settings describe."""
+    with ``settings`` over it); ``backend`` replaces the model backend the settings describe,
+    ``judges`` the judges of a ``verify=True`` build."""
     quiet(verbose)
     if isinstance(recipe, str | Path):
         recipe = Recipe.read(Path(recipe))
@@ -62,9 +65,15 @@ def build(
         recipe = Recipe.model_validate(chosen)
     recipe = recipe.model_copy(update={"out": Path(recipe.out).resolve()})
     backend = backend or recipe.make_backend()
+    if judges is None:
+        judges = recipe.make_judges(backend) if recipe.verify else []
     with prompts_from(recipe.prompts):
         summary = run_build(
-            recipe.build_options(), backend, batch_size=recipe.batch_size, sampling=recipe.stage_sampling()
+            recipe.build_options(),
+            backend,
+            batch_size=recipe.batch_size,
+            sampling=recipe.stage_sampling(),
+            judges=judges,
         )
     written = recipe.as_ran(backend.info()).write(recipe.out)
     return _result(summary, written)

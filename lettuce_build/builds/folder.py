@@ -49,6 +49,8 @@ class Manifest(BaseModel):
     status: Literal["running", "finished", "failed"] = "running"
     source: str | None = None
     backend: BackendInfo | None = None
+    #: the models that judged (``--verify``)
+    judges: list[BackendInfo] = Field(default_factory=list)
     seed: int = 0
     limit: int | None = None
     #: the build's options (none for squeez's teacher phase, which has its own)

@@ -15,6 +15,7 @@ from lettuce_build.llm.embedded import EMBEDDED_MODELS
 from lettuce_build.sources.base import ItemOptions, LoadOptions
 from lettuce_build.stages.answers import AnswerMode
 from lettuce_build.stages.injection import EditAnchors
+from lettuce_build.stages.judge import JudgeReport
 
 Mode = Literal["inject", "generate"]
 
@@ -38,6 +39,9 @@ class BuildOptions(ItemOptions):
     answers: Literal["auto", "free", "extractive"] = "auto"
     #: build only this slice of the work items (see builds/shards.py); `merge` joins the shards
     shard: Shard | None = None
+    #: a judge checks every clean answer and every injection inside the stages' success tests
+    #: (stages/judge.py); the judge models are the recipe's
+    verify: bool = False
 
     def answer_mode(self, model: str) -> AnswerMode:
         """The answers this build makes with ``model``: the embedded model's free answers were
@@ -69,5 +73,7 @@ class BuildCounts(BaseModel):
     ratio: RatioReport | None = None
     #: samples / work items
     yield_: float = Field(alias="yield")
+    #: what the judges found (``--verify``)
+    judge: JudgeReport | None = None
 
     model_config = {"populate_by_name": True, "serialize_by_alias": True}

@@ -59,6 +59,12 @@ class Recipe(BuildOptions, EndpointSettings):
     #: the Ray cluster (``auto``, ``ray://host:10001``); none starts Ray on this machine
     ray_address: str | None = None
     ray_actors: int = Field(default=1, ge=1)
+    #: ``--verify``'s judges (none: the build's own model); a model of another family is
+    #: recommended, since a model tends to approve what it wrote itself
+    judge_model: list[str] = Field(default_factory=list)
+    #: the judges' backend and endpoint (none: the build's)
+    judge_backend: BackendKind | None = None
+    judge_base_url: str | None = None
 
     def build_options(self) -> BuildOptions:
         return BuildOptions.model_validate(self.model_dump(include=set(BuildOptions.model_fields)))
@@ -78,6 +84,21 @@ class Recipe(BuildOptions, EndpointSettings):
         options = RayOptions(address=self.ray_address, actors=self.ray_actors, batch_size=self.batch_size)
         return RayBackend(backend, options)
 
+    def make_judges(self, backend: Backend) -> list[Backend]:
+        """The judges of a ``--verify`` build; a judge that is the build's own model on the
+        build's own backend is ``backend`` itself (one engine, not two)."""
+        from lettuce_build.llm.factory import make_backend
+
+        kind = self.judge_backend or self.backend
+        endpoint = self.model_copy(update={"base_url": self.judge_base_url or self.base_url})
+        judges = []
+        for model in self.judge_model or [self.model]:
+            same = model == self.model and kind == self.backend and endpoint.base_url == self.base_url
+            judges.append(
+                backend if same else make_backend(kind, model, endpoint=endpoint, engine=self.engine)
+            )
+        return judges
+
     def as_ran(self, info: BackendInfo) -> Recipe:
         """The recipe with the dtype the engine chose for this processor written down (see
         `vllm_backend.cpu_settings`), so the file says what ran; a dtype the user chose stays."""
@@ -93,6 +114,8 @@ class Recipe(BuildOptions, EndpointSettings):
         # what is built first, then how; the fields' own order is that of the models they extend
         data = {name: dumped[name] for name in (*FIRST_IN_FILE, *dumped) if name in dumped}
         data["base_url"] = public_url(self.base_url)
+        if self.judge_base_url is not None:
+            data["judge_base_url"] = public_url(self.judge_base_url)
         return yaml.safe_dump(data, sort_keys=False)
 
     def write(self, folder: Path) -> Path:

@@ -15,13 +15,13 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from datasets import Dataset, DatasetDict
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.options import BuildCounts, BuildOptions
@@ -30,13 +30,15 @@ from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.builds.shards import Shard, take_slice
 from lettuce_build.core.schema import FEATURES, SPLITS, HallucinationSample, check_sample, sample_to_row
 from lettuce_build.engine.balance import RatioReport, balance
-from lettuce_build.engine.records import FailureRow, StageStats
-from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Runner
-from lettuce_build.engine.stage import Stage
+from lettuce_build.engine.records import FailureRow, Judgement, StageStats
+from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Check, Runner
+from lettuce_build.engine.stage import CheckStage, Stage
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.sources.base import LoadResult, Source, SourceError, StageSettings
 from lettuce_build.sources.registry import get_source
+from lettuce_build.stages.answers import AnswerStage
 from lettuce_build.stages.generation import GenerateStage
+from lettuce_build.stages.judge import AnswerJudgeStage, SpanJudgeStage, judge_report
 
 ASSEMBLE_STAGE = "assemble"
 
@@ -67,6 +69,8 @@ class LoopResult(BaseModel):
     done: Dataset
     ratio: RatioReport | None = None
     backend_seconds: float = 0.0
+    #: the judges' verdicts (``--verify``)
+    judgements: list[Judgement] = Field(default_factory=list)
 
 
 class StageLoop:
@@ -75,6 +79,8 @@ class StageLoop:
     An injecting stage (`Stage.injects`) is run by `balance` instead: every item stays a sample
     and exactly the requested share of each split comes out hallucinated, when enough
     injections succeed (within ``max_waves`` of balancing, when set: see balance.py).
+    ``judges``: one runner per judge; each asks a stage's check (`run`'s ``checks``) about the
+    items that stage finishes.
     """
 
     def __init__(
@@ -85,27 +91,46 @@ class StageLoop:
         ratio: float | None = None,
         *,
         max_waves: int | None = None,
+        judges: Sequence[Runner] = (),
     ) -> None:
         self.build = build
         self.manifest = manifest
         self.runner = runner
         self.ratio = ratio
         self.max_waves = max_waves
+        self.judges = judges
 
-    def run(self, stages: Sequence[Stage], items: Dataset) -> LoopResult:
+    def run(
+        self, stages: Sequence[Stage], items: Dataset, checks: Mapping[str, CheckStage] | None = None
+    ) -> LoopResult:
+        """Run ``stages`` in order; ``checks``: per stage name, the check each judge asks."""
         result = LoopResult(done=items)
         for stage in stages:
+            judged = self._checks((checks or {}).get(stage.name))
             if stage.injects:
                 if self.ratio is None:
                     raise ValueError(f"stage {stage.name} injects: the loop needs the ratio to balance")
-                outcome = balance(self.runner, stage, result.done, self.ratio, max_waves=self.max_waves)
+                outcome = balance(
+                    self.runner, stage, result.done, self.ratio, max_waves=self.max_waves, checks=judged
+                )
                 result.ratio = outcome.report
             else:
-                outcome = self.runner.run(result.done, stage)
+                outcome = self.runner.run(result.done, stage, judged)
             self.build.record_stage(self.manifest, outcome.stats, outcome.failures)
+            for stats in outcome.checks:  # a judge's own failures are its stage's (judge_failed)
+                self.build.record_stage(self.manifest, stats, [])
             result.backend_seconds += outcome.stats.backend_seconds
+            result.backend_seconds += sum(stats.backend_seconds for stats in outcome.checks)
+            result.judgements += outcome.judgements
             result.done = outcome.ok
         return result
+
+    def _checks(self, check: CheckStage | None) -> list[Check]:
+        """``check`` asked by every judge: the first's statistics under its name, the others' numbered."""
+        if check is None:
+            return []
+        names = [check.name, *(f"{check.name}_{n}" for n in range(2, len(self.judges) + 1))]
+        return [Check(check, runner, name) for runner, name in zip(self.judges, names, strict=True)]
 
 
 @contextmanager
@@ -117,14 +142,19 @@ def open_stage_loop(
     ratio: float | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     plan: ExecutionPlan | None = None,
+    judges: Sequence[Backend] = (),
 ) -> Iterator[StageLoop]:
     """A stage loop on the build folder's request cache, run as ``plan`` says; closed when the
-    block ends."""
+    block ends. ``judges`` answer from the same cache (their model is part of every key)."""
     cache = build.open_cache()
     try:
         plan = plan or ExecutionPlan()  # one local process, the whole build
-        runner = Runner(plan.completions(backend, cache), seed=seed, batch_size=batch_size)
-        yield StageLoop(build, manifest, runner, ratio, max_waves=plan.max_waves)
+
+        def runner(model: Backend) -> Runner:
+            return Runner(plan.completions(model, cache), seed=seed, batch_size=batch_size)
+
+        judged_by = [runner(judge) for judge in judges]
+        yield StageLoop(build, manifest, runner(backend), ratio, max_waves=plan.max_waves, judges=judged_by)
     finally:
         cache.close()
 
@@ -145,11 +175,13 @@ def run_build(
     batch_size: int = DEFAULT_BATCH_SIZE,
     sampling: dict[str, dict[str, Any]] | None = None,
     replay: Replay | None = None,
+    judges: Sequence[Backend] = (),
 ) -> BuildSummary:
     """Build one source into ``options.out`` and return its summary (the dataset is in
     ``out/dataset`` and ``out/hub``; `lettuce_build.build` returns it too). ``batch_size``:
     items per model call; ``sampling``: per stage name, temperature/max_tokens over the stage's;
-    ``replay``: the work items to build instead of loading them (see `Replay`).
+    ``replay``: the work items to build instead of loading them (see `Replay`); ``judges``: the
+    models that check answers and injections when ``options.verify`` is set (default: ``backend``).
 
     Re-running the same build resumes from the request cache; the manifest ends ``finished``,
     or ``failed`` with the error, never ``running``.
@@ -164,8 +196,10 @@ def run_build(
             options=options,
             merged_from=replay.sources if replay else [],
         )
+        judges = (list(judges) or [backend]) if options.verify else []
+        manifest.judges = [judge.info() for judge in judges]
         try:
-            return _run(options, backend, build, manifest, batch_size, sampling or {}, replay)
+            return _run(options, backend, build, manifest, batch_size, sampling or {}, replay, judges)
         except BaseException as err:
             # whatever stopped the build (an error, Ctrl-C), the manifest never claims it is running
             manifest.status = "failed"
@@ -219,6 +253,7 @@ def _run(
     batch_size: int,
     sampling: dict[str, dict[str, Any]],
     replay: Replay | None,
+    judges: Sequence[Backend],
 ) -> BuildSummary:
     started = time.perf_counter()
     source = get_source(options.source)
@@ -230,8 +265,10 @@ def _run(
     if loaded.items:  # a shard may hold no item of a small build
         items = Dataset.from_list(loaded.items)
         plan = ExecutionPlan(shard=options.shard, replay=replay is not None)
-        with open_stage_loop(build, manifest, backend, options.seed, options.ratio, batch_size, plan) as loop:
-            result = loop.run(stages, source.prepare(items))
+        with open_stage_loop(
+            build, manifest, backend, options.seed, options.ratio, batch_size, plan, judges
+        ) as loop:
+            result = loop.run(stages, source.prepare(items), _checks(stages) if judges else None)
         rows = source.finish(items, result.done).to_list()
     samples, invalid = _assemble(source, rows)
     build.record_stage(
@@ -276,6 +313,7 @@ def _run(
         failures=build.failure_summary(),
         seconds=time.perf_counter() - started,
         backend_seconds=result.backend_seconds,
+        judge=judge_report([j.model_id for j in judges], result.judgements) if judges else None,
         example=next((s for s in samples if s.labels), samples[0] if samples else None),
         shard=options.shard,
     )
@@ -283,6 +321,18 @@ def _run(
     manifest.counts = summary.counts()
     build.write_manifest(manifest)
     return summary
+
+
+def _checks(stages: Sequence[Stage]) -> dict[str, CheckStage]:
+    """What the judges check (``--verify``): every clean answer, against the evidence it was
+    grounded in, and every injected or generated answer's spans."""
+    checks: dict[str, CheckStage] = {}
+    for stage in stages:
+        if isinstance(stage, AnswerStage):
+            checks[stage.name] = AnswerJudgeStage(stage.evidence_field)
+        elif stage.injects:
+            checks[stage.name] = SpanJudgeStage()
+    return checks
 
 
 def _generating(source: str, stages: list[Stage], seed: int) -> list[Stage]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
 
 import click
 
 from lettuce_build.builds.recipe import Recipe, StageSampling
 from lettuce_build.cli.options import REPO_URL, count, default_of, endpoint_options, folder, one_of, share
+from lettuce_build.llm.settings import BackendKind
 
 
 @click.command()
@@ -283,6 +285,26 @@ BUILD_EXAMPLES = (
     "by construction); auto: extractive for the embedded model, free otherwise.",
 )
 @click.option(
+    "--verify",
+    is_flag=True,
+    help="A judge checks every clean answer (unsupported sentences fail it) and every injected "
+    "span (one judged supported fails the injection); figures in the summary, manifest and card.",
+)
+@click.option(
+    "--judge-model",
+    multiple=True,
+    help="For --verify: a judge model (repeatable: with two, both must pass and their agreement "
+    "is reported). Default: the build's model; one of another family is recommended.",
+)
+@click.option(
+    "--judge-backend",
+    type=click.Choice(list(get_args(BackendKind))),
+    help="For --verify: the judges' backend (default: the build's).",
+)
+@click.option(
+    "--judge-base-url", help="For --verify with an openai judge: its endpoint (default: --base-url)."
+)
+@click.option(
     "--language",
     default=default_of(Recipe, "language"),
     show_default=True,
@@ -332,6 +354,7 @@ def build(ctx: click.Context, **settings: object) -> None:
     from lettuce_build.view.summary import summary_text
 
     engine = {k: value for k in ENGINE_FIELDS if (value := settings.pop(k, None)) is not None}
+    settings["judge_model"] = list(settings["judge_model"] or [])  # click gives a tuple
     recipe = Recipe.model_validate({**settings, "engine": engine})
     result = run(recipe=recipe, verbose=bool(ctx.find_root().meta.get("lettuce_build.verbose")))
     click.echo(summary_text(result.summary))

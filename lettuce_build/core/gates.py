@@ -205,11 +205,41 @@ def in_context(text: str, context: str) -> bool:
 ADDING = frozenset({"unsupported_addition", "fabricated_reference"})
 
 
-def edit_problem(original: str, replacement: str, category: str, context: str) -> Problem | None:
-    """Why an injected edit does not make its span false: it changes nothing that matters, or it
-    adds what the context already says (word-bounded, case-insensitive)."""
+def stutters(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
+    """A content word said ``max_repeats`` times or more in one short text ("2B, 2B and 2B"), or
+    a text with no word at all: what a looping model writes into an edit."""
+    if not words(text):
+        return "(no word)"
+    counted = Counter(content_words(text)).most_common(1)
+    return counted[0][0] if counted and counted[0][1] >= config.max_repeats else None
+
+
+def edit_problem(
+    original: str, replacement: str, category: str, context: str, config: GateConfig = DEFAULT_GATES
+) -> Problem | None:
+    """Why an injected edit does not make a span worth learning from: it changes nothing that
+    matters, it adds what the context already says (word-bounded, case-insensitive), or its
+    text is a loop."""
     if normalised(original) == normalised(replacement):
         return "no_op_edit", f"{original[:60]!r} -> {replacement[:60]!r} says the same"
     if category in ADDING and in_context(replacement, context):
         return "span_in_context", f"{replacement[:60]!r} already occurs in the context"
+    if (word := stutters(replacement, config)) and not stutters(original, config):
+        return "degenerate_edit", f"{replacement[:60]!r} repeats {word!r}"
     return None
+
+
+#: every failure reason a gate gives (the summary counts them apart from other failures)
+GATE_REASONS = frozenset(
+    {
+        "question_off_context",
+        "answer_repetition",
+        "answer_mostly_markup",
+        "answer_asks_question",
+        "answer_echoes_prompt",
+        "answer_unsupported",
+        "no_op_edit",
+        "span_in_context",
+        "degenerate_edit",
+    }
+)

@@ -23,6 +23,7 @@ for later waves the shards could not know were needed.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from datasets import Dataset, Features, Value
@@ -30,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from lettuce_build.core.seeding import fraction
 from lettuce_build.engine.records import FailureRow, StageResult, StageStats
-from lettuce_build.engine.runner import Runner
+from lettuce_build.engine.runner import Check, Runner
 from lettuce_build.engine.stage import Stage
 
 #: the first wave offers the items whose draw is below this many times the ratio (injections do fail)
@@ -95,13 +96,20 @@ def needed(items: int, ratio: float) -> int:
 
 
 def balance(
-    runner: Runner, stage: Stage, items: Dataset, ratio: float, *, max_waves: int | None = None
+    runner: Runner,
+    stage: Stage,
+    items: Dataset,
+    ratio: float,
+    *,
+    max_waves: int | None = None,
+    checks: Sequence[Check] = (),
 ) -> Balanced:
     """Run an injecting stage so that each split gets exactly its share of hallucinated samples.
 
     Returns every item: the chosen ones with the stage's outputs and ``inject`` true, the others
     with empty outputs and ``inject`` false. ``max_waves``: stop after that many waves (a shard
-    runs one: the merge balances).
+    runs one: the merge balances). ``checks`` judge each injection: one they reject has failed,
+    and later waves top up for it like for any failed injection.
     """
     rows = items.to_list()
     rank = {row["key"]: fraction(runner.seed, row["key"], "inject") for row in rows}
@@ -128,7 +136,7 @@ def balance(
             subset = Dataset.from_list(
                 [dict(rows[i], inject=True) for i in sorted(wave)], features=_with_inject(items)
             )
-            result = runner.run(subset, stage)
+            result = runner.run(subset, stage, checks)
             results.append(result)
             failures += result.failures
             for row in result.ok.to_list():
@@ -160,7 +168,18 @@ def balance(
     features = Features({**_with_inject(items), **stage.outputs})
     ok = Dataset.from_list(finished, features=features) if finished else items.select([])
     stats = StageStats.combined(stage, len(rows), [r.stats for r in results])
-    return Balanced(ok=ok, failures=failures, stats=stats, report=report)
+    by_check: dict[str, list[StageStats]] = {}
+    for result in results:
+        for part in result.checks:
+            by_check.setdefault(part.name, []).append(part)
+    return Balanced(
+        ok=ok,
+        failures=failures,
+        stats=stats,
+        report=report,
+        judgements=[j for r in results for j in r.judgements],
+        checks=[StageStats.summed(parts) for parts in by_check.values()],
+    )
 
 
 def _first_wave(

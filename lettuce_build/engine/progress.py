@@ -36,6 +36,12 @@ class StageBar:
             self.ok, self.failed = self.ok + ok, self.failed - ok
         self._bar.set_postfix(ok=self.ok, failed=self.failed, refresh=True)
 
+    def rejected(self, count: int) -> None:
+        """``count`` items the last pass finished were rejected by a check: failed after all."""
+        if self._bar is not None and count:
+            self.ok, self.failed = self.ok - count, self.failed + count
+            self._bar.set_postfix(ok=self.ok, failed=self.failed, refresh=True)
+
     def close(self) -> None:
         if self._bar is not None:
             self._bar.set_description(f"stage {self.stage}")

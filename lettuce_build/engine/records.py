@@ -50,14 +50,42 @@ class StageStats(BaseModel):
     def combined(cls, stage: Stage, items: int, parts: list[StageStats]) -> StageStats:
         """One entry for a stage run in several parts (balancing's waves) over ``items`` items."""
         total = cls.of(stage, items)
+        total._add(parts)
+        total.passed_through = items - total.ok - total.failed
+        return total
+
+    @classmethod
+    def summed(cls, parts: list[StageStats]) -> StageStats:
+        """One entry for runs of a stage over different items (a check's, one per pass)."""
+        total = parts[0].model_copy(deep=True)
+        total._add(parts[1:])
+        total.items_in += sum(p.items_in for p in parts[1:])
+        total.passed_through += sum(p.passed_through for p in parts[1:])
+        return total
+
+    def _add(self, parts: list[StageStats]) -> None:
         summed = ("ok", "failed", "cache_hits", "cache_misses", "backend_calls", "completion_tokens")
         for part in parts:
-            total.sampling = total.sampling or part.sampling
+            self.sampling = self.sampling or part.sampling
             for field in (*summed, "seconds", "backend_seconds"):
-                setattr(total, field, getattr(total, field) + getattr(part, field))
-        total.passed_through = items - total.ok - total.failed
-        total.failure_reasons = dict(sum((Counter(p.failure_reasons) for p in parts), Counter()))
-        return total
+                setattr(self, field, getattr(self, field) + getattr(part, field))
+        self.failure_reasons = dict(
+            sum((Counter(p.failure_reasons) for p in parts), Counter(self.failure_reasons))
+        )
+
+
+class Judgement(BaseModel):
+    """One verdict of a check (a judge) on one attempt of a judged stage's item."""
+
+    key: str
+    #: the judged stage, and the check's name as its statistics are recorded
+    stage: str
+    check: str
+    #: the judge's model
+    judge: str
+    attempt: int
+    passed: bool
+    verdict: dict[str, Any]
 
 
 class StageResult(BaseModel):
@@ -68,3 +96,6 @@ class StageResult(BaseModel):
     ok: Dataset
     failures: list[FailureRow]
     stats: StageStats
+    #: the verdicts of the stage's checks, and the checks' statistics (one entry per check)
+    judgements: list[Judgement] = Field(default_factory=list)
+    checks: list[StageStats] = Field(default_factory=list)

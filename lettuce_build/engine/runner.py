@@ -20,7 +20,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from datasets import Dataset, Features, Value, concatenate_datasets
 from pydantic import ValidationError
@@ -28,8 +28,8 @@ from pydantic import ValidationError
 from lettuce_build.core.seeding import number
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.progress import StageBar
-from lettuce_build.engine.records import FailureRow, StageResult, StageStats
-from lettuce_build.engine.stage import CutText, ParseFailure, Stage
+from lettuce_build.engine.records import FailureRow, Judgement, StageResult, StageStats
+from lettuce_build.engine.stage import CheckStage, CutText, ParseFailure, Stage
 from lettuce_build.llm.cache import schema_json
 from lettuce_build.llm.protocol import PROMPT_TOO_LONG, Backend, ChatRequest, Completion
 
@@ -97,7 +97,9 @@ class Runner:
         self.seed = seed
         self.batch_size = batch_size
 
-    def run(self, dataset: Dataset, stage: Stage) -> StageResult:
+    def run(self, dataset: Dataset, stage: Stage, checks: Sequence[Check] = ()) -> StageResult:
+        """Run ``stage`` over ``dataset``; each of ``checks`` judges every item it finishes, and an
+        item a check rejects fails (and is retried) like any other."""
         stats = StageStats.of(stage, len(dataset))
         if len(dataset) == 0:
             # nothing reached this stage (every item failed before it): a normal, empty result
@@ -108,7 +110,16 @@ class Runner:
             )
             return StageResult(ok=empty, failures=[], stats=stats)
         _check_columns(dataset, stage)
-        return _StageRun(self, stage, stats).over(dataset)
+        return _StageRun(self, stage, stats, checks).over(dataset)
+
+
+class Check(NamedTuple):
+    """A check of a stage's outputs, asked through its own runner (a judge's model and cache)."""
+
+    stage: CheckStage
+    runner: Runner
+    #: what its statistics are recorded as (two judges of one stage need two names)
+    name: str
 
 
 def _check_columns(dataset: Dataset, stage: Stage) -> None:
@@ -128,8 +139,11 @@ class _StageRun:
     """One `Runner.run`: the stage's passes over its items (attempt 0 over every item, each retry
     over what failed the attempt before), with the statistics and the bar they update."""
 
-    def __init__(self, runner: Runner, stage: Stage, stats: StageStats) -> None:
+    def __init__(self, runner: Runner, stage: Stage, stats: StageStats, checks: Sequence[Check]) -> None:
         self.runner = runner
+        self.checks = checks
+        self.judgements: list[Judgement] = []
+        self.check_stats: dict[str, list[StageStats]] = {check.name: [] for check in checks}
         self.completions = runner.completions
         self.stage = stage
         self.stats = stats
@@ -234,6 +248,8 @@ class _StageRun:
                 load_from_cache_file=False,
                 desc=f"stage {stage.name}" + (f" (retry {attempt})" if attempt else ""),  # --verbose
             )
+            if self.checks:
+                mapped = self.judged(mapped, attempt, f"{fingerprint}-judged{attempt}", bar)
             flags = mapped["_ok"][:]  # a slice is one Arrow conversion; iterating a Column is row by row
             ok_rows = mapped.select(
                 [i for i, ok in enumerate(flags) if ok], new_fingerprint=f"{fingerprint}-ok{attempt}"
@@ -272,7 +288,73 @@ class _StageRun:
         stats.failed = len(failure_rows)
         stats.failure_reasons = dict(Counter(f.reason for f in failure_rows))
         stats.seconds = time.perf_counter() - started
-        return StageResult(ok=ok, failures=failure_rows, stats=stats)
+        checks = [StageStats.summed(parts) for parts in self.check_stats.values() if parts]
+        return StageResult(
+            ok=ok, failures=failure_rows, stats=stats, judgements=self.judgements, checks=checks
+        )
+
+    def judged(self, mapped: Dataset, attempt: int, fingerprint: str, bar: StageBar) -> Dataset:
+        """One pass's results after its checks: each item the stage finished is judged by every
+        check, and one that any check rejects (or that a judge could not judge) becomes a failure
+        of the stage, with the verdict as its detail."""
+        flags = mapped["_ok"][:]
+        finished = mapped.select([i for i, ok in enumerate(flags) if ok])
+        if len(finished) == 0:
+            return mapped
+        finished = finished.remove_columns([_ROW, *_FAILURE_COLUMNS])
+        rejected: dict[str, FailureRow] = {}
+        for check in self.checks:
+            result = check.runner.run(finished, check.stage)
+            self.check_stats[check.name].append(result.stats.model_copy(update={"name": check.name}))
+            for failure in result.failures:  # the judge's own output was unusable, every attempt
+                rejected.setdefault(
+                    failure.key,
+                    self._failure(failure.key, attempt, "judge_failed", f"{check.name}: {failure}"),
+                )
+            for key, raw in zip(result.ok["key"][:], result.ok["judgement"][:], strict=True):
+                if raw is None:  # the check does not apply to this item
+                    continue
+                verdict = json.loads(raw)
+                problem = check.stage.rejection(verdict)
+                self.judgements.append(
+                    Judgement(
+                        key=key,
+                        stage=self.stage.name,
+                        check=check.name,
+                        judge=check.runner.completions.model_id,
+                        attempt=attempt,
+                        passed=problem is None,
+                        verdict=verdict,
+                    )
+                )
+                if problem is not None:
+                    detail = f"{check.name}: {problem.detail}"
+                    rejected.setdefault(key, self._failure(key, attempt, problem.reason, detail, raw))
+        if not rejected:
+            return mapped
+        bar.rejected(len(rejected))
+        keys = mapped["key"][:]
+        was = mapped["_failure"][:]
+        now_ok = [ok and key not in rejected for ok, key in zip(flags, keys, strict=True)]
+        now_failed = [
+            rejected[key].model_dump_json() if ok and key in rejected else row
+            for ok, key, row in zip(flags, keys, was, strict=True)
+        ]
+        mapped = mapped.remove_columns(["_ok", "_failure"])
+        mapped = mapped.add_column("_ok", now_ok, new_fingerprint=f"{fingerprint}-ok", feature=Value("bool"))
+        return mapped.add_column(
+            "_failure", now_failed, new_fingerprint=f"{fingerprint}-failure", feature=Value("string")
+        )
+
+    def _failure(self, key: str, attempt: int, reason: str, detail: str, raw: str = "") -> FailureRow:
+        return FailureRow(
+            key=key,
+            stage=self.stage.name,
+            reason=reason,
+            detail=detail,
+            attempt=attempt,
+            raw_excerpt=raw[:RAW_EXCERPT_CHARS],
+        )
 
 
 def call_stage(

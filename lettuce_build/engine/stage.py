@@ -6,6 +6,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
+from datasets import Value
 from pydantic import BaseModel, ConfigDict, Field
 
 from lettuce_build.llm.protocol import ChatRequest
@@ -108,3 +109,19 @@ class Stage(ABC):
 
         Raise `ParseFailure` for a response that cannot be used.
         """
+
+
+class CheckStage(Stage):
+    """A stage that judges what another stage made (a judge model's verdict on an answer, say).
+
+    The runner asks it about each item the checked stage finished, inside that stage's success
+    test: its parse returns the verdict (the ``judgement`` column, JSON) and `rejection` says
+    whether the verdict fails the item, which is then retried like any failed item of the checked
+    stage. A check never changes what the checked stage made.
+    """
+
+    outputs: ClassVar[dict[str, Any]] = {"judgement": Value("string")}
+
+    @abstractmethod
+    def rejection(self, verdict: dict[str, Any]) -> ParseFailure | None:
+        """The failure this verdict makes of the judged item, or None when it passes."""

@@ -36,7 +36,7 @@ from huggingface_hub.errors import (
 )
 from pydantic import BaseModel, Field
 
-from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir
+from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir, Manifest
 from lettuce_build.builds.output import DATASET_DIR, write_hub_folder
 from lettuce_build.builds.recipe import RECIPE_FILE
 from lettuce_build.builds.run import ASSEMBLE_STAGE
@@ -48,6 +48,7 @@ from lettuce_build.publish.cards import DatasetCardText, card_text
 from lettuce_build.publish.catalog import COLLECTIONS
 from lettuce_build.sources.registry import get_source
 from lettuce_build.view.audit import audit
+from lettuce_build.view.quality import quality_report, quality_text
 from lettuce_build.view.span_report import span_quality
 
 STATS_FILE = "card_stats.json"
@@ -89,6 +90,12 @@ class ConfigStats(BaseModel):
     mode: str = "inject"
     #: generator mode: the span-quality report (span_report.py)
     span_quality: str | None = None
+    #: how clean answers were written: "free" (by the model) or "extractive" (chosen sentences)
+    answers: str | None = None
+    #: what ``--verify``'s judges found (their report's lines), empty when nothing was judged
+    judge: list[str] = Field(default_factory=list)
+    #: `lettuce-build audit` over the published rows
+    data_quality: str = ""
 
 
 def _example(dataset: DatasetDict) -> str | None:
@@ -168,6 +175,9 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         recipe=(build_path / RECIPE_FILE).exists(),
         mode=manifest.options.mode if manifest.options else "inject",
         span_quality=quality.text() if (quality := span_quality(build_path, dataset)) else None,
+        answers=_answer_mode(manifest),
+        judge=judged.lines() if (judged := manifest.counts and manifest.counts.judge) else [],
+        data_quality=quality_text(Path(source_name), quality_report(build_path)),  # no local path
         model=backend.model if backend else None,
         backend=backend.backend if backend else None,
         engine_version=backend.version if backend else None,
@@ -176,6 +186,15 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         example=_example(dataset),
     )
     return dataset, stats
+
+
+def _answer_mode(manifest: Manifest) -> str | None:
+    """How the build's clean answers were written, when it wrote any."""
+    if manifest.options is None or manifest.backend is None:
+        return None
+    if not any(stage.name == "answer" for stage in manifest.stages):
+        return None
+    return manifest.options.answer_mode(manifest.backend.model)
 
 
 def _size_category(rows: int) -> str:

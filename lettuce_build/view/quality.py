@@ -29,12 +29,15 @@ from lettuce_build.core.gates import (
     asks_question,
     in_context,
     markup_share,
+    normalised,
     question_problem,
     repeated,
+    stutters,
     support,
 )
 from lettuce_build.core.schema import row_to_sample
 from lettuce_build.core.tables import iter_jsonl
+from lettuce_build.stages.judge import JudgeReport
 from lettuce_build.view.audit import read_rows
 
 #: the signals whose presence in published rows fails `audit --strict`
@@ -44,6 +47,8 @@ GATE_SIGNALS = (
     "asks_question",
     "unsupported",
     "span_in_context",
+    "no_op_edit",
+    "degenerate_edit",
     "question_off_context",
     "train_test_shared_question",
 )
@@ -64,6 +69,8 @@ class Row(BaseModel):
     #: (text, category) of each labelled span
     spans: list[tuple[str, str]] = Field(default_factory=list)
     category: str | None = None
+    #: (original, replacement) of each applied edit, when the row records them (lettuce-build's)
+    edits: list[tuple[str, str]] = Field(default_factory=list)
 
 
 class Group(BaseModel):
@@ -86,8 +93,9 @@ class QualityReport(BaseModel):
     #: questions (normalised) that occur in both train and test
     shared_questions: list[str] = Field(default_factory=list)
     by_category: Counter[str] = Field(default_factory=Counter)
-    #: what the build asked for, when the path is a build folder
+    #: what the build asked for, and what its judges found, when the path is a build folder
     requested_ratio: float | None = None
+    judge: JudgeReport | None = None
 
     def signal_total(self, name: str) -> int:
         return sum(g.signals[name] for g in self.groups.values())
@@ -150,6 +158,10 @@ def rows_of(path: Path) -> Iterator[Row]:
             modality=sample.context_modality,
             spans=[(span.text, span.category) for span in sample.labels],
             category=sample.category,
+            edits=[
+                (str(e.get("original", "")), str(e.get("hallucinated", "")))
+                for e in (sample.metadata.get("injection") or {}).get("applied", [])
+            ],
         )
 
 
@@ -188,6 +200,10 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
             group.coverage.append(sum(len(t) for t, _ in row.spans) / max(len(row.answer), 1))
             if any(category in ADDING and in_context(text, row.context) for text, category in row.spans):
                 signal("span_in_context")
+            if any(normalised(old) == normalised(new) for old, new in row.edits):
+                signal("no_op_edit")
+            if any(stutters(new, config) and not stutters(old, config) for old, new in row.edits):
+                signal("degenerate_edit")
             continue
         answer_count[_key(row.answer)] += 1
         if repeated(row.answer, config):
@@ -208,16 +224,11 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
         group = report.groups.setdefault("(all) shared", Group())
         group.signals["train_test_shared_question"] = len(report.shared_questions)
         group.examples["train_test_shared_question"] = report.shared_questions[:3]
-    report.requested_ratio = _requested_ratio(path)
+    if (path / MANIFEST_FILE).is_file():  # a build folder: what it was asked for and judged
+        manifest = BuildDir(path).read_manifest()
+        report.requested_ratio = manifest.options.ratio if manifest.options else None
+        report.judge = manifest.counts.judge if manifest.counts else None
     return report
-
-
-def _requested_ratio(path: Path) -> float | None:
-    """The ratio a build folder was asked for (None for other outputs)."""
-    if not (path / MANIFEST_FILE).is_file():
-        return None
-    options = BuildDir(path).read_manifest().options
-    return options.ratio if options else None
 
 
 def _quantiles(values: list[float]) -> str:
@@ -251,6 +262,8 @@ def quality_text(path: Path, report: QualityReport) -> str:
     share = hallucinated / report.rows if report.rows else 0.0
     requested = f" (requested {report.requested_ratio:.2f})" if report.requested_ratio is not None else ""
     lines.append(f"  hallucinated share: {share:.2f}{requested}; categories: {dict(report.by_category)}")
+    if report.judge is not None:
+        lines.extend(f"  judge: {line}" for line in report.judge.lines())
     present = [s for s in GATE_SIGNALS if report.signal_total(s)]
     lines.append(f"  gate signals present: {', '.join(present)}" if present else "  gate signals: none")
     return "\n".join(lines)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from lettuce_build.builds.folder import Manifest
+from lettuce_build.core.gates import GATE_REASONS
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.core.taxonomy import (
     BUILTIN_SUBCATEGORIES,
@@ -149,6 +150,15 @@ def cache_stats_text(path: Path, stats: CacheStats) -> str:
     return "\n".join(lines)
 
 
+def gate_rejections(failures: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, int]]:
+    """Per stage, the failures that a quality gate (core/gates.py) gave, by reason."""
+    found = {
+        stage: {reason: n for reason, n in reasons.items() if reason in GATE_REASONS}
+        for stage, reasons in failures.items()
+    }
+    return {stage: reasons for stage, reasons in found.items() if reasons}
+
+
 def summary_text(summary: BuildSummary) -> str:
     """What a build prints when it ends: counts, ratio, failures, time, one sample, how to load it."""
     lines = [
@@ -174,6 +184,11 @@ def summary_text(summary: BuildSummary) -> str:
     elif summary.ratio is not None and (shortfall := summary.ratio.shortfall()):
         lines.append(click.style(f"  {shortfall}", fg="yellow"))
     lines.extend(f"  failures in {stage}: {reasons}" for stage, reasons in summary.failures.items())
+    if gated := gate_rejections(summary.failures):
+        parts = [f"{stage} {sum(reasons.values())} {reasons}" for stage, reasons in gated.items()]
+        lines.append("  the quality gates rejected: " + "; ".join(parts))
+    if summary.judge is not None:
+        lines.extend(f"  judge: {line}" for line in summary.judge.lines())
     share = 1 - summary.backend_seconds / summary.seconds if summary.seconds else 0.0
     lines.append(
         f"  time: {summary.seconds:.1f} s, {summary.backend_seconds:.1f} s in the model backend "

@@ -95,6 +95,16 @@ def test_an_edit_that_says_the_same_is_a_no_op():
     assert edit_problem("4 MB", "40 MB", "contradiction", CONTEXT) is None
 
 
+def test_an_edit_that_loops_is_degenerate_unless_its_original_did():
+    looping = edit_problem("50 rows", "2B rows, 2B rows and 2B rows", "contradiction", CONTEXT)
+    assert reason(looping) == "degenerate_edit"
+    assert reason(edit_problem("50 rows", "---", "contradiction", CONTEXT)) == "degenerate_edit"
+    # stopwords repeat in any sentence; a content word said three times does not
+    assert edit_problem("50 rows", "the size of the page of the table", "contradiction", CONTEXT) is None
+    # text that repeated a word before the edit may do so after it
+    assert edit_problem("beta beta beta", "gamma gamma gamma", "contradiction", CONTEXT) is None
+
+
 def test_an_addition_already_in_the_context_is_supported_not_hallucinated():
     addition = edit_problem(
         "a CSV file", "a CSV file. The default page size is 50 rows", "unsupported_addition", CONTEXT

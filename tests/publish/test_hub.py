@@ -329,3 +329,26 @@ def test_a_push_can_open_a_pull_request_with_its_own_message(builds, fake_hub):
     assert result.exit_code == 0, result.output
     assert [message for message, _ in fake_hub.commits] == ["Add the readme config"]
     assert RecordingHfApi.pull_requests == 1
+
+
+def test_the_card_says_how_answers_were_written_who_judged_and_the_data_quality(tmp_path):
+    from ..support.judges import judge
+
+    docs = write_readmes(tmp_path / "docs")
+    lettuce_build.build(
+        "readme",
+        input=str(docs),
+        out=tmp_path / "b",
+        ratio=1.0,
+        verify=True,
+        backend=ScriptedBackend(respond),
+        judges=[judge("judge-model-x")],
+    )
+    publish(tmp_path / "b", "readme", FolderTarget(tmp_path / "hub", "org/x"), max_failure_rate=1.0)
+    card = (tmp_path / "hub" / "README.md").read_text()
+    assert "clean answers: written by the model from the evidence" in card
+    assert "verified (`--verify`): judged by judge-model-x; clean answers grounded: 1.00 (3 of 3)" in card
+    quality = card.split("### Data quality", 1)[1].split("###", 1)[0]
+    assert "data quality of 3 rows in readme" in quality and "gate signals: none" in quality
+    assert str(tmp_path) not in card  # the audit names the config, never a local path
+    assert "judge_model: []" in (tmp_path / "b" / "recipe.yaml").read_text()

@@ -15,7 +15,9 @@ CONTEXT = (
 )
 
 
-def sample(answer, question="How large is the default page size of fastgrid?", split="train", labels=()):
+def sample(
+    answer, question="How large is the default page size of fastgrid?", split="train", labels=(), edits=()
+):
     spans = [
         Span(start=answer.index(t), end=answer.index(t) + len(t), text=t, label="x", category=c)
         for t, c in labels
@@ -32,6 +34,9 @@ def sample(answer, question="How large is the default page size of fastgrid?", s
         context_modality="markdown",
         category=spans[0].category if spans else None,
         subcategory=None,
+        metadata={"injection": {"applied": [{"original": o, "hallucinated": h} for o, h in edits]}}
+        if edits
+        else {},
     )
 
 
@@ -44,6 +49,7 @@ GOOD = [
         "The default page size is 80 rows.",
         question="How many rows are on a fastgrid page?",
         labels=[("80 rows", "contradiction")],
+        edits=[("50 rows", "80 rows")],
     ),
 ]
 DEFECTS = {
@@ -60,6 +66,17 @@ DEFECTS = {
         "fastgrid renders tables. It needs no compiler.",
         question="What does fastgrid render?",
         labels=[("needs no compiler", "unsupported_addition")],
+    ),
+    "no_op_edit": sample(
+        "fastgrid needs about four megabytes of disk.",
+        question="How much disk does fastgrid need?",
+        labels=[("four megabytes", "contradiction")],
+        edits=[("4 MB", "four megabytes")],
+    ),
+    "degenerate_edit": sample(
+        "The default page size is 2B, 2B and 2B rows.",
+        labels=[("2B, 2B and 2B rows", "contradiction")],
+        edits=[("50 rows", "2B, 2B and 2B rows")],
     ),
 }
 
