@@ -193,6 +193,11 @@ def normalised(text: str) -> str:
     return " ".join(_UNITS.get(t, _NUMBER_WORDS.get(t, t)) for t in tokens)
 
 
+def says_the_same(original: str, replacement: str) -> bool:
+    """Whether an edit changes nothing but form, spacing included ("HuggingFace" is "Hugging Face")."""
+    return normalised(original).replace(" ", "") == normalised(replacement).replace(" ", "")
+
+
 def in_context(text: str, context: str) -> bool:
     """Whether the text occurs in the context as it stands (word-bounded, case-insensitive)."""
     needle = re.escape(text.strip())
@@ -214,18 +219,31 @@ def stutters(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
     return counted[0][0] if counted and counted[0][1] >= config.max_repeats else None
 
 
+def has_number(text: str) -> bool:
+    """A digit or a number word ("two", "thousand")."""
+    return any(token.isdigit() or token in _NUMBER_WORDS for token in normalised(text).split())
+
+
 def edit_problem(
-    original: str, replacement: str, category: str, context: str, config: GateConfig = DEFAULT_GATES
+    original: str,
+    replacement: str,
+    category: str,
+    context: str,
+    config: GateConfig = DEFAULT_GATES,
+    subcategory: str | None = None,
 ) -> Problem | None:
     """Why an injected edit does not make a span worth learning from: it changes nothing that
-    matters, it adds what the context already says (word-bounded, case-insensitive), or its
-    text is a loop."""
-    if normalised(original) == normalised(replacement):
+    matters, it adds what the context already says (word-bounded, case-insensitive), its text
+    is a loop, or its type says "numerical" where no number is changed (a name swapped for a
+    name would be labelled a numerical error)."""
+    if says_the_same(original, replacement):
         return "no_op_edit", f"{original[:60]!r} -> {replacement[:60]!r} says the same"
     if category in ADDING and in_context(replacement, context):
         return "span_in_context", f"{replacement[:60]!r} already occurs in the context"
     if (word := stutters(replacement, config)) and not stutters(original, config):
         return "degenerate_edit", f"{replacement[:60]!r} repeats {word!r}"
+    if subcategory == "numerical" and not (has_number(original) or has_number(replacement)):
+        return "type_mismatch", f"{original[:60]!r} -> {replacement[:60]!r} changes no number"
     return None
 
 
@@ -241,5 +259,6 @@ GATE_REASONS = frozenset(
         "no_op_edit",
         "span_in_context",
         "degenerate_edit",
+        "type_mismatch",
     }
 )

@@ -90,7 +90,8 @@ class DocumentSource(Source):
 
     def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
         return [
-            QuestionStage(),
+            # the embedded model's questions need a sentence to be about (see QuestionStage)
+            QuestionStage(focused=settings.answers == "extractive", seed=settings.seed),
             answer_stage(settings.answers),
             InjectMenuStage("markdown", anchors=settings.edit_anchors, seed=settings.seed),
         ]

@@ -79,12 +79,14 @@ MIN_SENTENCE_CHARS = 30
 MAX_SENTENCE_CHARS = 300
 _FENCE = regex.compile(r"^\s*(```|~~~)")
 _LIST_MARKER = regex.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+#: an HTML comment is not read on the page (READMEs keep licence headers in them)
+_COMMENT = regex.compile(r"<!--.*?(?:-->|$)", regex.DOTALL)
 _SPLIT = regex.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])")
 
 
 def _paragraphs(evidence: str) -> list[str]:
     """The evidence's prose paragraphs with hard-wrapped lines joined; a list item is a paragraph
-    of its own; code fences, headings, tables, quotes and HTML are left out."""
+    of its own; code fences, headings, tables, quotes, HTML and HTML comments are left out."""
     paragraphs: list[str] = []
     current: list[str] = []
     in_fence = False
@@ -94,7 +96,7 @@ def _paragraphs(evidence: str) -> list[str]:
             paragraphs.append(" ".join(current))
             current.clear()
 
-    for line in evidence.splitlines():
+    for line in _COMMENT.sub("\n", evidence).splitlines():
         stripped = line.strip()
         if _FENCE.match(line):
             flush()

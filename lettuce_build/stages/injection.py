@@ -188,7 +188,9 @@ class _InjectStage(PromptedStage):
         When none is left, the gate that rejected the last one is the failure."""
         kept = []
         for edit in edits:
-            if problem := edit_problem(edit.original, edit.hallucinated, edit.category, context):
+            if problem := edit_problem(
+                edit.original, edit.hallucinated, edit.category, context, subcategory=edit.subcategory
+            ):
                 rejected.append({"original": edit.original, "reason": problem[0], "detail": problem[1]})
             else:
                 kept.append(edit)

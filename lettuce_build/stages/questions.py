@@ -8,9 +8,11 @@ import regex
 from datasets import Value
 
 from lettuce_build.core import gates
+from lettuce_build.core.seeding import fraction, item_parts
 from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
+from lettuce_build.stages.answers import evidence_sentences
 from lettuce_build.stages.prompted import PromptedStage
 
 QUESTION_TYPES: dict[str, str] = {
@@ -42,7 +44,7 @@ _PREFIX = regex.compile(r"^\s*(?:\*\*)?(?:question|q)\s*[:.)-]\s*(?:\*\*)?\s*", 
 _QUOTES = "\"'“”‘’`*"
 _DECORATION = regex.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)+")
 _RESIDUE = regex.compile(r"\{\{|\}\}|\{%|%\}|<\|")
-_MARKDOWN = regex.compile(r"\]\(|!\[|^#+\s|\[[^\]]*\]\[")
+_MARKDOWN = regex.compile(r"\]\(|!\[|^#+\s|\[[^\]]*\]\[|</?[A-Za-z][^>]*>|\*\w[^*]*\*")
 _SENTENCE_BREAK = regex.compile(r"[.!?]\s+\S")
 
 
@@ -55,7 +57,7 @@ def question_problem(question: str) -> tuple[str, str] | None:
     if _RESIDUE.search(question):
         return "template_residue", f"{question[:80]!r} holds template syntax"
     if _MARKDOWN.search(question):
-        return "markdown_in_question", f"{question[:80]!r} holds markdown links, images or headings"
+        return "markdown_in_question", f"{question[:80]!r} holds markdown or HTML (links, tags, emphasis)"
     if not question.endswith("?"):
         return "not_a_question", f"{question[:80]!r} does not end with a question mark"
     if _SENTENCE_BREAK.search(question[:-1]):
@@ -81,7 +83,13 @@ def clean_question(text: str) -> str:
 
 
 class QuestionStage(PromptedStage):
-    """One question of a given type that a chunk answers."""
+    """One question of a given type that a chunk answers.
+
+    ``focused``: the question is tied to one prose sentence of the chunk (drawn with the build's
+    seed), which the prompt shows as the sentence that answers it. A small model's questions
+    about a whole chunk often miss it (measured: see the README); asked about one sentence it
+    writes one that the chunk answers, and an extractive answer can choose that sentence.
+    """
 
     name = "question"
     prompt = "question"
@@ -92,8 +100,22 @@ class QuestionStage(PromptedStage):
     outputs = {"question": Value("string")}
     sampling = Sampling(temperature=0.7, max_tokens=80)
 
-    def __init__(self, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> None:
+    def __init__(
+        self, chunk_chars: int = DEFAULT_CHUNK_CHARS, *, focused: bool = False, seed: int = 0
+    ) -> None:
         self.chunk_chars = chunk_chars
+        self.focused = focused
+        self.prompt = "question_focused" if focused else "question"
+        #: the build's seed: which sentence a focused question is about is drawn with it
+        self.seed = seed
+
+    def focus(self, item: dict[str, Any]) -> str:
+        """The sentence a focused question is about (the chunk's opening, when it has no prose
+        sentence: its answer will fail for want of sentences anyway)."""
+        sentences = evidence_sentences(item["chunk"][: self.chunk_chars])
+        if not sentences:
+            return item["chunk"][:MAX_QUESTION_CHARS]
+        return sentences[int(fraction(*item_parts(item["key"], self.seed), "focus") * len(sentences))]
 
     def salvage(self, text: str) -> str | None:
         """Only the first line is used: a cut response keeps its complete lines."""
@@ -105,6 +127,7 @@ class QuestionStage(PromptedStage):
             question_type=question_type,
             question_type_definition=QUESTION_TYPES[question_type],
             chunk=item["chunk"][: self.chunk_chars],
+            focus=self.focus(item) if self.focused else None,
         )
         return self.request(system, user)
 

@@ -29,9 +29,9 @@ from lettuce_build.core.gates import (
     asks_question,
     in_context,
     markup_share,
-    normalised,
     question_problem,
     repeated,
+    says_the_same,
     stutters,
     support,
 )
@@ -200,7 +200,7 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
             group.coverage.append(sum(len(t) for t, _ in row.spans) / max(len(row.answer), 1))
             if any(category in ADDING and in_context(text, row.context) for text, category in row.spans):
                 signal("span_in_context")
-            if any(normalised(old) == normalised(new) for old, new in row.edits):
+            if any(says_the_same(old, new) for old, new in row.edits):
                 signal("no_op_edit")
             if any(stutters(new, config) and not stutters(old, config) for old, new in row.edits):
                 signal("degenerate_edit")

@@ -92,6 +92,9 @@ def test_normalisation_makes_spellings_of_one_value_alike():
 def test_an_edit_that_says_the_same_is_a_no_op():
     assert reason(edit_problem("4 MB", "4 megabytes", "contradiction", CONTEXT)) == "no_op_edit"
     assert reason(edit_problem("Fastgrid", "fastgrid", "contradiction", CONTEXT)) == "no_op_edit"
+    assert reason(
+        edit_problem("The HuggingFace Team", "The Hugging Face Team", "contradiction", CONTEXT)
+    ) == ("no_op_edit")
     assert edit_problem("4 MB", "40 MB", "contradiction", CONTEXT) is None
 
 
@@ -103,6 +106,14 @@ def test_an_edit_that_loops_is_degenerate_unless_its_original_did():
     assert edit_problem("50 rows", "the size of the page of the table", "contradiction", CONTEXT) is None
     # text that repeated a word before the edit may do so after it
     assert edit_problem("beta beta beta", "gamma gamma gamma", "contradiction", CONTEXT) is None
+
+
+def test_a_numerical_edit_must_change_a_number():
+    swapped = edit_problem("Accelerate", "Nano", "contradiction", CONTEXT, subcategory="numerical")
+    assert reason(swapped) == "type_mismatch"
+    assert edit_problem("50 rows", "80 rows", "contradiction", CONTEXT, subcategory="numerical") is None
+    assert edit_problem("fifty rows", "two rows", "contradiction", CONTEXT, subcategory="numerical") is None
+    assert edit_problem("Accelerate", "Nano", "contradiction", CONTEXT, subcategory="entity") is None
 
 
 def test_an_addition_already_in_the_context_is_supported_not_hallucinated():

@@ -23,3 +23,16 @@ def test_the_single_item_call_strips_the_answer():
     text = "  Install it with pip install fastgrid; it needs Python 3.10.  "
     evidence = "Install fastgrid with pip install fastgrid. It needs Python 3.10 or newer."
     assert generate_grounded_answer("How?", evidence, ScriptedBackend(lambda r: text)) == text.strip()
+
+
+def test_sentences_inside_an_html_comment_are_never_offered():
+    from lettuce_build.stages.answers import evidence_sentences
+
+    evidence = (
+        "<!---\nCopyright 2021 The HuggingFace Team. All rights reserved.\nLicensed under the Apache "
+        "License, Version 2.0 (the License); you may not use this file.\n-->\n\n"
+        "fastgrid renders large tables in the terminal and needs no compiler.\n"
+    )
+    assert evidence_sentences(evidence) == (
+        "fastgrid renders large tables in the terminal and needs no compiler.",
+    )

@@ -51,3 +51,35 @@ def test_the_single_item_call_for_notebooks():
         generate_question("fastgrid renders tables.", "Concept Completion", backend)
         == "What does fastgrid render?"
     )
+
+
+def test_a_focused_question_is_asked_about_one_prose_sentence_of_its_chunk_drawn_by_the_seed():
+    from lettuce_build.stages.answers import evidence_sentences
+    from lettuce_build.stages.questions import QuestionStage
+
+    chunk = (
+        "# fastgrid\n\nfastgrid renders large tables in the terminal. It is written in Python and "
+        "needs no compiler.\n\n![logo](https://example.com/logo.png)\n\nThe default page size is 50 "
+        "rows, and the page-size option changes it.\n"
+    )
+    sentences = evidence_sentences(chunk)
+    items = [{"key": f"doc::{n}", "chunk": chunk, "question_type": "Definition"} for n in range(12)]
+    focused = QuestionStage(focused=True)
+    foci = [focused.focus(item) for item in items]
+    assert set(foci) <= set(sentences) and len(set(foci)) > 1  # each item its own sentence
+    assert foci == [QuestionStage(focused=True).focus(item) for item in items]  # the same every run
+    assert foci != [QuestionStage(focused=True, seed=7).focus(item) for item in items]
+    user = focused.render(items[0]).messages[-1].content
+    assert f"The sentence that answers the question:\n{foci[0]}" in user
+    assert focused.prompt_version.startswith("question_focused")
+    assert "answers the question:" not in QuestionStage().render(items[0]).messages[-1].content
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["<p>Is this device capable of running it?", "Is this device *exactly* capable of running it?"],
+)
+def test_a_question_with_html_or_emphasis_is_refused(question):
+    from lettuce_build.stages.questions import question_problem
+
+    assert question_problem(question)[0] == "markdown_in_question"
