@@ -251,6 +251,7 @@ def edit_problem(
 GATE_REASONS = frozenset(
     {
         "question_off_context",
+        "question_echoes_prompt",
         "answer_repetition",
         "answer_mostly_markup",
         "answer_asks_question",

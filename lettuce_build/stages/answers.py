@@ -178,7 +178,8 @@ class ExtractiveAnswerStage(AnswerStage):
             raise ParseFailure(
                 "not_from_evidence", f"none of {response.sentences!r} is a sentence of the evidence"
             )
-        return super().parse(item, " ".join(picked))
+        # a list item has no full stop of its own: joined bare, two items would read as one sentence
+        return super().parse(item, " ".join(s if s[-1] in ".!?" else f"{s}." for s in picked))
 
 
 def answer_stage(mode: AnswerMode) -> AnswerStage:

@@ -135,6 +135,9 @@ class QuestionStage(PromptedStage):
         question = clean_question(response)
         if problem := question_problem(question) or gates.question_problem(question, item["chunk"]):
             raise ParseFailure(*problem)
+        template = self.template
+        if run := gates.echo(question, f"{template.system}\n{template.user}"):
+            raise ParseFailure("question_echoes_prompt", f"the question repeats the instructions: {run!r}")
         return {"question": question}
 
 

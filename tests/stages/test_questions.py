@@ -83,3 +83,19 @@ def test_a_question_with_html_or_emphasis_is_refused(question):
     from lettuce_build.stages.questions import question_problem
 
     assert question_problem(question)[0] == "markdown_in_question"
+
+
+def test_a_question_that_repeats_the_prompt_is_refused():
+    from lettuce_build.stages.questions import QuestionStage
+
+    item = {
+        "key": "k",
+        "chunk": "fastgrid renders tables. It answers questions.",
+        "question_type": "Definition",
+    }
+    echoed = 'An Exemplary Sentence: The sentence that answers the question: "Does fastgrid render tables?'
+    with pytest.raises(ParseFailure, match="question_echoes_prompt"):
+        QuestionStage(focused=True).parse(item, echoed)
+    assert QuestionStage(focused=True).parse(item, "Does fastgrid render tables?") == {
+        "question": "Does fastgrid render tables?"
+    }
