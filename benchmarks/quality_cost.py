@@ -44,8 +44,7 @@ def main() -> None:
     samples = (published * (SAMPLES // len(published) + 1))[:SAMPLES]
     model_seconds = sum(s.backend_seconds for s in manifest.stages)
     per_thousand_model = model_seconds / len(published) * SAMPLES
-    answer = load_prompt("answer")
-    instructions = f"{answer.system}\n{answer.user}"
+    instructions = load_prompt("answer").instructions
 
     started = time.perf_counter()
     gate_every_row(samples, instructions)

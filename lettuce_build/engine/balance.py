@@ -168,17 +168,13 @@ def balance(
     features = Features({**_with_inject(items), **stage.outputs})
     ok = Dataset.from_list(finished, features=features) if finished else items.select([])
     stats = StageStats.combined(stage, len(rows), [r.stats for r in results])
-    by_check: dict[str, list[StageStats]] = {}
-    for result in results:
-        for part in result.checks:
-            by_check.setdefault(part.name, []).append(part)
     return Balanced(
         ok=ok,
         failures=failures,
         stats=stats,
         report=report,
         judgements=[j for r in results for j in r.judgements],
-        checks=[StageStats.summed(parts) for parts in by_check.values()],
+        checks=StageStats.per_name(part for r in results for part in r.checks),
     )
 
 

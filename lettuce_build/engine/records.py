@@ -4,6 +4,7 @@ and the result the runner returns."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from datasets import Dataset
@@ -55,13 +56,17 @@ class StageStats(BaseModel):
         return total
 
     @classmethod
-    def summed(cls, parts: list[StageStats]) -> StageStats:
-        """One entry for runs of a stage over different items (a check's, one per pass)."""
-        total = parts[0].model_copy(deep=True)
-        total._add(parts[1:])
-        total.items_in += sum(p.items_in for p in parts[1:])
-        total.passed_through += sum(p.passed_through for p in parts[1:])
-        return total
+    def per_name(cls, parts: Iterable[StageStats]) -> list[StageStats]:
+        """One entry per stage name for runs over different items (a check's, one per pass)."""
+        by_name: dict[str, StageStats] = {}
+        for part in parts:
+            if (total := by_name.get(part.name)) is None:
+                by_name[part.name] = part.model_copy(deep=True)
+                continue
+            total._add([part])
+            total.items_in += part.items_in
+            total.passed_through += part.passed_through
+        return list(by_name.values())
 
     def _add(self, parts: list[StageStats]) -> None:
         summed = ("ok", "failed", "cache_hits", "cache_misses", "backend_calls", "completion_tokens")

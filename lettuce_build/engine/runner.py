@@ -143,7 +143,7 @@ class _StageRun:
         self.runner = runner
         self.checks = checks
         self.judgements: list[Judgement] = []
-        self.check_stats: dict[str, list[StageStats]] = {check.name: [] for check in checks}
+        self.check_stats: list[StageStats] = []  # one entry per check and pass
         self.completions = runner.completions
         self.stage = stage
         self.stats = stats
@@ -288,7 +288,7 @@ class _StageRun:
         stats.failed = len(failure_rows)
         stats.failure_reasons = dict(Counter(f.reason for f in failure_rows))
         stats.seconds = time.perf_counter() - started
-        checks = [StageStats.summed(parts) for parts in self.check_stats.values() if parts]
+        checks = StageStats.per_name(self.check_stats)
         return StageResult(
             ok=ok, failures=failure_rows, stats=stats, judgements=self.judgements, checks=checks
         )
@@ -298,14 +298,14 @@ class _StageRun:
         check, and one that any check rejects (or that a judge could not judge) becomes a failure
         of the stage, with the verdict as its detail."""
         flags = mapped["_ok"][:]
-        finished = mapped.select([i for i, ok in enumerate(flags) if ok])
+        finished = mapped.select([i for i, ok in enumerate(flags) if ok], new_fingerprint=f"{fingerprint}-in")
         if len(finished) == 0:
             return mapped
         finished = finished.remove_columns([_ROW, *_FAILURE_COLUMNS])
         rejected: dict[str, FailureRow] = {}
         for check in self.checks:
             result = check.runner.run(finished, check.stage)
-            self.check_stats[check.name].append(result.stats.model_copy(update={"name": check.name}))
+            self.check_stats.append(result.stats.model_copy(update={"name": check.name}))
             for failure in result.failures:  # the judge's own output was unusable, every attempt
                 rejected.setdefault(
                     failure.key,

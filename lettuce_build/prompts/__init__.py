@@ -31,6 +31,11 @@ class PromptTemplate(BaseModel):
     system: str
     user: str
 
+    @property
+    def instructions(self) -> str:
+        """The template's own text (both messages, unrendered): what an output must not echo."""
+        return f"{self.system}\n{self.user}"
+
     def render(self, **variables: Any) -> tuple[str, str]:
         """(system, user) with the variables filled in; a missing variable raises."""
         return (

@@ -64,10 +64,8 @@ class AnswerStage(PromptedStage):
         if len(answer) < MIN_ANSWER_CHARS:
             raise ParseFailure("answer_too_short", f"{len(answer)} characters (< {MIN_ANSWER_CHARS})")
         evidence = item[self.evidence_field][: self.evidence_chars]
-        template = self.template
-        instructions = f"{template.system}\n{template.user}"
         if problem := answer_problem(
-            answer, evidence, instructions=instructions, prose=self.prose, config=self.gates
+            answer, evidence, instructions=self.template.instructions, prose=self.prose, config=self.gates
         ):
             raise ParseFailure(*problem)
         return {"answer": answer, "answer_cut": isinstance(response, CutText)}

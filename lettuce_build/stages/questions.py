@@ -135,8 +135,7 @@ class QuestionStage(PromptedStage):
         question = clean_question(response)
         if problem := question_problem(question) or gates.question_problem(question, item["chunk"]):
             raise ParseFailure(*problem)
-        template = self.template
-        if run := gates.echo(question, f"{template.system}\n{template.user}"):
+        if run := gates.echo(question, self.template.instructions):
             raise ParseFailure("question_echoes_prompt", f"the question repeats the instructions: {run!r}")
         return {"question": question}
 
