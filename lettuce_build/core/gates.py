@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
@@ -213,8 +214,8 @@ ADDING = frozenset({"unsupported_addition", "fabricated_reference"})
 def stutters(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
     """A content word said ``max_repeats`` times or more in one short text ("2B, 2B and 2B"), or
     a text with no word at all: what a looping model writes into an edit."""
-    if not words(text):
-        return "(no word)"
+    if not words(text) or any(unicodedata.category(c) == "Cf" for c in text):
+        return "(no word)" if not words(text) else "(invisible characters)"
     counted = Counter(content_words(text)).most_common(1)
     return counted[0][0] if counted and counted[0][1] >= config.max_repeats else None
 
@@ -242,6 +243,8 @@ def edit_problem(
         return "span_in_context", f"{replacement[:60]!r} already occurs in the context"
     if (word := stutters(replacement, config)) and not stutters(original, config):
         return "degenerate_edit", f"{replacement[:60]!r} repeats {word!r}"
+    if (question := asks_question(replacement)) and not asks_question(original):
+        return "edit_asks_question", f"the edit writes a question, not a claim: {question[:60]!r}"
     if subcategory == "numerical" and not (has_number(original) or has_number(replacement)):
         return "type_mismatch", f"{original[:60]!r} -> {replacement[:60]!r} changes no number"
     return None
@@ -260,6 +263,7 @@ GATE_REASONS = frozenset(
         "no_op_edit",
         "span_in_context",
         "degenerate_edit",
+        "edit_asks_question",
         "type_mismatch",
     }
 )

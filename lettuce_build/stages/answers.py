@@ -121,7 +121,7 @@ def evidence_sentences(evidence: str) -> tuple[str, ...]:
             sentence = sentence.strip()
             if (
                 MIN_SENTENCE_CHARS <= len(sentence) <= MAX_SENTENCE_CHARS
-                and not sentence.endswith("?")
+                and not sentence.endswith(("?", ":"))  # ":" introduces what follows, not a claim
                 and markup_share(sentence) == 0.0
                 and len(content_words(sentence)) >= 3
                 and sentence not in found

@@ -108,6 +108,18 @@ def test_an_edit_that_loops_is_degenerate_unless_its_original_did():
     assert edit_problem("beta beta beta", "gamma gamma gamma", "contradiction", CONTEXT) is None
 
 
+def test_an_edit_that_writes_a_question_or_hides_characters_is_refused():
+    asked = edit_problem(
+        "The package has two runtime dependencies.",
+        "Is it possible to use a saltbox within a MongoDB database?",
+        "unsupported_addition",
+        CONTEXT,
+    )
+    assert reason(asked) == "edit_asks_question"
+    hidden = edit_problem("1.5", "\u200eHALLUCINA", "fabricated_reference", CONTEXT)
+    assert reason(hidden) == "degenerate_edit"
+
+
 def test_a_numerical_edit_must_change_a_number():
     swapped = edit_problem("Accelerate", "Nano", "contradiction", CONTEXT, subcategory="numerical")
     assert reason(swapped) == "type_mismatch"

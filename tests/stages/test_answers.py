@@ -25,6 +25,15 @@ def test_the_single_item_call_strips_the_answer():
     assert generate_grounded_answer("How?", evidence, ScriptedBackend(lambda r: text)) == text.strip()
 
 
+def test_a_sentence_that_introduces_a_block_is_never_offered():
+    from lettuce_build.stages.answers import evidence_sentences
+
+    evidence = (
+        "Point quillmap at a notes folder and choose an output directory:\n\n    quillmap notes/ site/\n"
+    )
+    assert evidence_sentences(evidence) == ()
+
+
 def test_sentences_inside_an_html_comment_are_never_offered():
     from lettuce_build.stages.answers import evidence_sentences
 
