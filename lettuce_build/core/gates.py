@@ -99,14 +99,24 @@ def support(text: str, context: str) -> tuple[float, int]:
     return sum(w in found for w in mine) / len(mine), len(mine)
 
 
+#: words with which a question talks about its prompt ("What does this sentence answer?")
+PROMPT_WORDS = frozenset(
+    {"sentence", "sentences", "text", "passage", "document", "fact", "question", "answer"}
+)
+
+
 def question_problem(question: str, context: str) -> Problem | None:
-    """A question none of whose content words occurs in its context cannot be about it."""
+    """A question none of whose content words occurs in its context cannot be about it, and one
+    that names its prompt ("the sentence", "the passage") where the context does not is about
+    the prompt, not the subject."""
     mine = content_words(question)
     if not mine:
         return None  # the question's own checks judge a question of stopwords
     found = {_stem(w) for w in content_words(context)}
     if not any(_stem(w) in found for w in mine):
         return "question_off_context", f"no content word of {question[:80]!r} occurs in the context"
+    if meta := sorted({w for w in mine if w in PROMPT_WORDS and _stem(w) not in found}):
+        return "question_about_prompt", f"{question[:80]!r} speaks of its prompt: {', '.join(meta)}"
     return None
 
 
@@ -211,18 +221,46 @@ def in_context(text: str, context: str) -> bool:
 ADDING = frozenset({"unsupported_addition", "fabricated_reference"})
 
 
+#: words padded apart by runs of spaces inside a line ("what  we   have  seen")
+_PADDED = re.compile(r"\w(?: {2,}\S+){2,}")
+#: any word three times in a row ("no, no, no"), stopwords included
+_SAID_THRICE = re.compile(r"\b(\w+)\b(?:\W+\1\b){2}", re.IGNORECASE)
+
+
 def stutters(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
-    """A content word said ``max_repeats`` times or more in one short text ("2B, 2B and 2B"), or
-    a text with no word at all: what a looping model writes into an edit."""
+    """A content word said ``max_repeats`` times or more in one short text ("2B, 2B and 2B"),
+    any word three times in a row, words padded apart by runs of spaces, or a text with no word
+    at all: what a looping model writes into an edit."""
     if not words(text) or any(unicodedata.category(c) == "Cf" for c in text):
         return "(no word)" if not words(text) else "(invisible characters)"
-    counted = Counter(content_words(text)).most_common(1)
+    if _PADDED.search(text):
+        return "(runs of spaces between words)"
+    if run := _SAID_THRICE.search(text):
+        return run.group(1).lower()
+    # one-letter words count too: "ve 2 2 2 2 2" is a loop
+    counted = Counter(w for w in words(text) if w not in STOPWORDS).most_common(1)
     return counted[0][0] if counted and counted[0][1] >= config.max_repeats else None
 
 
 def has_number(text: str) -> bool:
     """A digit or a number word ("two", "thousand")."""
     return any(token.isdigit() or token in _NUMBER_WORDS for token in normalised(text).split())
+
+
+#: words that place something in time (with any number, they make a span temporal)
+TIME_WORDS = frozenset(
+    """january february march april may june july august september october november december jan
+    feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday
+    sunday today yesterday tomorrow now then before after since until ago first last earlier later
+    previous next recent recently soon once year years month months week weeks day days daily
+    weekly monthly yearly annual hour hours minute minutes second seconds century decade decades
+    morning evening night date time timeline deprecated released release version""".split()
+)
+
+
+def has_time(text: str) -> bool:
+    """A number, or a word that places something in time ("since", "March", "later")."""
+    return has_number(text) or any(w in TIME_WORDS for w in words(text))
 
 
 def edit_problem(
@@ -235,8 +273,8 @@ def edit_problem(
 ) -> Problem | None:
     """Why an injected edit does not make a span worth learning from: it changes nothing that
     matters, it adds what the context already says (word-bounded, case-insensitive), its text
-    is a loop, or its type says "numerical" where no number is changed (a name swapped for a
-    name would be labelled a numerical error)."""
+    is a loop, or its type says "numerical" or "temporal" where no number, date or time is
+    changed (a name swapped for a name would be labelled a numerical error)."""
     if says_the_same(original, replacement):
         return "no_op_edit", f"{original[:60]!r} -> {replacement[:60]!r} says the same"
     if category in ADDING and in_context(replacement, context):
@@ -247,6 +285,8 @@ def edit_problem(
         return "edit_asks_question", f"the edit writes a question, not a claim: {question[:60]!r}"
     if subcategory == "numerical" and not (has_number(original) or has_number(replacement)):
         return "type_mismatch", f"{original[:60]!r} -> {replacement[:60]!r} changes no number"
+    if subcategory == "temporal" and not (has_time(original) or has_time(replacement)):
+        return "type_mismatch", f"{original[:60]!r} -> {replacement[:60]!r} changes no date, time or order"
     return None
 
 
@@ -255,6 +295,7 @@ GATE_REASONS = frozenset(
     {
         "question_off_context",
         "question_echoes_prompt",
+        "question_about_prompt",
         "answer_repetition",
         "answer_mostly_markup",
         "answer_asks_question",

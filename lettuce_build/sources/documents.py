@@ -25,7 +25,7 @@ from lettuce_build.sources.base import (
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split
 from lettuce_build.stages.answers import answer_stage
 from lettuce_build.stages.injection import InjectMenuStage
-from lettuce_build.stages.questions import QuestionStage
+from lettuce_build.stages.questions import FocusedQuestionStage, QuestionStage
 
 MAX_DOCUMENT_BYTES = 2_000_000
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx", ".rst", ".txt"}
@@ -89,10 +89,11 @@ class DocumentSource(Source):
                 }
 
     def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
+        extractive = settings.answers == "extractive"
         return [
-            # the embedded model's questions need a sentence to be about (see QuestionStage)
-            QuestionStage(focused=settings.answers == "extractive", seed=settings.seed),
-            answer_stage(settings.answers),
+            # the embedded model's questions need a sentence to be about (see FocusedQuestionStage)
+            FocusedQuestionStage(seed=settings.seed) if extractive else QuestionStage(),
+            answer_stage(settings.answers, focused=extractive),
             InjectMenuStage("markdown", anchors=settings.edit_anchors, seed=settings.seed),
         ]
 

@@ -130,6 +130,15 @@ def evidence_sentences(evidence: str) -> tuple[str, ...]:
     return tuple(found[:MAX_SENTENCES])
 
 
+def neighbourhood(sentences: tuple[str, ...], focus: str, reach: int) -> tuple[str, ...]:
+    """The focus sentence with up to ``reach`` sentences either side, or () when it is not one
+    of ``sentences``."""
+    if focus not in sentences:
+        return ()
+    at = sentences.index(focus)
+    return sentences[max(0, at - reach) : at + reach + 1]
+
+
 class Extracted(BaseModel):
     sentences: list[str] = Field(min_length=1, max_length=3)
 
@@ -142,22 +151,41 @@ class ExtractiveAnswerStage(AnswerStage):
     JSON-schema enum: true by construction, which a small model's free answers are not (the
     embedded model's were unsupported, looping or questions back; see the README). A detector
     trained only on copied sentences learns less than one trained on free answers: builds with
-    capable models keep those (``--answers free``)."""
+    capable models keep those (``--answers free``).
+
+    ``focused``: the item's question was asked about one sentence, its ``focus`` column
+    (`stages.questions.FocusedQuestionStage`). That sentence is the answer; the model chooses
+    up to two of its neighbours (two each side) that belong with it, so the answer reads as one
+    passage and answers the question, which a choice among all the chunk's sentences often did
+    not.
+    """
 
     response_model = Extracted
 
-    def __init__(self, evidence_chars: int = DEFAULT_EVIDENCE_CHARS, evidence_field: str = "context") -> None:
+    def __init__(
+        self,
+        evidence_chars: int = DEFAULT_EVIDENCE_CHARS,
+        evidence_field: str = "context",
+        *,
+        focused: bool = False,
+    ) -> None:
         super().__init__(evidence_chars, evidence_field, prompt="answer_extractive")
+        self.focused = focused
+        if focused:
+            self.requires = ("question", "focus", evidence_field)
 
     def _sentences(self, item: dict[str, Any]) -> tuple[str, ...]:
-        return evidence_sentences(item[self.evidence_field][: self.evidence_chars])
+        """The sentences offered: the evidence's, or with a focus, its neighbourhood."""
+        sentences = evidence_sentences(item[self.evidence_field][: self.evidence_chars])
+        return neighbourhood(sentences, item["focus"], NEIGHBOURS) or sentences if self.focused else sentences
 
     def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
         sentences = self._sentences(item)
         if not sentences:
             return None
         choice = {"type": "string", "enum": list(sentences)}
-        listed = {"type": "array", "items": choice, "minItems": 1, "maxItems": 3}
+        # with a focus, which is always kept, two more make the answer's three at most
+        listed = {"type": "array", "items": choice, "minItems": 1, "maxItems": 2 if self.focused else 3}
         return {"type": "object", "properties": {"sentences": listed}, "required": ["sentences"]}
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
@@ -171,6 +199,8 @@ class ExtractiveAnswerStage(AnswerStage):
                 "no_sentences", "the evidence has no prose sentence to answer with", retry=False
             )
         chosen = set(response.sentences)
+        if self.focused and item["focus"] in offered:
+            chosen.add(item["focus"])  # the sentence the question was asked about answers it
         picked = [s for s in offered if s in chosen]  # evidence order, each once
         if not picked:
             raise ParseFailure(
@@ -180,9 +210,13 @@ class ExtractiveAnswerStage(AnswerStage):
         return super().parse(item, " ".join(s if s[-1] in ".!?" else f"{s}." for s in picked))
 
 
-def answer_stage(mode: AnswerMode) -> AnswerStage:
-    """The answer stage of a document source in this mode."""
-    return ExtractiveAnswerStage() if mode == "extractive" else AnswerStage()
+#: a focused answer may take up to this many sentences either side of its focus
+NEIGHBOURS = 2
+
+
+def answer_stage(mode: AnswerMode, *, focused: bool = False) -> AnswerStage:
+    """The answer stage of a source in this mode (``focused``: its questions carry a focus)."""
+    return ExtractiveAnswerStage(focused=focused) if mode == "extractive" else AnswerStage()
 
 
 def generate_grounded_answer(question: str, evidence: str, backend: Backend, *, seed: int = 0) -> str:

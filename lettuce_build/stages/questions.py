@@ -2,38 +2,59 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import regex
 from datasets import Value
+from pydantic import BaseModel
 
 from lettuce_build.core import gates
 from lettuce_build.core.seeding import fraction, item_parts
 from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
-from lettuce_build.stages.answers import evidence_sentences
+from lettuce_build.stages.answers import evidence_sentences, neighbourhood
 from lettuce_build.stages.prompted import PromptedStage
 
-QUESTION_TYPES: dict[str, str] = {
-    "Verification": "asks whether something is true",
-    "Disjunctive": "asks which of two or more alternatives holds",
-    "Concept Completion": "asks who, what, when or where",
-    "Example": "asks for an example of something",
-    "Feature Specification": "asks for properties or features of something",
-    "Quantification": "asks how much or how many",
-    "Definition": "asks what something means",
-    "Comparison": "asks how two things are alike or differ",
-    "Interpretation": "asks what something implies or means in context",
-    "Causal Antecedent": "asks what caused something",
-    "Causal Consequence": "asks what follows from something",
-    "Goal Orientation": "asks for the purpose of something",
-    "Instrumental/Procedural": "asks how to do something",
-    "Enablement": "asks what makes something possible",
-    "Expectation": "asks why something expected did or did not happen",
-    "Judgmental": "asks for an assessment grounded in the text",
-    "Assertion": "states a gap in knowledge and asks to fill it",
-    "Request/Directive": "asks the reader to do or provide something",
+
+class QuestionType(NamedTuple):
+    """One type of the question taxonomy: what it asks, and how such a question begins (a
+    focused question is decoded to begin so)."""
+
+    definition: str
+    openers: tuple[str, ...]
+
+
+_YES_NO = ("Is", "Are", "Does", "Do", "Can")
+QUESTION_TYPES: dict[str, QuestionType] = {
+    "Verification": QuestionType("asks whether something is true", _YES_NO),
+    "Disjunctive": QuestionType("asks which of two or more alternatives holds", (*_YES_NO, "Which")),
+    "Concept Completion": QuestionType(
+        "asks who, what, when or where", ("What", "Who", "When", "Where", "Which")
+    ),
+    "Example": QuestionType("asks for an example of something", ("What", "Which")),
+    "Feature Specification": QuestionType(
+        "asks for properties or features of something", ("What", "Which", "How")
+    ),
+    "Quantification": QuestionType("asks how much or how many", ("How many", "How much", "How long", "What")),
+    "Definition": QuestionType("asks what something means", ("What is", "What are", "What does")),
+    "Comparison": QuestionType(
+        "asks how two things are alike or differ", ("How does", "How do", "What", "Which")
+    ),
+    "Interpretation": QuestionType("asks what something implies or means in context", ("What", "Why", "How")),
+    "Causal Antecedent": QuestionType("asks what caused something", ("Why", "What")),
+    "Causal Consequence": QuestionType("asks what follows from something", ("What", "How")),
+    "Goal Orientation": QuestionType("asks for the purpose of something", ("Why", "What")),
+    "Instrumental/Procedural": QuestionType(
+        "asks how to do something", ("How do", "How can", "How does", "How to")
+    ),
+    "Enablement": QuestionType("asks what makes something possible", ("What", "How", "Which")),
+    "Expectation": QuestionType("asks why something expected did or did not happen", ("Why",)),
+    "Judgmental": QuestionType(
+        "asks for an assessment grounded in the text", (*_YES_NO, "Should", "What", "How")
+    ),
+    "Assertion": QuestionType("states a gap in knowledge and asks to fill it", ("What", "How", "Which")),
+    "Request/Directive": QuestionType("asks the reader to do or provide something", ("How", "What", "Can")),
 }
 
 MIN_QUESTION_CHARS = 8
@@ -83,13 +104,7 @@ def clean_question(text: str) -> str:
 
 
 class QuestionStage(PromptedStage):
-    """One question of a given type that a chunk answers.
-
-    ``focused``: the question is tied to one prose sentence of the chunk (drawn with the build's
-    seed), which the prompt shows as the sentence that answers it. A small model's questions
-    about a whole chunk often miss it (measured: see the README); asked about one sentence it
-    writes one that the chunk answers, and an extractive answer can choose that sentence.
-    """
+    """One question of a given type that a chunk answers, written freely (capable models)."""
 
     name = "question"
     prompt = "question"
@@ -100,44 +115,112 @@ class QuestionStage(PromptedStage):
     outputs = {"question": Value("string")}
     sampling = Sampling(temperature=0.7, max_tokens=80)
 
-    def __init__(
-        self, chunk_chars: int = DEFAULT_CHUNK_CHARS, *, focused: bool = False, seed: int = 0
-    ) -> None:
+    def __init__(self, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> None:
         self.chunk_chars = chunk_chars
-        self.focused = focused
-        self.prompt = "question_focused" if focused else "question"
-        #: the build's seed: which sentence a focused question is about is drawn with it
-        self.seed = seed
-
-    def focus(self, item: dict[str, Any]) -> str:
-        """The sentence a focused question is about (the chunk's opening, when it has no prose
-        sentence: its answer will fail for want of sentences anyway)."""
-        sentences = evidence_sentences(item["chunk"][: self.chunk_chars])
-        if not sentences:
-            return item["chunk"][:MAX_QUESTION_CHARS]
-        return sentences[int(fraction(*item_parts(item["key"], self.seed), "focus") * len(sentences))]
 
     def salvage(self, text: str) -> str | None:
         """Only the first line is used: a cut response keeps its complete lines."""
         return text[: text.rfind("\n")] if "\n" in text else None
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
-        question_type = item["question_type"]
-        system, user = self.template.render(
-            question_type=question_type,
-            question_type_definition=QUESTION_TYPES[question_type],
-            chunk=item["chunk"][: self.chunk_chars],
-            focus=self.focus(item) if self.focused else None,
-        )
+        system, user = self.template.render(**self._fields(item))
         return self.request(system, user)
 
-    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
-        question = clean_question(response)
+    def _fields(self, item: dict[str, Any]) -> dict[str, Any]:
+        question_type = item["question_type"]
+        return {
+            "question_type": question_type,
+            "question_type_definition": QUESTION_TYPES[question_type].definition,
+            "chunk": item["chunk"][: self.chunk_chars],
+        }
+
+    def checked(self, item: dict[str, Any], question: str) -> str:
+        """The question, or a `ParseFailure` saying why it is not one the chunk answers."""
         if problem := question_problem(question) or gates.question_problem(question, item["chunk"]):
             raise ParseFailure(*problem)
         if run := gates.echo(question, self.template.instructions):
             raise ParseFailure("question_echoes_prompt", f"the question repeats the instructions: {run!r}")
-        return {"question": question}
+        return question
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        return {"question": self.checked(item, clean_question(response))}
+
+
+class Asked(BaseModel):
+    question: str
+
+
+#: the characters a focused question is written in: no second line, markup, quote or early "?"
+_PLAIN = r"[^\n?!\"\\\[\]()<>*#`{}|_~]"
+_TERM = regex.compile(r"[^\W_]+(?:[.-][^\W_]+)*")
+#: at most this many of the focus sentence's words are offered (the longest: names, terms)
+MAX_FOCUS_TERMS = 12
+
+
+def focus_terms(sentence: str) -> list[str]:
+    """The focus sentence's content words as written, longest first: a focused question must
+    use one, so it shares a content word with its chunk by construction."""
+    terms = {t for t in _TERM.findall(sentence) if len(t) > 2 and t.lower() not in gates.STOPWORDS}
+    return sorted(terms, key=lambda t: (-len(t), t))[:MAX_FOCUS_TERMS]
+
+
+#: a focused question has at most this many characters either side of the focus term it uses
+MAX_QUESTION_RUN = 60
+
+
+def question_pattern(sentence: str, question_type: str) -> str:
+    """The regular expression a focused question is decoded under: one of its type's openers,
+    plain words that include one of the sentence's terms, and one question mark at the end,
+    bounded in length (unbounded, the embedded model ran on until max_tokens cut it)."""
+    openers = "|".join(QUESTION_TYPES[question_type].openers)
+    terms = "|".join(t.replace(".", r"\.") for t in focus_terms(sentence)) or r"[^\W_]{3,}"
+    run = f"{_PLAIN}{{0,{MAX_QUESTION_RUN}}}"
+    return rf"^({openers}) {run}({terms}){run}\?$"
+
+
+class FocusedQuestionStage(QuestionStage):
+    """A question asked about one prose sentence of the chunk (drawn with the build's seed), for
+    small models. Asked about a whole chunk, the embedded model's questions missed it or were not
+    questions (measured: see the README); here the prompt shows the sentence that answers it, and
+    structured output holds the question to a question word, one of that sentence's terms and a
+    closing question mark. The sentence is kept as the ``focus`` column: an extractive answer is
+    built around it (`stages.answers.ExtractiveAnswerStage`).
+    """
+
+    prompt = "question_focused"
+    response_model = Asked
+    outputs = {"question": Value("string"), "focus": Value("string")}
+
+    def __init__(self, chunk_chars: int = DEFAULT_CHUNK_CHARS, *, seed: int = 0) -> None:
+        super().__init__(chunk_chars)
+        #: the build's seed: which sentence a question is about is drawn with it
+        self.seed = seed
+
+    def focus(self, item: dict[str, Any]) -> str:
+        """The sentence the question is about (the chunk's opening, when it has no prose
+        sentence: its answer will fail for want of sentences anyway)."""
+        sentences = evidence_sentences(item["chunk"][: self.chunk_chars])
+        if not sentences:
+            return item["chunk"][:MAX_QUESTION_CHARS]
+        return sentences[int(fraction(*item_parts(item["key"], self.seed), "focus") * len(sentences))]
+
+    def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
+        asked = {"type": "string", "pattern": question_pattern(self.focus(item), item["question_type"])}
+        return {"type": "object", "properties": {"question": asked}, "required": ["question"]}
+
+    def _fields(self, item: dict[str, Any]) -> dict[str, Any]:
+        # the passage is the focus with its neighbours: the whole chunk drowned a small model
+        sentences = evidence_sentences(item["chunk"][: self.chunk_chars])
+        focus = self.focus(item)
+        return {
+            **super()._fields(item),
+            "focus": focus,
+            "passage": " ".join(neighbourhood(sentences, focus, 1)) or focus,
+        }
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        question = " ".join(response.question.split())
+        return {"question": self.checked(item, question), "focus": self.focus(item)}
 
 
 def generate_question(chunk: str, question_type: str, backend: Backend, *, seed: int = 0) -> str:

@@ -50,6 +50,7 @@ GATE_SIGNALS = (
     "no_op_edit",
     "degenerate_edit",
     "question_off_context",
+    "question_about_prompt",
     "train_test_shared_question",
 )
 PROSE_MODALITIES = frozenset({"prose", "markdown"})
@@ -194,8 +195,8 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
         if row.question:
             question_count[_key(row.question)] += 1
             questions[_key(row.question)].add(row.split)
-            if row.context and question_problem(row.question, row.context):
-                signal("question_off_context", row.question)
+            if row.context and (problem := question_problem(row.question, row.context)):
+                signal(problem[0], row.question)  # off its context, or about its prompt
         if hallucinated:
             group.coverage.append(sum(len(t) for t, _ in row.spans) / max(len(row.answer), 1))
             if any(category in ADDING and in_context(text, row.context) for text, category in row.spans):

@@ -102,6 +102,13 @@ def test_an_edit_that_loops_is_degenerate_unless_its_original_did():
     looping = edit_problem("50 rows", "2B rows, 2B rows and 2B rows", "contradiction", CONTEXT)
     assert reason(looping) == "degenerate_edit"
     assert reason(edit_problem("50 rows", "---", "contradiction", CONTEXT)) == "degenerate_edit"
+    # seen live: a one-character token looping ("what a best - ve 2 2 2 2 2 2")
+    digits = edit_problem("It cannot tell.", "what a best - ve 2 2 2 2 2 2", "unsupported_addition", CONTEXT)
+    assert reason(digits) == "degenerate_edit"
+    thrice = edit_problem("other changes", "no, no, no changes", "unsupported_addition", CONTEXT)
+    assert reason(thrice) == "degenerate_edit"
+    padded = edit_problem("It is new.", "what  we   have  seen   so  far", "unsupported_addition", CONTEXT)
+    assert reason(padded) == "degenerate_edit"
     # stopwords repeat in any sentence; a content word said three times does not
     assert edit_problem("50 rows", "the size of the page of the table", "contradiction", CONTEXT) is None
     # text that repeated a word before the edit may do so after it
@@ -126,6 +133,16 @@ def test_a_numerical_edit_must_change_a_number():
     assert edit_problem("50 rows", "80 rows", "contradiction", CONTEXT, subcategory="numerical") is None
     assert edit_problem("fifty rows", "two rows", "contradiction", CONTEXT, subcategory="numerical") is None
     assert edit_problem("Accelerate", "Nano", "contradiction", CONTEXT, subcategory="entity") is None
+
+
+def test_a_temporal_edit_must_change_a_date_a_time_or_an_order():
+    # seen live: "TPU" -> "FTPU" labelled contradiction/temporal
+    assert reason(edit_problem("TPU", "FTPU", "contradiction", CONTEXT, subcategory="temporal")) == (
+        "type_mismatch"
+    )
+    assert edit_problem("in 2021", "in 2019", "contradiction", CONTEXT, subcategory="temporal") is None
+    ordered = edit_problem("after setup", "before setup", "contradiction", CONTEXT, subcategory="temporal")
+    assert ordered is None
 
 
 def test_an_addition_already_in_the_context_is_supported_not_hallucinated():

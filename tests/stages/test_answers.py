@@ -45,3 +45,23 @@ def test_sentences_inside_an_html_comment_are_never_offered():
     assert evidence_sentences(evidence) == (
         "fastgrid renders large tables in the terminal and needs no compiler.",
     )
+
+
+def test_a_focused_answer_is_its_questions_sentence_with_the_neighbours_the_model_chose():
+    from lettuce_build.stages.answers import Extracted, ExtractiveAnswerStage, evidence_sentences
+
+    evidence = (
+        "fastgrid renders large tables in the terminal. It is written in Python and needs no compiler. "
+        "The default page size is 50 rows. The page-size option changes it. Themes are set in a TOML "
+        "file. Plugins live in a folder of their own. Exports go to CSV or JSON files."
+    )
+    sentences = evidence_sentences(evidence)
+    focus = "The default page size is 50 rows."
+    item = {"question": "How many rows does a page show?", "focus": focus, "context": evidence}
+    stage = ExtractiveAnswerStage(focused=True)
+    offered = stage.item_schema(item)["properties"]["sentences"]["items"]["enum"]
+    assert offered == list(sentences[0:5])  # two sentences either side of the focus
+    # the model chose a neighbour but not the focus: the focus answers the question, so it stays
+    made = stage.parse(item, Extracted(sentences=["The page-size option changes it."]))
+    assert made["answer"] == "The default page size is 50 rows. The page-size option changes it."
+    assert "focus" in stage.requires and "focus" not in ExtractiveAnswerStage().requires

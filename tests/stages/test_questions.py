@@ -53,26 +53,56 @@ def test_the_single_item_call_for_notebooks():
     )
 
 
+FASTGRID = (
+    "# fastgrid\n\nfastgrid renders large tables in the terminal. It is written in Python and "
+    "needs no compiler.\n\n![logo](https://example.com/logo.png)\n\nThe default page size is 50 "
+    "rows, and the page-size option changes it.\n"
+)
+
+
 def test_a_focused_question_is_asked_about_one_prose_sentence_of_its_chunk_drawn_by_the_seed():
     from lettuce_build.stages.answers import evidence_sentences
-    from lettuce_build.stages.questions import QuestionStage
+    from lettuce_build.stages.questions import FocusedQuestionStage
 
-    chunk = (
-        "# fastgrid\n\nfastgrid renders large tables in the terminal. It is written in Python and "
-        "needs no compiler.\n\n![logo](https://example.com/logo.png)\n\nThe default page size is 50 "
-        "rows, and the page-size option changes it.\n"
-    )
-    sentences = evidence_sentences(chunk)
-    items = [{"key": f"doc::{n}", "chunk": chunk, "question_type": "Definition"} for n in range(12)]
-    focused = QuestionStage(focused=True)
+    sentences = evidence_sentences(FASTGRID)
+    items = [{"key": f"doc::{n}", "chunk": FASTGRID, "question_type": "Definition"} for n in range(12)]
+    focused = FocusedQuestionStage()
     foci = [focused.focus(item) for item in items]
     assert set(foci) <= set(sentences) and len(set(foci)) > 1  # each item its own sentence
-    assert foci == [QuestionStage(focused=True).focus(item) for item in items]  # the same every run
-    assert foci != [QuestionStage(focused=True, seed=7).focus(item) for item in items]
+    assert foci == [FocusedQuestionStage().focus(item) for item in items]  # the same every run
+    assert foci != [FocusedQuestionStage(seed=7).focus(item) for item in items]
     user = focused.render(items[0]).messages[-1].content
-    assert f"The sentence that answers the question:\n{foci[0]}" in user
+    assert f"Fact: {foci[0]}" in user and "Passage: " in user and "![logo]" not in user
     assert focused.prompt_version.startswith("question_focused")
-    assert "answers the question:" not in QuestionStage().render(items[0]).messages[-1].content
+    assert "Fact:" not in QuestionStage().render(items[0]).messages[-1].content
+
+
+def test_a_focused_question_is_decoded_under_its_types_openers_and_a_term_of_its_sentence():
+    import regex
+
+    from lettuce_build.stages.questions import FocusedQuestionStage, focus_terms
+
+    chunk = "The default page size is 50 rows, and the page-size option changes it."
+    item = {"key": "doc::0", "chunk": chunk}
+    pattern = FocusedQuestionStage().item_schema({**item, "question_type": "Quantification"})
+    pattern = pattern["properties"]["question"]["pattern"]
+    assert focus_terms(item["chunk"]) == ["page-size", "changes", "default", "option", "page", "rows", "size"]
+    assert regex.fullmatch(pattern, "How many rows does a fastgrid page show?")
+    assert not regex.fullmatch(pattern, "What is fastgrid?")  # not a Quantification opener
+    assert not regex.fullmatch(pattern, "How many stars does it have?")  # no term of the sentence
+    assert not regex.fullmatch(pattern, "How many rows are shown")  # no question mark
+    assert not regex.fullmatch(pattern, "How many rows? Or pages?")  # two questions
+    assert not regex.fullmatch(pattern, "How many [rows](https://x.y)?")  # markup
+    assert not regex.fullmatch(pattern, "How many " + "very " * 20 + "rows?")  # a ramble
+
+
+def test_a_focused_question_keeps_its_sentence_for_the_answer():
+    from lettuce_build.stages.questions import Asked, FocusedQuestionStage
+
+    item = {"key": "doc::0", "chunk": FASTGRID, "question_type": "Quantification"}
+    stage = FocusedQuestionStage()
+    made = stage.parse(item, Asked(question="How  many rows are on one fastgrid page?"))
+    assert made == {"question": "How many rows are on one fastgrid page?", "focus": stage.focus(item)}
 
 
 @pytest.mark.parametrize(
@@ -86,16 +116,19 @@ def test_a_question_with_html_or_emphasis_is_refused(question):
 
 
 def test_a_question_that_repeats_the_prompt_is_refused():
-    from lettuce_build.stages.questions import QuestionStage
+    from lettuce_build.stages.questions import Asked, FocusedQuestionStage
 
-    item = {
-        "key": "k",
-        "chunk": "fastgrid renders tables. It answers questions.",
-        "question_type": "Definition",
-    }
-    echoed = 'An Exemplary Sentence: The sentence that answers the question: "Does fastgrid render tables?'
+    item = {"key": "k", "chunk": FASTGRID, "question_type": "Definition"}
+    copied = Asked(question="How does fastgrid page rows, as a user would type it into a search box?")
     with pytest.raises(ParseFailure, match="question_echoes_prompt"):
-        QuestionStage(focused=True).parse(item, echoed)
-    assert QuestionStage(focused=True).parse(item, "Does fastgrid render tables?") == {
-        "question": "Does fastgrid render tables?"
-    }
+        FocusedQuestionStage().parse(item, copied)
+    own = FocusedQuestionStage().parse(item, Asked(question="What is the default page size in fastgrid?"))
+    assert own["question"] == "What is the default page size in fastgrid?"
+
+
+def test_a_question_about_its_prompt_is_refused_unless_the_context_speaks_of_it_too():
+    from lettuce_build.core.gates import question_problem
+
+    assert question_problem("What is the sentence about fastgrid?", FASTGRID)[0] == "question_about_prompt"
+    spoken_of = "fastgrid splits each sentence."
+    assert question_problem("What does fastgrid do with a sentence?", spoken_of) is None

@@ -62,6 +62,9 @@ DEFECTS = {
     "question_off_context": sample(
         "fastgrid renders large tables in the terminal.", question="What is the capital of France?"
     ),
+    "question_about_prompt": sample(
+        "fastgrid renders large tables in the terminal.", question="What does this sentence say of fastgrid?"
+    ),
     "span_in_context": sample(
         "fastgrid renders tables. It needs no compiler.",
         question="What does fastgrid render?",
