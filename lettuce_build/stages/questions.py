@@ -152,6 +152,8 @@ class Asked(BaseModel):
 
 #: the characters a focused question is written in: no second line, markup, quote or early "?"
 _PLAIN = r"[^\n?!\"\\\[\]()<>*#`{}|_~]"
+#: what may follow a term in a focused question: a character that ends a word
+_TERM_END = r"[ ,;:'/.-]"
 _TERM = regex.compile(r"[^\W_]+(?:[.-][^\W_]+)*")
 #: at most this many of the focus sentence's words are offered (the longest: names, terms)
 MAX_FOCUS_TERMS = 12
@@ -170,12 +172,14 @@ MAX_QUESTION_RUN = 60
 
 def question_pattern(sentence: str, question_type: str) -> str:
     """The regular expression a focused question is decoded under: one of its type's openers,
-    plain words that include one of the sentence's terms, and one question mark at the end,
-    bounded in length (unbounded, the embedded model ran on until max_tokens cut it)."""
+    plain words that include one of the sentence's terms as a word of its own (seen live:
+    "abovereserved" passed for "reserved"), and one question mark at the end, bounded in length
+    (unbounded, the embedded model ran on until max_tokens cut it)."""
     openers = "|".join(QUESTION_TYPES[question_type].openers)
     terms = "|".join(t.replace(".", r"\.") for t in focus_terms(sentence)) or r"[^\W_]{3,}"
-    run = f"{_PLAIN}{{0,{MAX_QUESTION_RUN}}}"
-    return rf"^({openers}) {run}({terms}){run}\?$"
+    before = f"(?:{_PLAIN}{{0,{MAX_QUESTION_RUN}}} )?"
+    after = f"(?:{_TERM_END}{_PLAIN}{{0,{MAX_QUESTION_RUN}}})?"
+    return rf"^({openers}) {before}({terms}){after}\?$"
 
 
 class FocusedQuestionStage(QuestionStage):

@@ -89,7 +89,9 @@ def test_a_focused_question_is_decoded_under_its_types_openers_and_a_term_of_its
     assert focus_terms(item["chunk"]) == ["page-size", "changes", "default", "option", "page", "rows", "size"]
     assert regex.fullmatch(pattern, "How many rows does a fastgrid page show?")
     assert not regex.fullmatch(pattern, "What is fastgrid?")  # not a Quantification opener
+    assert regex.fullmatch(pattern, "How many rows?") and regex.fullmatch(pattern, "How many page-size rows?")
     assert not regex.fullmatch(pattern, "How many stars does it have?")  # no term of the sentence
+    assert not regex.fullmatch(pattern, "How many arrows?")  # a term only inside another word
     assert not regex.fullmatch(pattern, "How many rows are shown")  # no question mark
     assert not regex.fullmatch(pattern, "How many rows? Or pages?")  # two questions
     assert not regex.fullmatch(pattern, "How many [rows](https://x.y)?")  # markup
