@@ -57,6 +57,9 @@ def check_response(stage: Stage, completion: Completion) -> Any:
     if completion.finish_reason == PROMPT_TOO_LONG:
         detail = f"{completion.prompt_tokens} prompt tokens do not fit the model's context"
         raise ParseFailure("prompt_too_long", detail, retry=False)
+    if not text.strip() and completion.reasoning:
+        detail = f"the model only thought ({len(completion.reasoning)} characters), it gave no answer"
+        raise ParseFailure("thinking_only", detail)
     if completion.finish_reason == "length":
         kept = stage.salvage(text) if stage.response_model is None else None
         if not kept or not kept.strip():

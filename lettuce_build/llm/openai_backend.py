@@ -148,8 +148,8 @@ def _completion(payload: dict[str, Any]) -> Completion:
     message = choice.get("message") or {}
     usage = payload.get("usage") or {}
     reasoning = message.get("reasoning_content") or message.get("reasoning")
-    return Completion(
-        text=message.get("content") or "",
+    return Completion.of(
+        message.get("content") or "",
         finish_reason=choice.get("finish_reason"),
         prompt_tokens=usage.get("prompt_tokens", 0),
         completion_tokens=usage.get("completion_tokens", 0),

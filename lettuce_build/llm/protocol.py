@@ -97,6 +97,35 @@ class Completion(BaseModel):
     completion_tokens: int = 0
     reasoning: str | None = None
 
+    @classmethod
+    def of(cls, raw: str, reasoning: str | None = None, **usage: Any) -> Completion:
+        """A completion from a model's raw text, with inline thinking moved to ``reasoning``
+        (beside any the server returned apart): no stage ever parses a model's deliberation."""
+        text, inline = split_thinking(raw)
+        kept = "\n\n".join(part for part in (reasoning, inline) if part) or None
+        return cls(text=text, reasoning=kept, **usage)
+
+
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+
+
+def split_thinking(raw: str) -> tuple[str, str | None]:
+    """(text, thinking) of a raw response: ``<think>...</think>`` blocks, a leading block whose
+    opening tag was in the prompt (text up to a first ``</think>``), and an unclosed ``<think>``
+    (the rest is thinking: a response cut while it deliberated has no answer)."""
+    thoughts: list[str] = []
+    opened, closed = raw.find(_THINK_OPEN), raw.find(_THINK_CLOSE)
+    if closed != -1 and (opened == -1 or closed < opened):
+        thoughts.append(raw[:closed])
+        raw = raw[closed + len(_THINK_CLOSE) :]
+    while (start := raw.find(_THINK_OPEN)) != -1:
+        end = raw.find(_THINK_CLOSE, start)
+        thoughts.append(raw[start + len(_THINK_OPEN) : end if end != -1 else len(raw)])
+        raw = raw[:start] + (raw[end + len(_THINK_CLOSE) :] if end != -1 else "")
+    if not thoughts:
+        return raw, None
+    return raw.strip(), "\n\n".join(t.strip() for t in thoughts if t.strip()) or None
+
 
 class BackendInfo(BaseModel):
     """What a manifest or card records about the backend that produced a build."""

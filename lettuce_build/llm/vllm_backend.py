@@ -214,8 +214,8 @@ class VLLMBackend:
             output = answered[index]
             best = output.outputs[0]
             completions.append(
-                Completion(
-                    text=best.text,
+                Completion.of(
+                    best.text,
                     finish_reason=best.finish_reason,
                     prompt_tokens=len(output.prompt_token_ids or []),
                     completion_tokens=len(best.token_ids),

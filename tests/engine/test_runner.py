@@ -121,6 +121,17 @@ def test_a_prompt_the_model_cannot_take_is_a_failure_row_and_never_retried(tmp_p
     assert failure.attempt == 0 and len(backend.calls) == 1
 
 
+def test_thinking_is_never_parsed_and_an_answer_that_only_thinks_is_a_failure_row(tmp_path):
+    def think(request):
+        if number_of(request) == 0:  # deliberates until cut, never answers
+            return Completion.of("<think>The user wants the number doubled, so", finish_reason="length")
+        return Completion.of(f"<think>Double it.</think>{correct(request)}", finish_reason="stop")
+
+    result = run(ScriptedBackend(think), tmp_path, items(3))
+    assert sorted(result.ok["doubled"]) == [2, 4]
+    assert {f.reason for f in result.failures} == {"thinking_only"}
+
+
 def test_a_failure_row_keeps_finish_reason_and_a_raw_excerpt(tmp_path):
     long = Completion(text='{"value": ' + "9" * 1000, finish_reason="length")
     [failure] = run(ScriptedBackend(lambda r: long), tmp_path, items(1)).failures

@@ -152,6 +152,13 @@ def test_reasoning_is_kept_apart_from_the_answer(server):
     assert completion.text == "Paris" and completion.reasoning == "The user asks about France..."
 
 
+def test_thinking_inline_in_the_content_is_kept_apart_too(server):
+    url, script = server
+    script.answers = [(200, ok_body("<think>France, so...</think>\nParis"), 0.0)]
+    [completion] = backend(url).generate([request()])
+    assert completion.text == "Paris" and completion.reasoning == "France, so..."
+
+
 def test_the_key_goes_only_into_the_authorization_header(server, monkeypatch):
     url, script = server
     monkeypatch.setenv("LB_TEST_KEY", SECRET)
