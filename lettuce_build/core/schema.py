@@ -103,13 +103,22 @@ FEATURES = Features(
 )
 
 COLUMNS: tuple[str, ...] = tuple(FEATURES)
-PROMPT_PREFIX = "Context:\n"
+#: the default prompt puts the request first: a detector that truncates a long input keeps it
+PROMPT_PREFIX = "Question: "
 _GRAPHEME = regex.compile(r"\X")
 
 
 def default_prompt(context: str, question: str) -> str:
-    """The prompt of every source that has none of its own (RAGTruth keeps its native prompts)."""
-    return f"{PROMPT_PREFIX}{context}\n\nQuestion: {question}"
+    """The prompt of every source that has none of its own (RAGTruth keeps its native prompts,
+    which ask first too)."""
+    return f"{PROMPT_PREFIX}{question}\n\nContext:\n{context}"
+
+
+def request_first(prompt: str, question: str, context: str) -> bool:
+    """Whether the prompt states its question before its context (a question or context it does
+    not hold verbatim is not judged: RAGTruth's summaries carry their task in the prompt)."""
+    asked, given = prompt.find(question), prompt.find(context)
+    return not question or not context or asked == -1 or given == -1 or asked <= given
 
 
 def grapheme_boundaries(text: str) -> set[int]:
@@ -185,9 +194,11 @@ def check_sample(
         add(
             "prompt",
             "prompt_mismatch",
-            "a 'Context:' prompt must be exactly the row's context and question in the template "
-            "'Context:\\n{context}\\n\\nQuestion: {question}'",
+            "a 'Question:' prompt must be exactly the row's question and context in the template "
+            "'Question: {question}\\n\\nContext:\\n{context}'",
         )
+    if not request_first(sample.prompt, sample.question, sample.context):
+        add("prompt", "request_after_context", "the question must come before the context in the prompt")
     boundaries = grapheme_boundaries(answer) if sample.labels else set()
     previous_end = -1
     for i, span in enumerate(sample.labels):

@@ -169,3 +169,21 @@ def test_a_span_edge_inside_a_character_is_a_violation_and_natural_spans_are_wid
     sample.labels = [sample.labels[0].model_copy(update={"start": start, "end": start + 4, "text": "Cafe"})]
     assert [v.reason for v in check_sample(sample)] == ["splits_grapheme"]
     assert widen_to_graphemes(sample.answer, start, start + 4) == (start, start + 5)
+
+
+def test_the_default_prompt_asks_before_it_gives_the_context():
+    from lettuce_build.core.schema import default_prompt
+
+    sample = make_sample()
+    prompt = default_prompt(sample.context, sample.question)
+    assert prompt == f"Question: {sample.question}\n\nContext:\n{sample.context}"
+    assert check_sample(make_sample(prompt=prompt)) == []
+
+
+def test_a_prompt_that_gives_the_context_before_the_question_is_a_violation():
+    sample = make_sample()
+    context_first = f"Context:\n{sample.context}\n\nQuestion: {sample.question}"
+    assert reasons(make_sample(prompt=context_first)) == ["request_after_context"]
+    # a native prompt that asks first passes (RAGTruth's QA prompts)
+    native = f"Briefly answer: {sample.question}\nBased on these passages:\n{sample.context}"
+    assert check_sample(make_sample(prompt=native)) == []

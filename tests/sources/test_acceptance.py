@@ -5,6 +5,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from datasets import load_from_disk
 
 from lettuce_build.builds.folder import BuildDir
 from lettuce_build.builds.run import BuildOptions, run_build
@@ -85,6 +86,12 @@ def test_build_with_a_scripted_model_then_validate(tmp_path, source):
     validated = CliRunner().invoke(main, ["validate", str(out)])
     assert validated.exit_code == 0, validated.output
     assert "no violations" in validated.output
+    # every source's prompt asks before it gives the context (validate checks it too)
+    rows = load_from_disk(str(out / "dataset"))
+    for split in rows.values():
+        for row in split:
+            given = row["prompt"].find(row["context"])  # a native prompt may reword its context
+            assert given == -1 or row["prompt"].find(row["question"]) < given, (source, row["prompt"][:200])
 
 
 @pytest.mark.parametrize("source", ["code", "psiloqa"])
