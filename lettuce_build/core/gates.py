@@ -10,7 +10,10 @@ published rows (view/audit.py).
 
 from __future__ import annotations
 
+import builtins
 import functools
+import itertools
+import keyword
 import re
 import unicodedata
 from collections import Counter
@@ -227,6 +230,15 @@ _PADDED = re.compile(r"\w(?: {2,}\S+){2,}")
 _SAID_THRICE = re.compile(r"\b(\w+)\b(?:\W+\1\b){2}", re.IGNORECASE)
 
 
+def _noise(token: str) -> bool:
+    """A long token whose letters flip case again and again ("jahnKcriN/zenSii9-H7kUKHU8"), as
+    random characters do and names, even camel-cased ones, do not."""
+    if len(token) < 24:
+        return False
+    letters = [c for c in token if c.isalpha()]
+    return sum(a.islower() != b.islower() for a, b in itertools.pairwise(letters)) >= 10
+
+
 def stutters(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
     """A content word said ``max_repeats`` times or more in one short text ("2B, 2B and 2B"),
     any word three times in a row, words padded apart by runs of spaces, or a text with no word
@@ -235,6 +247,8 @@ def stutters(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
         return "(no word)" if not words(text) else "(invisible characters)"
     if _PADDED.search(text):
         return "(runs of spaces between words)"
+    if any(_noise(token) for token in text.split()):
+        return "(random characters)"
     if run := _SAID_THRICE.search(text):
         return run.group(1).lower()
     # one-letter words count too: "ve 2 2 2 2 2" is a loop
@@ -288,6 +302,39 @@ def edit_problem(
     if subcategory == "temporal" and not (has_time(original) or has_time(replacement)):
         return "type_mismatch", f"{original[:60]!r} -> {replacement[:60]!r} changes no date, time or order"
     return None
+
+
+_FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.DOTALL)
+#: a name the code calls, raises or catches (a bare name: attribute calls are left to the
+#: objects they belong to, which this cannot resolve)
+_USED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(|\b(?:raise|except)\s+\(?([A-Za-z_]\w*)")
+_DEFINED = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)|^\s*([A-Za-z_]\w*)\s*=(?!=)", re.MULTILINE)
+_IMPORTED = re.compile(r"^\s*(?:from\s+\S+\s+)?import\s+([^\n#]+)", re.MULTILINE)
+#: names any Python program may use without showing where they come from
+_BUILTIN_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"self", "cls", "super"}
+
+
+def _code_of(answer: str) -> str:
+    """The code of an answer: its fenced blocks, or the whole answer when it has none."""
+    fenced = _FENCE.findall(answer)
+    return "\n".join(fenced) if fenced else answer
+
+
+def ungrounded_names(answer: str, context: str) -> list[str]:
+    """The names a code answer calls, raises or catches that its context never shows (word-
+    bounded), that are no builtin, and that the answer neither defines nor imports (an import
+    is evidence the name exists): what the taxonomy calls a fabricated reference, so a clean
+    answer that has one contradicts its label."""
+    code = _code_of(answer)
+    used = {name for match in _USED.finditer(code) for name in match.groups() if name}
+    own = {name for match in _DEFINED.finditer(code) for name in match.groups() if name}
+    for match in _IMPORTED.finditer(code):
+        own.update(re.findall(r"(?:\bas\s+)?([A-Za-z_]\w*)", match.group(1)))
+    return sorted(
+        name
+        for name in used - own - _BUILTIN_NAMES
+        if not re.search(rf"(?<![\w]){re.escape(name)}(?!\w)", context)
+    )
 
 
 #: every failure reason a gate gives (the summary counts them apart from other failures)

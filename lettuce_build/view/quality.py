@@ -27,6 +27,7 @@ from lettuce_build.core.gates import (
     DEFAULT_GATES,
     GateConfig,
     asks_question,
+    content_words,
     in_context,
     markup_share,
     question_problem,
@@ -34,6 +35,7 @@ from lettuce_build.core.gates import (
     says_the_same,
     stutters,
     support,
+    ungrounded_names,
 )
 from lettuce_build.core.schema import row_to_sample
 from lettuce_build.core.tables import iter_jsonl
@@ -51,6 +53,7 @@ GATE_SIGNALS = (
     "degenerate_edit",
     "question_off_context",
     "question_about_prompt",
+    "ungrounded_reference",
     "train_test_shared_question",
 )
 PROSE_MODALITIES = frozenset({"prose", "markdown"})
@@ -91,6 +94,10 @@ class QualityReport(BaseModel):
     groups: dict[str, Group] = Field(default_factory=dict)
     duplicate_questions: int = 0
     duplicate_answers: int = 0
+    #: rows whose question (clean answer) has the same content words as an earlier row's, in any
+    #: order and spelling of stopwords and punctuation: exact duplicates included
+    near_duplicate_questions: int = 0
+    near_duplicate_answers: int = 0
     #: questions (normalised) that occur in both train and test
     shared_questions: list[str] = Field(default_factory=list)
     by_category: Counter[str] = Field(default_factory=Counter)
@@ -170,12 +177,26 @@ def _key(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
+def _near_key(text: str) -> str:
+    """What near-duplicates share: the same content words (possessives dropped), in any order."""
+    return " ".join(sorted({re.sub(r"['’]s$", "", w) for w in content_words(text)}))
+
+
+def _blanked(answer: str, spans: list[tuple[str, str]]) -> str:
+    """The answer with its labelled spans blanked out: what it says as clean text."""
+    for text, _ in spans:
+        answer = answer.replace(text, " " * len(text)) if text else answer
+    return answer
+
+
 def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> QualityReport:
     path = Path(path)
     report = QualityReport()
     questions: dict[str, set[str]] = defaultdict(set)
     question_count: Counter[str] = Counter()
     answer_count: Counter[str] = Counter()
+    near_questions: Counter[str] = Counter()
+    near_answers: Counter[str] = Counter()
     for row in rows_of(path):
         report.rows += 1
         hallucinated = bool(row.spans)
@@ -192,8 +213,13 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
             if len(shown) < 3:
                 shown.append(f"{row.where}: {(text or row.answer)[:160]!r}")
 
+        if row.modality == "code" and (
+            names := ungrounded_names(_blanked(row.answer, row.spans), row.context)
+        ):
+            signal("ungrounded_reference", f"calls {', '.join(names[:5])}, which the context never shows")
         if row.question:
             question_count[_key(row.question)] += 1
+            near_questions[_near_key(row.question)] += 1
             questions[_key(row.question)].add(row.split)
             if row.context and (problem := question_problem(row.question, row.context)):
                 signal(problem[0], row.question)  # off its context, or about its prompt
@@ -207,6 +233,7 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
                 signal("degenerate_edit")
             continue
         answer_count[_key(row.answer)] += 1
+        near_answers[_near_key(row.answer)] += 1
         if repeated(row.answer, config):
             signal("repetition")
         if row.modality in PROSE_MODALITIES and markup_share(row.answer) > config.max_markup_share:
@@ -220,6 +247,8 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
                 signal("unsupported")
     report.duplicate_questions = sum(n - 1 for n in question_count.values() if n > 1)
     report.duplicate_answers = sum(n - 1 for n in answer_count.values() if n > 1)
+    report.near_duplicate_questions = sum(n - 1 for n in near_questions.values() if n > 1)
+    report.near_duplicate_answers = sum(n - 1 for n in near_answers.values() if n > 1)
     report.shared_questions = sorted(q for q, splits in questions.items() if {"train", "test"} <= splits)
     if report.shared_questions:
         group = report.groups.setdefault("(all) shared", Group())
@@ -255,10 +284,11 @@ def quality_text(path: Path, report: QualityReport) -> str:
         for signal, count in sorted(group.signals.items()):
             lines.append(f"    {signal}: {count}")
             lines.extend(f"      e.g. {example}" for example in group.examples.get(signal, []))
-    duplicates = (
-        f"duplicate questions: {report.duplicate_questions}; clean answers: {report.duplicate_answers}"
+    lines.append(
+        f"  duplicate questions: {report.duplicate_questions} exact, {report.near_duplicate_questions} "
+        f"near (the same content words); clean answers: {report.duplicate_answers} exact, "
+        f"{report.near_duplicate_answers} near"
     )
-    lines.append(f"  {duplicates}")
     hallucinated = report.rows - report.by_category["(clean)"]
     share = hallucinated / report.rows if report.rows else 0.0
     requested = f" (requested {report.requested_ratio:.2f})" if report.requested_ratio is not None else ""

@@ -109,6 +109,13 @@ def test_an_edit_that_loops_is_degenerate_unless_its_original_did():
     assert reason(thrice) == "degenerate_edit"
     padded = edit_problem("It is new.", "what  we   have  seen   so  far", "unsupported_addition", CONTEXT)
     assert reason(padded) == "degenerate_edit"
+    # seen in `make demo`: a sentence replaced by random characters
+    noise = "jahnKcriN/zenSii9-H7kUKHU8/B1z5MJ6NxtMKNeNkRKYfZUYkZUYjGxpjdWV4hGhHhRmwZmwZ"
+    assert reason(edit_problem("emberlog is a logging library.", noise, "fabricated_reference", CONTEXT)) == (
+        "degenerate_edit"
+    )
+    named = "configureStructuredLoggingHandlerFactory"  # a long camel-cased name is a name
+    assert edit_problem("emberlog.New", named, "fabricated_reference", CONTEXT) is None
     # stopwords repeat in any sentence; a content word said three times does not
     assert edit_problem("50 rows", "the size of the page of the table", "contradiction", CONTEXT) is None
     # text that repeated a word before the edit may do so after it
@@ -155,3 +162,15 @@ def test_an_addition_already_in_the_context_is_supported_not_hallucinated():
     assert edit_problem("Python", "Python 3.1", "fabricated_reference", CONTEXT) is None
     # a contradiction may use a value the context has elsewhere: it is false where it stands
     assert edit_problem("50 rows", "4 rows", "contradiction", CONTEXT) is None
+
+
+def test_a_code_answer_may_use_builtins_and_what_it_imports_or_defines_but_nothing_else_unseen():
+    from lettuce_build.core.gates import ungrounded_names
+
+    answer = (
+        "```python\nfrom operator import itemgetter\n\ndef pick(rows):\n    total = len(rows)\n"
+        "    found = helper(rows)\n    if not found:\n        raise TooManyRedirects(total)\n"
+        "    return sorted(found, key=itemgetter(0)) + pick(found)\n```"
+    )
+    assert ungrounded_names(answer, "def helper(rows): ...") == ["TooManyRedirects"]
+    assert ungrounded_names(answer, "from .exceptions import TooManyRedirects\ndef helper(rows): ...") == []

@@ -129,3 +129,48 @@ def test_strict_exits_non_zero_only_when_a_signal_is_present(tmp_path):
         main, ["audit", "--strict", str(write(tmp_path / "b.jsonl", [*GOOD, DEFECTS["repetition"]]))]
     )
     assert bad.exit_code == 1 and "gate signals present: repetition" in bad.output
+
+
+CODE_CONTEXT = (
+    "File: requests/sessions.py\n```python\nfrom .exceptions import TooManyRedirects\n\n"
+    "def resolve_redirects(self, resp):\n    if self.max_redirects < 0:\n"
+    "        raise TooManyRedirects(resp)\n```"
+)
+
+
+def code_sample(answer, labels=()):
+    row = sample(answer, question="Stop following redirects past the limit.", labels=labels)
+    return row.model_copy(update={"context": CODE_CONTEXT, "context_modality": "code"})
+
+
+def test_a_code_answer_calling_a_name_its_context_never_shows_is_reported(tmp_path):
+    grounded = code_sample(
+        "```python\nfrom operator import itemgetter\n\ndef resolve(self, resp):\n"
+        "    if self.max_redirects < 0:\n        raise TooManyRedirects(resp)\n"
+        "    return sorted(resp.history, key=itemgetter(0))\n```"
+    )
+    ungrounded = code_sample(
+        "```python\ndef resolve(self, resp):\n    url = parse_url(resp.url)\n"
+        "    raise TooManyRedirects(url)\n```"
+    )
+    labelled = code_sample(
+        "```python\ndef resolve(self, resp):\n    url = parse_url(resp.url)\n```",
+        labels=[("parse_url", "fabricated_reference")],
+    )
+    report = quality_report(write(tmp_path / "code.jsonl", [grounded, ungrounded, labelled]))
+    assert report.groups["lettucedetect-readme clean"].signals["ungrounded_reference"] == 1
+    assert "parse_url" in report.groups["lettucedetect-readme clean"].examples["ungrounded_reference"][0]
+    # a name that is the labelled span is the hallucination itself, not an ungrounded clean name
+    assert report.groups["lettucedetect-readme hallucinated"].signals["ungrounded_reference"] == 0
+    assert not report.clean
+
+
+def test_near_duplicates_share_their_content_words_in_any_order(tmp_path):
+    rows = [
+        sample("The default page size is 50 rows.", question="What is fastgrid's default page size?"),
+        sample("50 rows is the default page size.", question="Default page size of fastgrid: what is it?"),
+        sample("It needs Python 3.10 or newer.", question="Which Python does fastgrid need?"),
+    ]
+    report = quality_report(write(tmp_path / "near.jsonl", rows))
+    assert report.duplicate_questions == 0 and report.near_duplicate_questions == 1
+    assert report.duplicate_answers == 0 and report.near_duplicate_answers == 1
