@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from lettuce_build.llm.protocol import ChatRequest
+from lettuce_build.stages.questions import focus_terms
 
 README_A = """# fastgrid
 
@@ -75,9 +76,9 @@ def respond(request: ChatRequest) -> str:
         chunk = request.messages[-1].content.split("Text:\n", 1)[1]
         name = next(w for w in chunk.split() if w.strip("#`*").isalnum()).strip("#`*")
         return f'Question: "How do I install and configure {name}?"'
-    if "turn a fact into the question" in system:  # focused questions: about a term of the fact
+    if "the question that a fact answers" in system:  # focused questions: about a term of the fact
         fact = request.messages[-1].content.rsplit("Fact: ", 1)[1].split("\n", 1)[0]
-        term = next(w for w in fact.split() if len(w) > 4 and w.isalpha())
+        term = focus_terms(fact)[0]  # the decoding pattern makes a real model use one of these
         return json.dumps({"question": f"What is known about {term} here?"})
     if "choosing sentences from the evidence" in system:  # extractive answers: the first two offered
         offered = request.messages[-1].content.split("Evidence sentences:\n", 1)[1].split("\nChoose", 1)[0]
