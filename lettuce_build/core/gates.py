@@ -243,8 +243,10 @@ def stutters(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
     """A content word said ``max_repeats`` times or more in one short text ("2B, 2B and 2B"),
     any word three times in a row, words padded apart by runs of spaces, or a text with no word
     at all: what a looping model writes into an edit."""
-    if not words(text) or any(unicodedata.category(c) == "Cf" for c in text):
-        return "(no word)" if not words(text) else "(invisible characters)"
+    if not words(text):
+        return "(no word)"
+    if any(unicodedata.category(c) == "Cf" for c in text):
+        return "(invisible characters)"
     if _PADDED.search(text):
         return "(runs of spaces between words)"
     if any(_noise(token) for token in text.split()):

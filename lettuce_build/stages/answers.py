@@ -177,7 +177,9 @@ class ExtractiveAnswerStage(AnswerStage):
     def _sentences(self, item: dict[str, Any]) -> tuple[str, ...]:
         """The sentences offered: the evidence's, or with a focus, its neighbourhood."""
         sentences = evidence_sentences(item[self.evidence_field][: self.evidence_chars])
-        return neighbourhood(sentences, item["focus"], NEIGHBOURS) or sentences if self.focused else sentences
+        if not self.focused:
+            return sentences
+        return neighbourhood(sentences, item["focus"], NEIGHBOURS) or sentences
 
     def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
         sentences = self._sentences(item)
