@@ -118,9 +118,17 @@ def question_problem(question: str, context: str) -> Problem | None:
     found = {_stem(w) for w in content_words(context)}
     if not any(_stem(w) in found for w in mine):
         return "question_off_context", f"no content word of {question[:80]!r} occurs in the context"
-    if meta := sorted({w for w in mine if w in PROMPT_WORDS and _stem(w) not in found}):
+    if meta := prompt_words(question, context):
         return "question_about_prompt", f"{question[:80]!r} speaks of its prompt: {', '.join(meta)}"
     return None
+
+
+def prompt_words(text: str, context: str) -> list[str]:
+    """The words of the text that name its prompt ("sentence", "answer") and that the context
+    does not use: a model writing about its instructions, not about the subject (seen live: an
+    edit "Correct answer", the injection prompt's own heading)."""
+    found = {_stem(w) for w in content_words(context)}
+    return sorted({w for w in content_words(text) if w in PROMPT_WORDS and _stem(w) not in found})
 
 
 def repeated(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
@@ -289,8 +297,9 @@ def edit_problem(
 ) -> Problem | None:
     """Why an injected edit does not make a span worth learning from: it changes nothing that
     matters, it adds what the context already says (word-bounded, case-insensitive), its text
-    is a loop, or its type says "numerical" or "temporal" where no number, date or time is
-    changed (a name swapped for a name would be labelled a numerical error)."""
+    is a loop, a question or talk of its prompt, or its type says "numerical" or "temporal"
+    where no number, date or time is changed (a name swapped for a name would be labelled a
+    numerical error)."""
     if says_the_same(original, replacement):
         return "no_op_edit", f"{original[:60]!r} -> {replacement[:60]!r} says the same"
     if category in ADDING and in_context(replacement, context):
@@ -299,6 +308,8 @@ def edit_problem(
         return "degenerate_edit", f"{replacement[:60]!r} repeats {word!r}"
     if (question := asks_question(replacement)) and not asks_question(original):
         return "edit_asks_question", f"the edit writes a question, not a claim: {question[:60]!r}"
+    if meta := prompt_words(replacement, f"{original}\n{context}"):
+        return "edit_about_prompt", f"{replacement[:60]!r} speaks of its prompt: {', '.join(meta)}"
     if subcategory == "numerical" and not (has_number(original) or has_number(replacement)):
         return "type_mismatch", f"{original[:60]!r} -> {replacement[:60]!r} changes no number"
     if subcategory == "temporal" and not (has_time(original) or has_time(replacement)):
@@ -354,6 +365,7 @@ GATE_REASONS = frozenset(
         "span_in_context",
         "degenerate_edit",
         "edit_asks_question",
+        "edit_about_prompt",
         "type_mismatch",
     }
 )

@@ -30,6 +30,7 @@ from lettuce_build.core.gates import (
     content_words,
     in_context,
     markup_share,
+    prompt_words,
     question_problem,
     repeated,
     says_the_same,
@@ -51,6 +52,7 @@ GATE_SIGNALS = (
     "span_in_context",
     "no_op_edit",
     "degenerate_edit",
+    "edit_about_prompt",
     "question_off_context",
     "question_about_prompt",
     "ungrounded_reference",
@@ -231,6 +233,8 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
                 signal("no_op_edit")
             if any(stutters(new, config) and not stutters(old, config) for old, new in row.edits):
                 signal("degenerate_edit")
+            if any(prompt_words(new, f"{old}\n{row.context}") for old, new in row.edits):
+                signal("edit_about_prompt")
             continue
         answer_count[_key(row.answer)] += 1
         near_answers[_near_key(row.answer)] += 1

@@ -134,6 +134,15 @@ def test_an_edit_that_writes_a_question_or_hides_characters_is_refused():
     assert reason(hidden) == "degenerate_edit"
 
 
+def test_an_edit_that_speaks_of_its_prompt_is_refused_unless_the_context_does_too():
+    # seen live: a sentence replaced by "Correct answer", the injection prompt's own heading
+    leaked = edit_problem("The same way, you could document return types.", "Correct answer", "x", CONTEXT)
+    assert reason(leaked) == "edit_about_prompt"
+    spoken_of = "The quiz shows each answer after a delay."
+    assert edit_problem("after a delay", "at once", "contradiction", spoken_of) is None
+    assert edit_problem("each answer", "each answer twice", "unsupported_addition", spoken_of) is None
+
+
 def test_a_numerical_edit_must_change_a_number():
     swapped = edit_problem("Accelerate", "Nano", "contradiction", CONTEXT, subcategory="numerical")
     assert reason(swapped) == "type_mismatch"

@@ -76,6 +76,11 @@ DEFECTS = {
         labels=[("four megabytes", "contradiction")],
         edits=[("4 MB", "four megabytes")],
     ),
+    "edit_about_prompt": sample(
+        "Correct answer The default page size is 50 rows.",
+        labels=[("Correct answer", "fabricated_reference")],
+        edits=[("fastgrid renders large tables.", "Correct answer")],
+    ),
     "degenerate_edit": sample(
         "The default page size is 2B, 2B and 2B rows.",
         labels=[("2B, 2B and 2B rows", "contradiction")],
