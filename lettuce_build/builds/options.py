@@ -50,10 +50,13 @@ class BuildOptions(ItemOptions):
             return "extractive" if model in EMBEDDED_MODELS else "free"
         return self.answers
 
-    def load_options(self) -> LoadOptions:
-        """The options the source loads its items with; clones go under the build folder."""
+    def load_options(self, context_tokens: int | None = None) -> LoadOptions:
+        """The options the source loads its items with; clones go under the build folder.
+        ``context_tokens``: the model's context length, when the backend knows it."""
         return LoadOptions(
-            **self.model_dump(include=set(ItemOptions.model_fields)), work_dir=self.out / "repos"
+            **self.model_dump(include=set(ItemOptions.model_fields)),
+            work_dir=self.out / "repos",
+            context_tokens=context_tokens,
         )
 
 

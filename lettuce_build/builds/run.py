@@ -229,9 +229,11 @@ def _stages(
     return stages
 
 
-def _load(options: BuildOptions, source: Source, build: BuildDir, manifest: Manifest) -> LoadResult:
+def _load(
+    options: BuildOptions, source: Source, build: BuildDir, manifest: Manifest, context_tokens: int | None
+) -> LoadResult:
     """The build's work items; a shard keeps its slice, and saves it with positions for `merge`."""
-    loaded = source.load(options.input, options.load_options())
+    loaded = source.load(options.input, options.load_options(context_tokens))
     if not loaded.items:
         raise SourceError(
             f"{options.source}: no work items from {options.input} "
@@ -258,7 +260,7 @@ def _run(
     started = time.perf_counter()
     source = get_source(options.source)
     stages = _stages(options, source, sampling, backend.model_id)  # checked before any input is read
-    loaded = replay.loaded if replay else _load(options, source, build, manifest)
+    loaded = replay.loaded if replay else _load(options, source, build, manifest, backend.info().context_tokens)
     build.write_manifest(manifest)
     result = LoopResult(done=Dataset.from_list([]))
     rows: list[dict[str, Any]] = []

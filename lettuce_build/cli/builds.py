@@ -304,6 +304,12 @@ BUILD_EXAMPLES = (
 @click.option(
     "--judge-base-url", help="For --verify with an openai judge: its endpoint (default: --base-url)."
 )
+@share(
+    "--struct-ratio",
+    default_of(Recipe, "struct_ratio"),
+    "code: share of injected items whose error is structural (an API that does not exist); the "
+    "rest are intent errors (a wrong implementation, an unrequested change).",
+)
 @click.option(
     "--language",
     default=default_of(Recipe, "language"),

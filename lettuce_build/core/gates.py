@@ -318,27 +318,30 @@ def edit_problem(
 
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.DOTALL)
-#: a name the code calls, raises or catches (a bare name: attribute calls are left to the
-#: objects they belong to, which this cannot resolve)
-_USED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(|\b(?:raise|except)\s+\(?([A-Za-z_]\w*)")
+#: a call of a bare name or of a method on ``self``/``cls`` (a method some class in the context
+#: must define), and a raised or caught name; other attribute calls are left to the objects
+#: they belong to, which a pattern cannot resolve
+_USED = re.compile(
+    r"(?<![\w.])([A-Za-z_]\w*)\s*\(|\b(?:self|cls)\.([A-Za-z_]\w*)\s*\(|\b(?:raise|except)\s+\(?([A-Za-z_]\w*)"
+)
 _DEFINED = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)|^\s*([A-Za-z_]\w*)\s*=(?!=)", re.MULTILINE)
 _IMPORTED = re.compile(r"^\s*(?:from\s+\S+\s+)?import\s+([^\n#]+)", re.MULTILINE)
 #: names any Python program may use without showing where they come from
 _BUILTIN_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"self", "cls", "super"}
 
 
-def _code_of(answer: str) -> str:
+def code_of(answer: str) -> str:
     """The code of an answer: its fenced blocks, or the whole answer when it has none."""
     fenced = _FENCE.findall(answer)
     return "\n".join(fenced) if fenced else answer
 
 
 def ungrounded_names(answer: str, context: str) -> list[str]:
-    """The names a code answer calls, raises or catches that its context never shows (word-
-    bounded), that are no builtin, and that the answer neither defines nor imports (an import
-    is evidence the name exists): what the taxonomy calls a fabricated reference, so a clean
+    """The names a code answer calls (on ``self`` or ``cls`` too), raises or catches that its
+    context never shows (word-bounded), that are no builtin, and that the answer neither defines
+    nor imports (an import is evidence the name exists): what the taxonomy calls a fabricated reference, so a clean
     answer that has one contradicts its label."""
-    code = _code_of(answer)
+    code = code_of(answer)
     used = {name for match in _USED.finditer(code) for name in match.groups() if name}
     own = {name for match in _DEFINED.finditer(code) for name in match.groups() if name}
     for match in _IMPORTED.finditer(code):

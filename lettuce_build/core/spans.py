@@ -195,6 +195,22 @@ def apply_edits(answer: str, edits: Sequence[Edit], min_replacement_chars: int =
     return EditResult(text="".join(pieces), spans=spans, dropped=dropped, applied=[k.edit for k in kept])
 
 
+def narrowed_to_insertions(result: EditResult) -> EditResult:
+    """The result with each insertion labelled by what it added: an edit whose replacement starts
+    with its whole original and goes on (a block inserted after a line) keeps that original
+    true, so its span covers the added text only, without the whitespace around it."""
+    spans = []
+    for span, edit in zip(result.spans, result.applied, strict=True):
+        kept = edit.original
+        added = span.text[len(kept) :]
+        if span.text.startswith(kept) and added.strip():
+            start = span.start + len(kept) + len(added) - len(added.lstrip())
+            text = added.strip()
+            span = span.model_copy(update={"start": start, "end": start + len(text), "text": text})
+        spans.append(span)
+    return result.model_copy(update={"spans": spans})
+
+
 def _combines(replacement: str) -> bool:
     """A replacement starting with a combining mark would fuse with the character before it."""
     return bool(replacement) and 1 not in grapheme_boundaries("a" + replacement)

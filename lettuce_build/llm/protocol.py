@@ -135,6 +135,13 @@ class BackendInfo(BaseModel):
     version: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
+    @property
+    def context_tokens(self) -> int | None:
+        """The model's context length in tokens, when the backend's settings fix it (a vLLM
+        engine's ``max_model_len``); None when only the model or the server knows it."""
+        value = self.options.get("max_model_len")
+        return int(value) if value is not None else None
+
 
 @runtime_checkable
 class Backend(Protocol):

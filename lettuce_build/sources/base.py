@@ -24,6 +24,7 @@ from lettuce_build.core.tables import TableError, read_input
 from lettuce_build.core.taxonomy import sample_category
 from lettuce_build.engine.stage import Stage
 from lettuce_build.stages.answers import AnswerMode
+from lettuce_build.stages.code_edits import DEFAULT_STRUCT_RATIO
 from lettuce_build.stages.injection import EditAnchors
 from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE
 
@@ -74,11 +75,17 @@ class ItemOptions(BaseModel):
     language: str = "en"
     #: where sources that need repositories (code) clone them from ({repo} = owner/name)
     repo_url: str = DEFAULT_URL_TEMPLATE
+    #: code: the share of items given a structural error (a fabricated API), the rest intent
+    #: errors (see stages/code_edits.py)
+    struct_ratio: float = Field(default=DEFAULT_STRUCT_RATIO, ge=0.0, le=1.0)
 
 
 class LoadOptions(ItemOptions):
     #: where sources that need repositories keep their clones
     work_dir: Path | None = None
+    #: the model's context length in tokens, when known: a source whose contexts are long (code)
+    #: fits them to it, so no request is too long for the model
+    context_tokens: int | None = Field(default=None, ge=16)
 
 
 class Tally(BaseModel):

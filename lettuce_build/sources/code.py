@@ -1,12 +1,17 @@
-"""SWE-bench code: the issue as the question, the touched files as context, the gold fix as the answer.
+"""SWE-bench code: a developer's request as the question, the touched files as context, the gold
+fix as the answer.
 
-Context: each touched file at ``base_commit`` as ``File: path`` and a fenced block,
-truncated to a window around the patch when long, capped overall. Answer: the gold
-fix, every file and hunk of it, in one of three seeded styles: the patched functions, the
-diff, or "in file X replace ... with ..." edits. Trivial (< 40 chars of code) and huge
-(> 10,000 chars) answers are skipped with a count. One sample per instance, native
-splits (SWE-bench's ``dev`` becomes ``validation``), targeted code injection with
-in-fence enforcement and the fabricated-reference check.
+Context: each touched file at ``base_commit`` as ``File: path`` and a fenced block; a long file
+keeps its import header and a window around the patch's hunks. Then the definitions the answer
+references that the files do not show, from the repository at the base commit (see
+swebench/grounding.py). The whole context is fitted to the model's context length before the
+item is made (`context_budget`), so the injector sees everything the sample carries and no
+request is too long. Answer: the gold fix, every file and hunk of it, in one of three seeded
+styles: the patched functions, the diff, or "in file X replace ... with ..." edits. Trivial
+(< 40 chars of code) and huge (> 10,000 chars) answers are skipped with a count. One sample per
+instance, native splits (SWE-bench's ``dev`` becomes ``validation``). Stages: the issue
+rewritten as a developer's request (stages/requests.py), then a coding agent's error
+(stages/code_edits.py), drawn per item: structural with ``--struct-ratio``, else intent.
 """
 
 from __future__ import annotations
@@ -19,28 +24,38 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import git
 
 from lettuce_build.core.seeding import fraction
 from lettuce_build.engine.stage import Stage
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
-from lettuce_build.stages.injection import InjectTaxonomyStage
+from lettuce_build.stages.code_edits import InjectCodeStage, draw_error
+from lettuce_build.stages.requests import MAX_REQUEST_CHARS, RequestStage
+from lettuce_build.swebench.grounding import (
+    DEFAULT_BUDGET,
+    Definition,
+    import_header,
+    referenced_definitions,
+    render_definitions,
+)
 from lettuce_build.swebench.patches import FilePatch, PatchInfo, parse_patch
 from lettuce_build.swebench.repos import RepoManager, host_git_env
+from lettuce_build.swebench.trees import RepoTree
 
 MIN_CODE_CHARS = 40
 MAX_CODE_CHARS = 10_000
-FILE_CONTEXT_CHARS = 8_000
+#: a context never holds more than this, whatever the model's length
 CONTEXT_CHARS = 24_000
+#: a file's window reaches at most this many lines beyond the patch's first and last hunk
 WINDOW_LINES = 60
+#: characters per token the context budget assumes: measured 4.1 on flask's and requests' source
+#: with the embedded model's tokenizer; 3 leaves room for denser code and for issue text
+CHARS_PER_TOKEN = 3.0
+#: tokens the longest prompt of a code item needs besides its context, answer and request: the
+#: injection prompt's instructions (about 350) and room for the changes it returns
+PROMPT_RESERVE_TOKENS = 1_100
+#: an item whose context would be smaller than this is skipped (``no_room_for_context``)
+MIN_CONTEXT_CHARS = 1_000
 STYLES = (("function", 0.4), ("hunk", 0.3), ("replace", 0.3))
-TARGETS = (
-    ("contradiction", "value"),
-    ("contradiction", "numerical"),
-    ("unsupported_addition", "behavior"),
-    ("fabricated_reference", "identifier"),
-    ("fabricated_reference", "attribute"),
-)
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "problem_statement")
 
 
@@ -50,16 +65,57 @@ def fence_language(path: str) -> str:
     )
 
 
-def file_context(path: str, text: str, file: FilePatch) -> str:
-    """``File: path`` and a fenced block; long files keep a window around the patch's hunks."""
+def context_budget(model_tokens: int | None, answer_chars: int) -> int:
+    """The characters a code item's context may hold: what the model's context length leaves after
+    the prompt, the request and the answer (`CONTEXT_CHARS` when the length is unknown)."""
+    if model_tokens is None:
+        return CONTEXT_CHARS
+    room = (model_tokens - PROMPT_RESERVE_TOKENS) * CHARS_PER_TOKEN - MAX_REQUEST_CHARS - answer_chars
+    return max(0, min(CONTEXT_CHARS, int(room)))
+
+
+def _window(lines: list[str], first: int, last: int, chars: int) -> tuple[int, int]:
+    """Lines [first, last) widened a line at a time on each side, up to `WINDOW_LINES` and
+    ``chars``; a patch larger than ``chars`` keeps its first lines."""
+    size = sum(len(line) + 1 for line in lines[first:last])
+    while size > chars and last > first + 1:
+        last -= 1
+        size -= len(lines[last]) + 1
+    low, high = max(0, first - WINDOW_LINES), min(len(lines), last + WINDOW_LINES)
+    grew = True
+    while grew:
+        grew = False
+        for index in (first - 1, last):
+            if (low <= index < first or last <= index < high) and size + len(lines[index]) + 1 <= chars:
+                size += len(lines[index]) + 1
+                first, last = min(first, index), max(last, index + 1)
+                grew = True
+    return first, last
+
+
+def file_context(path: str, text: str, file: FilePatch, chars: int = CONTEXT_CHARS) -> str:
+    """``File: path`` and a fenced block within ``chars``; a longer file keeps its import header
+    (a Python file's) and a window around the patch's hunks."""
+    opening = f"File: {path}\n```{fence_language(path)}\n"
+    room = max(0, chars - len(opening) - 40)  # 40: the fence's end and the note on lines shown
+    if len(text) <= room or not file.hunks:
+        return f"{opening}{text[:room]}\n```"
     lines = text.split("\n")
-    if len(text) > FILE_CONTEXT_CHARS and file.hunks:
-        first = max(0, min(h.old_start for h in file.hunks) - WINDOW_LINES)
-        last = min(len(lines), max(h.old_start + h.old_length for h in file.hunks) + WINDOW_LINES)
-        body = "\n".join(lines[first:last])[:FILE_CONTEXT_CHARS]
-        note = f" (lines {first + 1}-{last} of {len(lines)})"
+    header = import_header(text) if path.endswith(".py") else ""
+    header = header if len(header) <= room // 3 else ""  # a header may not crowd out the patch
+    head = header.count("\n") + 1 if header else 0
+    patched_from = max(0, min(h.old_start for h in file.hunks) - 1)
+    patched_to = max(patched_from + 1, max(h.old_start + h.old_length - 1 for h in file.hunks))
+    if header and patched_from > head:
+        first, last = _window(lines, patched_from, patched_to, room - len(header) - 4)
+        first = max(first, head)
     else:
-        body, note = text[:FILE_CONTEXT_CHARS], ""
+        first, last = _window(lines, patched_from, patched_to, room)
+    if header and first > head:
+        note = f" (lines 1-{head} and {first + 1}-{last} of {len(lines)})"
+        body = f"{header}\n...\n" + "\n".join(lines[first:last])
+    else:
+        note, body = f" (lines {first + 1}-{last} of {len(lines)})", "\n".join(lines[first:last])
     return f"File: {path}{note}\n```{fence_language(path)}\n{body}\n```"
 
 
@@ -177,14 +233,8 @@ class CodeSource(Source):
             skipped["no_patch_or_commit"] += 1
             return None
         info = parse_patch(patch)
-        bare = git.Repo(repos.bare_path(repo))
-        blocks, texts = [], {}
-        for file in info.files:
-            try:
-                texts[file.path] = bare.git.show(f"{commit}:{file.path}")
-            except git.GitCommandError:
-                texts[file.path] = ""  # a file the patch creates
-            blocks.append(file_context(file.path, texts[file.path], file))
+        tree = RepoTree(repos.bare_path(repo), commit)
+        texts = {f.path: tree.read(f.path) or "" for f in info.files}  # "": a file the patch creates
         key = f"code::{row['instance_id']}"
         style = _choose(options.seed, key, "style", STYLES)
         patched = {
@@ -198,15 +248,20 @@ class CodeSource(Source):
         if len(code) > MAX_CODE_CHARS:
             skipped["huge_answer"] += 1
             return None
-        target = TARGETS[int(fraction(options.seed, key, "target") * len(TARGETS))]
+        budget = context_budget(options.context_tokens, len(answer))
+        if budget < MIN_CONTEXT_CHARS:
+            skipped["no_room_for_context"] += 1
+            return None
+        context, added = grounded_context(info, texts, answer, tree, budget)
         return {
             "key": key,
             "split": row.get("split", "test"),  # a local file without splits: SWE-bench's test split
-            "question": row["problem_statement"],
-            "context": "\n\n".join(blocks)[:CONTEXT_CHARS],
+            "issue": row["problem_statement"],
+            "context": context,
             "answer": answer,
-            "target_category": target[0],
-            "target_subcategory": target[1],
+            "code_error": draw_error(options.seed, key, options.struct_ratio),
+            "repo_dir": str(tree.bare),
+            "base_commit": commit,
             "language": "en",
             "metadata": {
                 "instance_id": row["instance_id"],
@@ -214,16 +269,29 @@ class CodeSource(Source):
                 "base_commit": commit,
                 "answer_style": style,
                 "files": info.paths,
+                "problem_statement": row["problem_statement"],
+                "referenced_definitions": [{"name": d.name, "path": d.path} for d in added],
+                "context_budget": budget,
             },
         }
 
     def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
-        return [
-            InjectTaxonomyStage(
-                "code",
-                require_fences=True,
-                enforce_in_fence=True,
-                anchors=settings.edit_anchors,
-                seed=settings.seed,
-            )
-        ]
+        return [RequestStage(), InjectCodeStage(anchors=settings.edit_anchors, seed=settings.seed)]
+
+
+def grounded_context(
+    info: PatchInfo, texts: dict[str, str], answer: str, tree: RepoTree, budget: int
+) -> tuple[str, list[Definition]]:
+    """The touched files within ``budget`` characters, then the definitions the answer references
+    that they do not show (see swebench/grounding.py), and the definitions added. The files share
+    what the definitions may not take, the shortest first: a short file leaves its share to the
+    others."""
+    room = budget - min(DEFAULT_BUDGET.total, budget // 3)
+    blocks: dict[str, str] = {}
+    for index, file in enumerate(sorted(info.files, key=lambda f: len(texts[f.path]))):
+        share = (room - sum(len(b) + 2 for b in blocks.values())) // (len(info.files) - index)
+        blocks[file.path] = file_context(file.path, texts[file.path], file, share)
+    files = "\n\n".join(blocks[f.path] for f in info.files)
+    limit = DEFAULT_BUDGET.model_copy(update={"total": max(0, budget - len(files) - 200)})
+    added = referenced_definitions(answer, files, tree, info.paths, limit)
+    return "\n\n".join(part for part in (files, render_definitions(added)) if part), added

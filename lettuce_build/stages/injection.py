@@ -22,7 +22,13 @@ from pydantic import BaseModel, Field, create_model
 from lettuce_build.core.gates import edit_problem
 from lettuce_build.core.schema import SPAN_FEATURES
 from lettuce_build.core.seeding import item_parts
-from lettuce_build.core.spans import Edit, ValidationConfig, apply_edits, validate_spans
+from lettuce_build.core.spans import (
+    Edit,
+    ValidationConfig,
+    apply_edits,
+    narrowed_to_insertions,
+    validate_spans,
+)
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, TaxonomyError, map_label
 from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling
@@ -135,7 +141,10 @@ def anchored_schema(schema: dict[str, Any], anchors: list[str]) -> dict[str, Any
 EditAnchors = Literal["constrained", "free"]
 
 
-class _InjectStage(PromptedStage):
+class InjectStageBase(PromptedStage):
+    """What every injecting stage shares: anchored edits, the gates, exact spans; a subclass
+    renders its prompt and turns the model's changes into typed `Edit`s (``_edits``)."""
+
     max_attempts = 2
     injects = True  # a failed injection leaves the item's correct clean answer
     #: ``inject``: balancing offers an item by setting it (see engine/balance.py)
@@ -143,6 +152,9 @@ class _InjectStage(PromptedStage):
 
     outputs = INJECTION_FEATURES
     sampling = Sampling(temperature=0.8, max_tokens=600)
+    #: an edit that keeps its original and adds after it is labelled by what it added
+    #: (`narrowed_to_insertions`); off where a whole replacement is the claim
+    narrows_insertions: bool = False
 
     def __init__(
         self,
@@ -205,6 +217,8 @@ class _InjectStage(PromptedStage):
         edits = self._true_edits(edits, item["context"], rejected)
         answer = item["answer"]
         result = apply_edits(answer, edits)
+        if self.narrows_insertions:
+            result = narrowed_to_insertions(result)
         dropped = rejected + [
             {"original": d.edit.original, "reason": d.reason, "detail": d.detail} for d in result.dropped
         ]
@@ -242,7 +256,7 @@ class _InjectStage(PromptedStage):
         }
 
 
-class InjectMenuStage(_InjectStage):
+class InjectMenuStage(InjectStageBase):
     """Menu injection (``markdown`` or ``paper`` menu) into the items whose ``inject`` is set."""
 
     name = "inject"
@@ -297,7 +311,7 @@ class InjectMenuStage(_InjectStage):
         return edits, rejected
 
 
-class InjectTaxonomyStage(_InjectStage):
+class InjectTaxonomyStage(InjectStageBase):
     """Targeted injection of each item's (``target_category``, ``target_subcategory``)."""
 
     name = "inject"

@@ -25,7 +25,7 @@ def any_stage(request: ChatRequest) -> str:
     system = request.messages[0].content
     if "You label hallucinated spans" in system:
         return classify_respond(request)
-    if "requested kind" in system and "source code" in request.messages[-1].content:
+    if "GitHub issue" in system or "coding agents' mistakes" in system:
         return code_respond(request)
     return respond(request)
 

@@ -44,7 +44,9 @@ def test_context_is_the_touched_file_at_the_base_commit_in_a_fence(world, tmp_pa
     [item] = loaded.items
     assert item["context"].startswith('File: widgets/core.py\n```python\n"""Core widgets."""')
     assert "if value < 0:" in item["context"]  # the base version, not the fix
-    assert item["question"] == "scale ignores negatives" and item["split"] == "test"
+    # the raw issue; the request stage writes the question from it
+    assert item["issue"] == "scale ignores negatives" and item["split"] == "test"
+    assert json.loads(item["metadata"])["problem_statement"] == "scale ignores negatives"
     assert loaded.skipped == {"repository_unavailable:ghost/x": 1}
 
 
@@ -55,8 +57,23 @@ def test_a_long_file_keeps_a_window_around_the_patch():
         "-line 1499\n+line X\n"
     )
     block = file_context("big.py", text, patch.files[0])
-    assert block.startswith("File: big.py (lines 1441-1561 of 3000)") and "line 1499" in block
+    # 60 lines either side of the changed line 1500
+    assert block.startswith("File: big.py (lines 1440-1560 of 3000)") and "line 1499" in block
     assert "line 10\n" not in block
+
+
+def test_a_long_file_keeps_its_import_header_and_fits_its_budget():
+    text = '"""Big."""\n\nimport os\nfrom .errors import TooManyRedirects\n\n' + "\n".join(
+        f"def f{i}():\n    return {i}\n" for i in range(1500)
+    )
+    patch = parse_patch(
+        "diff --git a/big.py b/big.py\n--- a/big.py\n+++ b/big.py\n@@ -3000,1 +3000,1 @@\n"
+        "-    return 998\n+    raise TooManyRedirects()\n"
+    )
+    block = file_context("big.py", text, patch.files[0], chars=2000)
+    assert len(block) <= 2000
+    assert block.startswith("File: big.py (lines 1-4 and ")
+    assert "from .errors import TooManyRedirects\n...\n" in block and "return 998" in block
 
 
 def test_the_three_answer_styles(world):
@@ -128,17 +145,39 @@ def test_trivial_and_huge_answers_are_skipped_with_a_count(tmp_path, lines, reas
     assert loaded.items == [] and loaded.skipped == {reason: 1}
 
 
-def test_a_scripted_code_build_injects_inside_the_fence(world, tmp_path):
+@pytest.mark.parametrize(
+    ("struct_ratio", "seed", "error", "span_text"),
+    [
+        (1.0, 0, "fabricated_api", ".normalized_total()"),
+        (0.0, 2, "wrong_implementation", " + offset_bias"),
+        (0.0, 1, "unrequested_change", "record_history(value)"),
+    ],
+)
+def test_a_scripted_code_build_asks_a_request_and_injects_a_coding_agents_error(
+    world, tmp_path, struct_ratio, seed, error, span_text
+):
     path, template, _ = world
     summary = run_build(
-        BuildOptions(source="code", input=str(path), out=tmp_path / "out", ratio=1.0, repo_url=template),
+        BuildOptions(
+            source="code",
+            input=str(path),
+            out=tmp_path / "out",
+            ratio=1.0,
+            repo_url=template,
+            struct_ratio=struct_ratio,
+            seed=seed,
+        ),
         ScriptedBackend(code_respond),
     )
     assert summary.hallucinated == 1 and summary.failures == {}
     sample = summary.example
     assert check_sample(sample) == [] and sample.context_modality == "code"
+    assert sample.question == "Please fix this: scale ignores negatives."
+    assert sample.prompt.startswith("Question: Please fix this:")
     [span] = sample.labels
-    assert span.text.endswith("+ offset_bias")
+    assert span.label == error and span.text.endswith(span_text.strip())
+    # an inserted block is labelled by what it adds: the line it follows stays true
+    assert (error == "unrequested_change") == (span.text == "record_history(value)")
     fences = [i for i in range(len(sample.answer)) if sample.answer.startswith("```", i)]
     assert fences[0] < span.start < fences[-1]
 

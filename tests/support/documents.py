@@ -60,8 +60,10 @@ def write_readmes(folder: Path) -> Path:
 
 
 def answer_of(request: ChatRequest) -> str:
+    """The clean answer an injection prompt shows (a code prompt calls it the correct change)."""
     user = request.messages[-1].content
-    return user.split("Correct answer:\n", 1)[1].strip()
+    heading = "Correct change:\n" if "Correct change:\n" in user else "Correct answer:\n"
+    return user.split(heading, 1)[1].strip()
 
 
 def evidence_of(request: ChatRequest) -> str:
@@ -109,19 +111,27 @@ def respond(request: ChatRequest) -> str:
 
 
 def code_respond(request: ChatRequest) -> str:
-    """Targeted code injection inside the fence: extend the first 'return' line with a new name."""
+    """The code source's stages: the issue's first line as a developer's request; an error of the
+    requested kind on the answer's first 'return' line (a changed value, an inserted block, or a
+    method that does not exist)."""
+    system, user = request.messages[0].content, request.messages[-1].content
+    if "GitHub issue" in system:
+        issue = user.split("Issue:\n", 1)[1].split("\n", 1)[0].strip().rstrip(".")
+        return f"Request: Please fix this: {issue}."
     answer = answer_of(request)
     code_lines = answer.split("```")[1].split("\n")[1:] if "```" in answer else answer.split("\n")
     line = next(
         (ln.strip() for ln in code_lines if ln.strip().startswith("return")), max(code_lines, key=len).strip()
     )
-    return json.dumps(
-        {
-            "changes": [
-                {"original": line, "hallucinated": line + " + offset_bias", "explanation": "added a term"}
-            ]
-        }
-    )
+    error = user.split("Mistake to make: ", 1)[1].split(":", 1)[0]
+    change = {"original": line, "explanation": error}
+    if error == "wrong_implementation":
+        change["hallucinated"] = line + " + offset_bias"
+    elif error == "unrequested_change":
+        change["hallucinated"] = line + "\n        record_history(value)"
+    else:
+        change |= {"hallucinated": line + ".normalized_total()", "fabricated_name": "normalized_total"}
+    return json.dumps({"changes": [change]})
 
 
 def classify_respond(request: ChatRequest) -> str:

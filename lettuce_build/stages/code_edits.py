@@ -1,0 +1,151 @@
+"""Code edits that look like a coding agent's errors, in two prompts.
+
+- intent (``inject_code_intent``): ``wrong_implementation``, code that does something other
+  than the request asks, and ``unrequested_change``, code that also does what nobody asked for
+  (it may insert a block of several lines after a line it keeps; only the block is labelled);
+- structural (``inject_code_structural``): ``fabricated_api``, a member or function that does
+  not exist on an existing object or module. The invented name must be absent from the whole
+  repository tree at the base commit, not only from the context the sample carries.
+
+Each item's error is drawn by the code source (``code_error``, see `draw_error`); the native
+labels map to the taxonomy through the ``code_agent`` label map.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import regex
+from pydantic import BaseModel, Field
+
+from lettuce_build.core.seeding import fraction
+from lettuce_build.core.spans import Edit
+from lettuce_build.core.taxonomy import map_label
+from lettuce_build.engine.stage import ParseFailure, Sampling
+from lettuce_build.llm.protocol import ChatRequest
+from lettuce_build.prompts import load_prompt
+from lettuce_build.stages.injection import InjectStageBase
+from lettuce_build.swebench.repos import RepoError
+from lettuce_build.swebench.trees import RepoTree
+
+STRUCTURAL = "fabricated_api"
+INTENT = ("wrong_implementation", "unrequested_change")
+#: what each error means, as the prompts show it
+ERROR_DEFINITIONS = {
+    "wrong_implementation": "the code does something other than the request asks (a wrong condition, "
+    "value, operator, argument, call or return) while still looking deliberate",
+    "unrequested_change": "the code also does something the request never asked for (an extra check, a "
+    "changed default, a side effect, a new behaviour)",
+    STRUCTURAL: "the code uses a method, attribute or function that does not exist on an existing object "
+    "or module",
+}
+#: the share of code items given a structural error when the build does not choose (LettuceDetect
+#: publishes 0.15-0.25; the middle keeps intent errors, the harder ones, the majority)
+DEFAULT_STRUCT_RATIO = 0.2
+_NAME = regex.compile(r"[A-Za-z_]\w*")
+
+
+def draw_error(seed: int, key: str, struct_ratio: float) -> str:
+    """An item's error: structural with probability ``struct_ratio``, else one of the two intent
+    errors with equal shares (a seeded draw, stable for the item's key)."""
+    point = fraction(seed, key, "code_error")
+    if point < struct_ratio:
+        return STRUCTURAL
+    return INTENT[0] if point < struct_ratio + (1 - struct_ratio) / 2 else INTENT[1]
+
+
+class CodeChange(BaseModel):
+    original: str = Field(max_length=300)
+    #: an inserted block of a few lines is longer than a replaced expression
+    hallucinated: str = Field(min_length=4, max_length=600)
+    #: structural edits: the invented name
+    fabricated_name: str = Field(default="", max_length=80)
+    explanation: str = Field(default="", max_length=200)
+
+
+class CodeChanges(BaseModel):
+    changes: list[CodeChange] = Field(max_length=2)
+
+
+class InjectCodeStage(InjectStageBase):
+    """One coding agent's error per item (``code_error``), in the prompt of its kind."""
+
+    name = "inject"
+    prompt = "inject_code_intent"
+    structural_prompt = "inject_code_structural"
+
+    response_model = CodeChanges
+    requires = ("context", "question", "answer", "inject", "code_error", "repo_dir", "base_commit")
+    sampling = Sampling(temperature=0.4, max_tokens=1000)
+    narrows_insertions = True
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(require_fences=True, enforce_in_fence=True, **options)
+
+    @property
+    def prompt_version(self) -> str:
+        return f"{self.template.version}+{load_prompt(self.structural_prompt).version}"
+
+    def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
+        schema = super().item_schema(item) or self.response_model.model_json_schema()
+        if item["code_error"] != STRUCTURAL:  # only a structural edit names what it invented
+            schema["$defs"]["CodeChange"]["properties"].pop("fabricated_name", None)
+        return schema
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        error = item["code_error"]
+        template = load_prompt(self.structural_prompt) if error == STRUCTURAL else self.template
+        system, user = template.render(
+            error=error,
+            error_definition=ERROR_DEFINITIONS[error],
+            # the whole context the sample carries (the code source fits it to the model): a
+            # contradiction must be checkable against what the detector sees
+            context=item["context"],
+            question=item["question"],
+            answer=item["answer"],
+        )
+        return self.request(system, user)
+
+    def _edits(self, item: dict[str, Any], response: Any) -> tuple[list[Edit], list[dict[str, str]]]:
+        error = item["code_error"]
+        mapped = map_label(error, "code_agent")
+        edits, rejected = [], []
+        for change in response.changes:
+            if error == STRUCTURAL and (found := self._existing(item, change)):
+                detail = f"{found!r} exists in the repository at {item['base_commit'][:12]}"
+                rejected.append({"original": change.original, "reason": "fabrication_exists", "detail": detail})
+                continue
+            edits.append(
+                Edit(
+                    original=change.original,
+                    hallucinated=change.hallucinated,
+                    label=error,
+                    category=mapped.category,
+                    subcategory=mapped.subcategory,
+                    explanation=change.explanation,
+                )
+            )
+        if response.changes and not edits:
+            raise ParseFailure(rejected[-1]["reason"], rejected[-1]["detail"])
+        return edits, rejected
+
+    def _existing(self, item: dict[str, Any], change: CodeChange) -> str | None:
+        """Why the edit invents nothing: the name it declares, or else every name it introduces,
+        already occurs somewhere in the repository's tree at the base commit (None: it invents)."""
+        before = set(_NAME.findall(change.original))
+        introduced = list(dict.fromkeys(n for n in _NAME.findall(change.hallucinated) if n not in before))
+        declared = change.fabricated_name.strip()
+        checked = [declared] if declared in introduced else introduced
+        tree = _tree(item["repo_dir"], item["base_commit"])
+        try:
+            existing = [name for name in checked if tree.mentions(name)]
+        except RepoError as err:
+            raise ParseFailure("repository_unavailable", str(err), retry=False) from err
+        return existing[0] if existing and len(existing) == len(checked) else None
+
+
+@functools.lru_cache(maxsize=64)
+def _tree(repo_dir: str, commit: str) -> RepoTree:
+    return RepoTree(Path(repo_dir), commit)

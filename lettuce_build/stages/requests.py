@@ -1,0 +1,81 @@
+"""A developer's request made from a GitHub issue: what a developer would type to a coding agent.
+
+A SWE-bench issue is a multi-kilobyte report (tracebacks, reproduction steps, versions); a user
+of a coding agent asks in one to three sentences. The code source's question is that request,
+so a detector learns from the prompts it will see; the raw issue stays in the sample's metadata.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+from datasets import Value
+
+from lettuce_build.core import gates
+from lettuce_build.engine.stage import ParseFailure, Sampling
+from lettuce_build.llm.protocol import ChatRequest
+from lettuce_build.stages.prompted import PromptedStage
+
+#: the issue's first characters the prompt shows (the ask is at the top of an issue)
+MAX_ISSUE_CHARS = 6_000
+MIN_REQUEST_CHARS = 20
+#: what the code source reserves for the question when it fits a context to the model
+MAX_REQUEST_CHARS = 400
+MAX_REQUEST_SENTENCES = 3
+
+_PREFIX = regex.compile(r"^\s*(?:\*\*)?(?:developer\s+)?request\s*:\s*(?:\*\*)?\s*", regex.IGNORECASE)
+_QUOTES = "\"'“”‘’`*"
+_SENTENCE_END = regex.compile(r"[.!?](?=\s|$)")
+#: what belongs to the issue, never to a request: a traceback, a fence, a prompt of a shell
+_REPORT = regex.compile(r"Traceback \(most recent call last\)|```|^\s*(?:>>>|\$) |^\s*File \"", regex.MULTILINE)
+
+
+def clean_request(text: str) -> str:
+    """The response without a "Request:" prefix or surrounding quotes, its lines joined."""
+    text = " ".join(line.strip() for line in text.strip().splitlines() if line.strip())
+    return _PREFIX.sub("", text).strip().strip(_QUOTES).strip()
+
+
+def request_problem(request: str, issue: str) -> tuple[str, str] | None:
+    """(reason, detail) when ``request`` is not a short request about ``issue``, else None."""
+    if len(request) < MIN_REQUEST_CHARS:
+        return "request_too_short", f"{request!r} is under {MIN_REQUEST_CHARS} characters"
+    if len(request) > MAX_REQUEST_CHARS:
+        return "request_too_long", f"{len(request)} characters (> {MAX_REQUEST_CHARS})"
+    if match := _REPORT.search(request):
+        return "request_holds_report", f"{request[:80]!r} copies the issue's report ({match.group().strip()!r})"
+    if len(_SENTENCE_END.findall(request)) > MAX_REQUEST_SENTENCES:
+        return "request_too_many_sentences", f"{request[:80]!r} is over {MAX_REQUEST_SENTENCES} sentences"
+    if problem := gates.question_problem(request, issue):
+        return problem
+    return None
+
+
+class RequestStage(PromptedStage):
+    """One short developer request per issue (the item's ``issue``), written as the ``question``."""
+
+    name = "request"
+    prompt = "developer_request"
+
+    requires = ("issue",)
+    outputs = {"question": Value("string")}
+    max_attempts = 3
+    sampling = Sampling(temperature=0.3, max_tokens=160)
+
+    def salvage(self, text: str) -> str | None:
+        """A cut response keeps its complete sentences."""
+        ends = list(_SENTENCE_END.finditer(text))
+        return text[: ends[-1].end()] if ends else None
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        system, user = self.template.render(issue=item["issue"][:MAX_ISSUE_CHARS])
+        return self.request(system, user)
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        request = clean_request(response)
+        if problem := request_problem(request, item["issue"]):
+            raise ParseFailure(*problem)
+        if run := gates.echo(request, self.template.instructions):
+            raise ParseFailure("request_echoes_prompt", f"the request repeats the instructions: {run!r}")
+        return {"question": request}
