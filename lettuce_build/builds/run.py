@@ -260,7 +260,8 @@ def _run(
     started = time.perf_counter()
     source = get_source(options.source)
     stages = _stages(options, source, sampling, backend.model_id)  # checked before any input is read
-    loaded = replay.loaded if replay else _load(options, source, build, manifest, backend.info().context_tokens)
+    context_tokens = backend.info().context_tokens
+    loaded = replay.loaded if replay else _load(options, source, build, manifest, context_tokens)
     build.write_manifest(manifest)
     result = LoopResult(done=Dataset.from_list([]))
     rows: list[dict[str, Any]] = []

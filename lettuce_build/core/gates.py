@@ -339,8 +339,8 @@ def code_of(answer: str) -> str:
 def ungrounded_names(answer: str, context: str) -> list[str]:
     """The names a code answer calls (on ``self`` or ``cls`` too), raises or catches that its
     context never shows (word-bounded), that are no builtin, and that the answer neither defines
-    nor imports (an import is evidence the name exists): what the taxonomy calls a fabricated reference, so a clean
-    answer that has one contradicts its label."""
+    nor imports (an import is evidence the name exists): what the taxonomy calls a fabricated
+    reference, so a clean answer that has one contradicts its label."""
     code = code_of(answer)
     used = {name for match in _USED.finditer(code) for name in match.groups() if name}
     own = {name for match in _DEFINED.finditer(code) for name in match.groups() if name}

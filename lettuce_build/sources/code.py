@@ -24,7 +24,6 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-
 from lettuce_build.core.seeding import fraction
 from lettuce_build.engine.stage import Stage
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally

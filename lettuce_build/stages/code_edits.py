@@ -115,7 +115,9 @@ class InjectCodeStage(InjectStageBase):
         for change in response.changes:
             if error == STRUCTURAL and (found := self._existing(item, change)):
                 detail = f"{found!r} exists in the repository at {item['base_commit'][:12]}"
-                rejected.append({"original": change.original, "reason": "fabrication_exists", "detail": detail})
+                rejected.append(
+                    {"original": change.original, "reason": "fabrication_exists", "detail": detail}
+                )
                 continue
             edits.append(
                 Edit(

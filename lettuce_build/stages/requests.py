@@ -28,7 +28,9 @@ _PREFIX = regex.compile(r"^\s*(?:\*\*)?(?:developer\s+)?request\s*:\s*(?:\*\*)?\
 _QUOTES = "\"'“”‘’`*"
 _SENTENCE_END = regex.compile(r"[.!?](?=\s|$)")
 #: what belongs to the issue, never to a request: a traceback, a fence, a prompt of a shell
-_REPORT = regex.compile(r"Traceback \(most recent call last\)|```|^\s*(?:>>>|\$) |^\s*File \"", regex.MULTILINE)
+_REPORT = regex.compile(
+    r"Traceback \(most recent call last\)|```|^\s*(?:>>>|\$) |^\s*File \"", regex.MULTILINE
+)
 
 
 def clean_request(text: str) -> str:
@@ -44,7 +46,8 @@ def request_problem(request: str, issue: str) -> tuple[str, str] | None:
     if len(request) > MAX_REQUEST_CHARS:
         return "request_too_long", f"{len(request)} characters (> {MAX_REQUEST_CHARS})"
     if match := _REPORT.search(request):
-        return "request_holds_report", f"{request[:80]!r} copies the issue's report ({match.group().strip()!r})"
+        copied = match.group().strip()
+        return "request_holds_report", f"{request[:80]!r} copies the issue's report ({copied!r})"
     if len(_SENTENCE_END.findall(request)) > MAX_REQUEST_SENTENCES:
         return "request_too_many_sentences", f"{request[:80]!r} is over {MAX_REQUEST_SENTENCES} sentences"
     if problem := gates.question_problem(request, issue):

@@ -99,8 +99,11 @@ def definitions_in(source: str) -> dict[str, str]:
     return found
 
 
-_FROM_IMPORT = re.compile(r"^[+ -]?\s*from\s+(\.*)([\w.]*)\s+import\s+\(?([\w\s,]+)", re.MULTILINE)
-_IMPORT = re.compile(r"^[+ -]?\s*import\s+([\w.]+(?:\s*,\s*[\w.]+)*)", re.MULTILINE)
+#: "from .x import a, b", or "from x import (a,\n b)" over several lines
+_FROM_IMPORT = re.compile(
+    r"^[+ -]?[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([\w \t,*]+))", re.MULTILINE
+)
+_IMPORT = re.compile(r"^[+ -]?[ \t]*import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*)", re.MULTILINE)
 
 
 def _module_index(tree: RepoTree) -> dict[str, list[str]]:
@@ -129,8 +132,10 @@ def imported_files(code: str, importer: str, tree: RepoTree, index: dict[str, li
     package = PurePosixPath(importer).parent
     paths = set(tree.paths)
     for match in _FROM_IMPORT.finditer(code):
-        dots, module, names = match.groups()
-        members = [n.strip() for n in names.replace("\n", ",").split(",") if n.strip()]
+        dots, module, grouped, names = match.groups()
+        names = grouped or names
+        # the names imported, which may be submodules ("from . import helpers"); not "*"
+        members = [n.strip() for n in names.replace("\n", ",").split(",") if n.strip() not in ("", "*")]
         if dots:
             base = package
             for _ in range(len(dots) - 1):

@@ -379,3 +379,15 @@ def make_phone_home_repo(path: Path, targets: list[tuple[str, int]]) -> dict[str
     patch = repo.git.diff() + "\n"
     repo.git.checkout("--", ".")
     return {"base_commit": base, "patch": patch}
+
+
+def make_fix_repo(path: Path, files: dict[str, str], fixed: dict[str, str]) -> dict[str, str]:
+    """A repository of ``files`` in one commit (the base) and the patch that changes them to
+    ``fixed``: an instance's base_commit and gold patch."""
+    repo = git.Repo.init(path, initial_branch="main")
+    base = _commit(repo, files, "Base")
+    for name, text in fixed.items():
+        (path / name).write_text(text)
+    patch = repo.git.diff() + "\n"
+    repo.git.checkout("--", ".")
+    return {"base_commit": base, "patch": patch}
