@@ -325,9 +325,19 @@ _USED = re.compile(
     r"(?<![\w.])([A-Za-z_]\w*)\s*\(|\b(?:self|cls)\.([A-Za-z_]\w*)\s*\(|\b(?:raise|except)\s+\(?([A-Za-z_]\w*)"
 )
 _DEFINED = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)|^\s*([A-Za-z_]\w*)\s*=(?!=)", re.MULTILINE)
-_IMPORTED = re.compile(r"^\s*(?:from\s+\S+\s+)?import\s+([^\n#]+)", re.MULTILINE)
+#: an import, on a line of code or of a diff ("+from x import y"), its names in parentheses over
+#: several lines too
+_IMPORTED = re.compile(r"^[+ -]?[ \t]*(?:from[ \t]+\S+[ \t]+)?import[ \t]+(\([^)]*\)|[^\n#]+)", re.MULTILINE)
+#: a comment to the end of its line (a "#" that starts a line or follows a space)
+_COMMENT = re.compile(r"(?:^|(?<=\s))#[^\n]*", re.MULTILINE)
+#: Python 2's builtins: SWE-bench's older repositories (requests, django) were written for it
+_PYTHON2_BUILTINS = frozenset(
+    {"unicode", "basestring", "long", "xrange", "file", "raw_input", "unichr", "execfile", "cmp", "buffer"}
+)
 #: names any Python program may use without showing where they come from
-_BUILTIN_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"self", "cls", "super"}
+_BUILTIN_NAMES = (
+    frozenset(dir(builtins)) | frozenset(keyword.kwlist) | _PYTHON2_BUILTINS | {"self", "cls", "super"}
+)
 
 
 def code_of(answer: str) -> str:
@@ -341,7 +351,7 @@ def ungrounded_names(answer: str, context: str) -> list[str]:
     context never shows (word-bounded), that are no builtin, and that the answer neither defines
     nor imports (an import is evidence the name exists): what the taxonomy calls a fabricated
     reference, so a clean answer that has one contradicts its label."""
-    code = code_of(answer)
+    code = _COMMENT.sub("", code_of(answer))  # "the indicator (b'')" in a comment is no call
     used = {name for match in _USED.finditer(code) for name in match.groups() if name}
     own = {name for match in _DEFINED.finditer(code) for name in match.groups() if name}
     for match in _IMPORTED.finditer(code):

@@ -92,30 +92,54 @@ def _window(lines: list[str], first: int, last: int, chars: int) -> tuple[int, i
     return first, last
 
 
+def _hunk_ranges(file: FilePatch) -> list[tuple[int, int]]:
+    """The 0-based [first, last) line ranges a file's hunks touch at the base, nearby ones joined
+    (closer than two windows: one window shows both)."""
+    ranges: list[tuple[int, int]] = []
+    for hunk in sorted(file.hunks, key=lambda h: h.old_start):
+        first = max(0, hunk.old_start - 1)
+        last = max(first + 1, hunk.old_start + hunk.old_length - 1)
+        if ranges and first - ranges[-1][1] < 2 * WINDOW_LINES:
+            ranges[-1] = (ranges[-1][0], max(ranges[-1][1], last))
+        else:
+            ranges.append((first, last))
+    return ranges
+
+
+def _joined(windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Windows in order, overlapping or touching ones made one."""
+    joined: list[tuple[int, int]] = []
+    for first, last in sorted(windows):
+        if joined and first <= joined[-1][1]:
+            joined[-1] = (joined[-1][0], max(joined[-1][1], last))
+        else:
+            joined.append((first, last))
+    return joined
+
+
 def file_context(path: str, text: str, file: FilePatch, chars: int = CONTEXT_CHARS) -> str:
-    """``File: path`` and a fenced block within ``chars``; a longer file keeps its import header
-    (a Python file's) and a window around the patch's hunks."""
+    """``File: path`` and a fenced block within ``chars``. A longer file shows its import header
+    (a Python file's), then a window around each of the patch's hunks (far-apart hunks get one
+    each), the gaps marked "..."; the note says which lines are shown."""
     opening = f"File: {path}\n```{fence_language(path)}\n"
-    room = max(0, chars - len(opening) - 40)  # 40: the fence's end and the note on lines shown
+    room = max(0, chars - len(opening) - 60)  # 60: the fence's end and the note on lines shown
     if len(text) <= room or not file.hunks:
         return f"{opening}{text[:room]}\n```"
     lines = text.split("\n")
     header = import_header(text) if path.endswith(".py") else ""
-    header = header if len(header) <= room // 3 else ""  # a header may not crowd out the patch
-    head = header.count("\n") + 1 if header else 0
-    patched_from = max(0, min(h.old_start for h in file.hunks) - 1)
-    patched_to = max(patched_from + 1, max(h.old_start + h.old_length - 1 for h in file.hunks))
-    if header and patched_from > head:
-        first, last = _window(lines, patched_from, patched_to, room - len(header) - 4)
-        first = max(first, head)
-    else:
-        first, last = _window(lines, patched_from, patched_to, room)
-    if header and first > head:
-        note = f" (lines 1-{head} and {first + 1}-{last} of {len(lines)})"
-        body = f"{header}\n...\n" + "\n".join(lines[first:last])
-    else:
-        note, body = f" (lines {first + 1}-{last} of {len(lines)})", "\n".join(lines[first:last])
-    return f"File: {path}{note}\n```{fence_language(path)}\n{body}\n```"
+    header = header if len(header) <= room // 2 else ""  # a header may not crowd out the patch
+    windows = [(0, header.count("\n") + 1)] if header else []
+    ranges = _hunk_ranges(file)
+    left = room - len(header) - 4 * len(ranges)
+    for index, (first, last) in enumerate(ranges):
+        window = _window(lines, first, last, left // (len(ranges) - index))
+        left -= sum(len(line) + 1 for line in lines[window[0] : window[1]])
+        windows.append(window)
+    shown = _joined(windows)
+    body = "\n...\n".join("\n".join(lines[first:last]) for first, last in shown)
+    spans = [f"{first + 1}-{last}" for first, last in shown]
+    listed = spans[0] if len(spans) == 1 else ", ".join(spans[:-1]) + f" and {spans[-1]}"
+    return f"File: {path} (lines {listed} of {len(lines)})\n```{fence_language(path)}\n{body}\n```"
 
 
 def _patched_text(base_text: str, patch: str, path: str) -> str | None:

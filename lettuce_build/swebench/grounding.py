@@ -36,7 +36,7 @@ class GroundingBudget(BaseModel):
     definitions: int = Field(default=8, ge=0)
     #: a longer definition keeps its first lines up to this many characters, then "..."
     chars_each: int = Field(default=1_200, ge=80)
-    #: the whole block, at most
+    #: the whole block, at most (each definition counted as shown: its path and fence too)
     total: int = Field(default=4_000, ge=0)
 
 
@@ -178,28 +178,45 @@ def _cut(source: str, chars: int) -> str:
     return "\n".join([*kept, "    ..."])
 
 
+#: methods of the builtin types: a call of one (``rows.append(x)``) needs no definition
+_BUILTIN_METHODS = frozenset(
+    name for kind in (str, bytes, list, dict, set, tuple, int, float) for name in dir(kind)
+)
+_METHOD_CALL = re.compile(r"(?<=[\w)\]])\.([A-Za-z_]\w*)\s*\(")
+
+
+def _methods_called(answer: str, context: str) -> list[str]:
+    """Methods the answer calls on other objects (``request.prepare_auth(...)``) that the context
+    never names: not a fabricated reference by the taxonomy's letter (the object's class is not
+    resolved), but a reader checks them as well, so they are shown when the repository has them,
+    after every bare name."""
+    called = dict.fromkeys(_METHOD_CALL.findall(code_of(answer)))
+    return [
+        name
+        for name in called
+        if name not in _BUILTIN_METHODS and not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", context)
+    ]
+
+
 def referenced_definitions(
     answer: str, context: str, tree: RepoTree, changed: list[str], budget: GroundingBudget = DEFAULT_BUDGET
 ) -> list[Definition]:
     """The definitions of the names ``answer`` uses that ``context`` never shows, found in the
-    repository (see the module's docstring for the order), within ``budget``."""
-    missing = ungrounded_names(answer, context)
+    repository (see the module's docstring for the order), within ``budget``: the names it
+    calls, raises or catches first, then the methods it calls on other objects."""
     found: list[Definition] = []
-    seen: set[str] = set()
-    used = 0
-    for path in _search_order(answer, changed, tree):
-        if not missing or len(found) >= budget.definitions:
-            break
-        if path in seen:
-            continue
-        seen.add(path)
-        defined = definitions_in(tree.read(path) or "")
-        for name in [n for n in missing if n in defined]:
-            source = _cut(defined[name], budget.chars_each)
-            if len(found) < budget.definitions and used + len(source) <= budget.total:
-                found.append(Definition(name=name, path=path, source=source))
-                used += len(source)
-            missing.remove(name)
+    for names in (ungrounded_names(answer, context), _methods_called(answer, context)):
+        missing = [name for name in names if name not in {d.name for d in found}]
+        for path in dict.fromkeys(_search_order(answer, changed, tree)):
+            if not missing:
+                break
+            defined = definitions_in(tree.read(path) or "")
+            for name in [n for n in missing if n in defined]:
+                definition = Definition(name=name, path=path, source=_cut(defined[name], budget.chars_each))
+                used = sum(len(_block(d)) + 2 for d in found)  # 2: the blank line between blocks
+                if len(found) < budget.definitions and used + len(_block(definition)) <= budget.total:
+                    found.append(definition)
+                missing.remove(name)
     return found
 
 
@@ -207,5 +224,8 @@ def render_definitions(definitions: list[Definition]) -> str:
     """The "Referenced definitions" block of a context (empty when there is nothing to add)."""
     if not definitions:
         return ""
-    blocks = [f"From `{d.path}`:\n```python\n{d.source}\n```" for d in definitions]
-    return "Referenced definitions:\n\n" + "\n\n".join(blocks)
+    return "Referenced definitions:\n\n" + "\n\n".join(_block(d) for d in definitions)
+
+
+def _block(definition: Definition) -> str:
+    return f"From `{definition.path}`:\n```python\n{definition.source}\n```"
