@@ -89,6 +89,19 @@ class Group(BaseModel):
     support: list[float] = Field(default_factory=list)
     answer_chars: list[int] = Field(default_factory=list)
     coverage: list[float] = Field(default_factory=list)
+    #: code rows: how many were checked for names their context never shows
+    code_rows: int = 0
+
+    def ungrounded_line(self) -> str | None:
+        """The share of code answers calling a name their context never shows (labelled spans
+        blanked out), always shown for code: 0 is a figure worth publishing too."""
+        if not self.code_rows:
+            return None
+        count = self.signals["ungrounded_reference"]
+        return (
+            f"answers calling a name the context never shows: {count} of {self.code_rows} "
+            f"({count / self.code_rows:.2f})"
+        )
 
 
 class QualityReport(BaseModel):
@@ -215,10 +228,10 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
             if len(shown) < 3:
                 shown.append(f"{row.where}: {(text or row.answer)[:160]!r}")
 
-        if row.modality == "code" and (
-            names := ungrounded_names(_blanked(row.answer, row.spans), row.context)
-        ):
-            signal("ungrounded_reference", f"calls {', '.join(names[:5])}, which the context never shows")
+        if row.modality == "code":
+            group.code_rows += 1
+            if names := ungrounded_names(_blanked(row.answer, row.spans), row.context):
+                signal("ungrounded_reference", f"calls {', '.join(names[:5])}, which the context never shows")
         if row.question:
             question_count[_key(row.question)] += 1
             near_questions[_near_key(row.question)] += 1
@@ -285,6 +298,8 @@ def quality_text(path: Path, report: QualityReport) -> str:
             lines.append(f"    context support p10/p50/p90: {_quantiles(group.support)}")
         if group.coverage:
             lines.append(f"    span coverage p10/p50/p90: {_quantiles(group.coverage)}")
+        if ungrounded := group.ungrounded_line():
+            lines.append(f"    {ungrounded}")
         for signal, count in sorted(group.signals.items()):
             lines.append(f"    {signal}: {count}")
             lines.extend(f"      e.g. {example}" for example in group.examples.get(signal, []))

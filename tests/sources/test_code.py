@@ -7,6 +7,7 @@ import pytest
 
 from lettuce_build.builds.run import BuildOptions, run_build
 from lettuce_build.core.schema import check_sample
+from lettuce_build.publish.hub import collect, render_card
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.code import CodeSource, build_answer, file_context
 from lettuce_build.swebench.patches import parse_patch
@@ -201,3 +202,17 @@ def test_a_relative_output_folder_works_for_every_answer_style(world, tmp_path, 
         assert summary.clean == 1 and summary.failures == {}
         styles.add(json.loads(summary.example.model_dump_json())["metadata"]["answer_style"])
     assert styles == {"function", "hunk", "replace"}
+
+
+def test_the_code_card_publishes_the_share_of_answers_with_ungrounded_names(world, tmp_path):
+    path, template, _ = world
+    out = tmp_path / "out"
+    run_build(
+        BuildOptions(source="code", input=str(path), out=out, ratio=0.0, repo_url=template),
+        ScriptedBackend(code_respond),
+    )
+    _, stats = collect(out, "code", max_failure_rate=1.0)
+    readme = tmp_path / "README.md"
+    readme.write_text("---\n---\n")
+    render_card(readme, [stats], "org/code")
+    assert "answers calling a name the context never shows: 0 of 1 (0.00)" in readme.read_text()

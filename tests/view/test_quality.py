@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from lettuce_build.cli import main
 from lettuce_build.core.schema import HallucinationSample, Span, sample_to_row
-from lettuce_build.view.quality import quality_report
+from lettuce_build.view.quality import quality_report, quality_text
 
 CONTEXT = (
     "fastgrid renders large tables in the terminal. It is written in Python and needs no compiler. "
@@ -168,6 +168,10 @@ def test_a_code_answer_calling_a_name_its_context_never_shows_is_reported(tmp_pa
     # a name that is the labelled span is the hallucination itself, not an ungrounded clean name
     assert report.groups["lettucedetect-readme hallucinated"].signals["ungrounded_reference"] == 0
     assert not report.clean
+    # the share is always published for code, zero included (the code card shows this text)
+    text = quality_text(tmp_path / "code.jsonl", report)
+    assert "answers calling a name the context never shows: 1 of 2 (0.50)" in text
+    assert "answers calling a name the context never shows: 0 of 1 (0.00)" in text
 
 
 def test_near_duplicates_share_their_content_words_in_any_order(tmp_path):
