@@ -45,6 +45,10 @@ ERROR_DEFINITIONS = {
 #: publishes 0.15-0.25; the middle keeps intent errors, the harder ones, the majority)
 DEFAULT_STRUCT_RATIO = 0.2
 _NAME = regex.compile(r"[A-Za-z_]\w*")
+#: a unified diff's hunk header: line numbers, not code
+_HUNK_HEADER = regex.compile(r"^@@ .*@@")
+#: a ``#`` outside string quotes starts a comment (SWE-bench's code is Python)
+_COMMENT_START = regex.compile(r"""^(?:[^#'"]|'[^']*'|"[^"]*")*#""")
 
 
 def draw_error(seed: int, key: str, struct_ratio: float) -> str:
@@ -133,6 +137,14 @@ class InjectCodeStage(InjectStageBase):
             raise ParseFailure(rejected[-1]["reason"], rejected[-1]["detail"])
         return edits, rejected
 
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        result = super().parse(item, response)
+        answer = result["hallucinated_answer"]
+        for label in result["labels"]:
+            if problem := span_line_problem(answer, label["start"], label["end"]):
+                raise ParseFailure(*problem)
+        return result
+
     def _existing(self, item: dict[str, Any], change: CodeChange) -> str | None:
         """Why the edit invents nothing: the name it declares, or else every name it introduces,
         already occurs somewhere in the repository's tree at the base commit (None: it invents)."""
@@ -146,6 +158,34 @@ class InjectCodeStage(InjectStageBase):
         except RepoError as err:
             raise ParseFailure("repository_unavailable", str(err), retry=False) from err
         return existing[0] if existing and len(existing) == len(checked) else None
+
+
+def span_line_problem(answer: str, start: int, end: int) -> tuple[str, str] | None:
+    """(reason, detail) when the span ``[start, end)`` changes no code: it lies in a diff's hunk
+    header (line numbers) or in comments only. Neither changes what the code does, so labelling
+    it ``wrong_implementation`` or ``unrequested_change`` would be false (seen live: a hunk's
+    line number replaced by a date, a word of a comment misspelt)."""
+    line_start = answer.rfind("\n", 0, start) + 1
+    line_end = answer.find("\n", end)
+    kinds = set()
+    for line in answer[line_start : len(answer) if line_end == -1 else line_end].split("\n"):
+        covered = answer[max(start, line_start) : min(end, line_start + len(line))]
+        if covered.strip():
+            kinds.add(_line_kind(line, max(start, line_start) - line_start))
+        line_start += len(line) + 1
+    if kinds == {"header"}:
+        return "edit_in_diff_header", f"{answer[start:end]!r} is in a hunk header, not in code"
+    if kinds and kinds <= {"header", "comment"}:
+        return "edit_in_comment", f"{answer[start:end]!r} changes only a comment"
+    return None
+
+
+def _line_kind(line: str, column: int) -> str:
+    """What the span's part of ``line`` from ``column`` on is: header, comment or code."""
+    if _HUNK_HEADER.match(line):
+        return "header"
+    comment = _COMMENT_START.match(line)
+    return "comment" if comment and column >= comment.end() - 1 else "code"
 
 
 @functools.lru_cache(maxsize=64)

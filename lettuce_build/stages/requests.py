@@ -32,6 +32,38 @@ _REPORT = regex.compile(
     r"Traceback \(most recent call last\)|```|^\s*(?:>>>|\$) |^\s*File \"", regex.MULTILINE
 )
 
+#: how a reply opens, never a request (seen live from a small model: "You're right, ...",
+#: "Your request is already well-explained", "No, I'm sorry ...", "The following code is ...")
+_REPLY = regex.compile(
+    r"^(?:you(?:'re| are) right|your (?:request|question|issue)|(?:no|yes|sure|certainly|of course)\b"
+    r"|i'?m (?:sorry|here|glad|happy)|i am (?:sorry|here|glad|happy)|thanks?\b|thank you|great\b"
+    r"|the following|here(?:'s| is| are)\b|the (?:solution|answer) is)"
+    r"|\bas an ai\b|\bi'?m here to help\b",
+    regex.IGNORECASE,
+)
+#: what makes a sentence an ask: a question, a word of asking, or an imperative verb first
+_ASK = regex.compile(
+    r"\?|\b(?:please|can you|could you|would you|will you|i need|i want|i'd like|i would like"
+    r"|we need|we want|should|shouldn't|must|needs? to|make sure)\b",
+    regex.IGNORECASE,
+)
+_IMPERATIVE = regex.compile(
+    r"^(?:add|allow|avoid|catch|change|convert|correct|decode|detect|document|drop|encode|ensure"
+    r"|expose|extend|fix|forward|handle|ignore|implement|improve|include|keep|let|make|move|pass"
+    r"|prevent|raise|refactor|reject|remove|rename|replace|report|respect|return|show|skip|sort"
+    r"|stop|support|treat|update|use|validate|warn|wrap)\b",
+    regex.IGNORECASE,
+)
+
+
+def request_shape_problem(request: str) -> tuple[str, str] | None:
+    """(reason, detail) when ``request`` reads as a reply or a statement, not as an ask."""
+    if match := _REPLY.search(request):
+        return "request_is_reply", f"{request[:80]!r} answers like an assistant ({match.group()!r})"
+    if not _ASK.search(request) and not _IMPERATIVE.match(request):
+        return "not_a_request", f"{request[:80]!r} asks nothing: no question, imperative or ask"
+    return None
+
 
 def clean_request(text: str) -> str:
     """The response without a "Request:" prefix or surrounding quotes, its lines joined."""
@@ -50,6 +82,8 @@ def request_problem(request: str, issue: str) -> tuple[str, str] | None:
         return "request_holds_report", f"{request[:80]!r} copies the issue's report ({copied!r})"
     if len(_SENTENCE_END.findall(request)) > MAX_REQUEST_SENTENCES:
         return "request_too_many_sentences", f"{request[:80]!r} is over {MAX_REQUEST_SENTENCES} sentences"
+    if problem := request_shape_problem(request):
+        return problem
     if problem := gates.question_problem(request, issue):
         return problem
     return None

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from lettuce_build.engine.stage import ParseFailure
-from lettuce_build.stages.code_edits import STRUCTURAL, InjectCodeStage, draw_error
+from lettuce_build.stages.code_edits import STRUCTURAL, InjectCodeStage, draw_error, span_line_problem
 
 from ..support.gitrepos import make_fix_repo
 
@@ -71,6 +71,38 @@ def test_an_unrequested_block_is_labelled_by_the_lines_it_adds(item):
     assert out["hallucinated_answer"][label["start"] : label["end"]] == label["text"]
     assert label["category"] == "unsupported_addition" and label["subcategory"] == "behavior"
     assert json.loads(out["injection"])["applied"][0]["label"] == "unrequested_change"
+
+
+HUNK = (
+    "The fix to `pkg/api.py`:\n```diff\n@@ -13,7 +13,7 @@ def load(client, key):\n"
+    "-    return client.fetch(key)  # the old call\n"
+    "+    # read with get, which the client has\n"
+    "+    return client.get(key)\n```"
+)
+
+
+def span_of(text, part):
+    start = text.index(part)
+    return span_line_problem(text, start, start + len(part))
+
+
+def test_an_edit_that_changes_no_code_is_not_a_mistake_in_code():
+    # a hunk's line numbers, or a comment, change nothing the code does (seen live: both)
+    assert span_of(HUNK, "-13,7")[0] == "edit_in_diff_header"
+    assert span_of(HUNK, "read with get")[0] == "edit_in_comment"
+    assert span_of(HUNK, "the old call")[0] == "edit_in_comment"
+    assert span_of(HUNK, "client.get(key)") is None
+    assert span_of(HUNK, "fetch(key)  # the old") is None  # code and its comment
+    assert span_of(HUNK, "read with get, which the client has\n+    return") is None
+    quoted = 'The fix:\n```python\nlabel = "#" + key  # tag\n```'
+    assert span_of(quoted, '"#" + key') is None  # a # inside a string starts no comment
+
+
+def test_an_edit_inside_a_comment_fails_with_its_reason(item):
+    item = {**item, "code_error": "wrong_implementation", "answer": HUNK}
+    with pytest.raises(ParseFailure) as failure:
+        parse(item, original="read with get", hallucinated="read with fetch")
+    assert failure.value.reason == "edit_in_comment"
 
 
 def test_each_kind_has_its_own_prompt_and_schema(item):
