@@ -21,7 +21,7 @@ from lettuce_build.builds.output import OutputPaths, write_output
 from lettuce_build.sift.matcher import CompiledPatternSet
 from lettuce_build.sift.patterns import CATEGORIES, PatternSet
 from lettuce_build.sift.tiers import EXCLUDED_REPOS, TIERS, repo_tier
-from lettuce_build.swebench.patches import parse_patch
+from lettuce_build.swebench.patches import PatchError, parse_patch
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("instance_id", "repo", "patch", "problem_statement")
 
@@ -101,7 +101,12 @@ def sift(rows: Iterable[dict[str, Any]], verified_ids: set[str] | None, preset: 
                 )
             )
             continue
-        matched = matcher.matched(patch, repo)
+        try:
+            matched = matcher.matched(patch, repo)
+        except PatchError as err:
+            reason = f"patch: {err}"
+            invalid.append(InvalidRow(index=index, instance_id=row.get("instance_id"), reason=reason))
+            continue
         if not matched:
             continue
         files = patch_files(patch)

@@ -36,7 +36,7 @@ from lettuce_build.swebench.grounding import (
     referenced_definitions,
     render_definitions,
 )
-from lettuce_build.swebench.patches import FilePatch, PatchInfo, parse_patch
+from lettuce_build.swebench.patches import FilePatch, PatchError, PatchInfo, parse_patch
 from lettuce_build.swebench.repos import RepoManager, host_git_env
 from lettuce_build.swebench.trees import RepoTree
 
@@ -255,7 +255,11 @@ class CodeSource(Source):
         if not isinstance(patch, str) or not patch.strip() or not repos.has_commit(repo, commit):
             skipped["no_patch_or_commit"] += 1
             return None
-        info = parse_patch(patch)
+        try:
+            info = parse_patch(patch)
+        except PatchError:
+            skipped["malformed_patch"] += 1
+            return None
         tree = RepoTree(repos.bare_path(repo), commit)
         texts = {f.path: tree.read(f.path) or "" for f in info.files}  # "": a file the patch creates
         key = f"code::{row['instance_id']}"

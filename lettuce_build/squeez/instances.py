@@ -9,7 +9,7 @@ import regex
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from lettuce_build.swebench.instances import InstanceLoadError, load_instance_rows
-from lettuce_build.swebench.patches import parse_patch
+from lettuce_build.swebench.patches import PatchError, parse_patch
 
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "problem_statement")
 _COMMIT = regex.compile(r"[0-9a-fA-F]{7,40}")
@@ -33,6 +33,15 @@ class SqueezInstance(BaseModel):
         files = dict.fromkeys(parse_patch(self.test_patch).paths)
         files.update((t.split("::")[0], None) for t in self.FAIL_TO_PASS if t.split("::")[0].endswith(".py"))
         return list(files)
+
+    @field_validator("patch", "test_patch")
+    @classmethod
+    def _unified_diff(cls, value: str) -> str:
+        try:
+            parse_patch(value)
+        except PatchError as err:
+            raise ValueError(str(err)) from err
+        return value
 
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
     @classmethod

@@ -11,9 +11,17 @@ import keyword
 
 import regex
 from pydantic import BaseModel, Field
+from unidiff import (
+    LINE_TYPE_ADDED,
+    LINE_TYPE_REMOVED,
+    PatchedFile,
+    PatchSet,
+    UnidiffParseError,
+)
+from unidiff.constants import LINE_TYPE_NO_NEWLINE
 
-_DIFF = regex.compile(r"^diff --git a/(.+?) b/(.+)$")
-_HUNK = regex.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+from lettuce_build.core.errors import LettuceError
+
 #: a line that defines a function or class, and its name
 DEFINITION = regex.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
 _ASSIGN = regex.compile(r"^\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")
@@ -30,6 +38,10 @@ _GENERIC = frozenset(
     }
 )
 MAX_TELLING_NAMES = 8
+
+
+class PatchError(LettuceError):
+    """A patch that is not a unified diff."""
 
 
 class Hunk(BaseModel):
@@ -51,7 +63,7 @@ class Hunk(BaseModel):
     def side(self, new: bool) -> str:
         """The hunk's code before (``new=False``) or after the patch, without prefixes."""
         keep = "+" if new else "-"
-        return "\n".join(raw[1:] for _, raw in self.lines if raw[:1] in (" ", keep))
+        return "\n".join(raw[1:] for _, raw in self.lines if raw[:1] in ("", " ", keep))
 
     @property
     def first_changed_line(self) -> int:
@@ -126,46 +138,52 @@ def _telling(name: str) -> bool:
 
 
 def parse_patch(patch: str) -> PatchInfo:
-    files: list[FilePatch] = []
-    old_line = new_line = 0
-    for number, line in enumerate(patch.split("\n"), start=1):
-        if match := _DIFF.match(line):
-            files.append(FilePatch(path=match.group(2), old_path=match.group(1)))
-            continue
-        if not files:
-            continue
-        current = files[-1]
-        if match := _HUNK.match(line):
-            old_start, new_start = int(match.group(1)), int(match.group(3))
-            current.hunks.append(
-                Hunk(
-                    header=line,
-                    old_start=old_start,
-                    old_length=int(match.group(2) or 1),
-                    new_start=new_start,
-                    new_length=int(match.group(4) or 1),
-                )
+    """Files, hunks and changed lines of a unified diff, read by ``unidiff``: it counts each
+    hunk's lines from its header, so a changed line that itself starts with ``---`` or ``+++``
+    (an RST underline, a ``++i``) stays a changed line. Raw lines are the patch's own, byte for
+    byte, numbered as in the patch."""
+    try:
+        parsed = PatchSet(patch)
+    except UnidiffParseError as err:
+        raise PatchError(f"not a unified diff unidiff can read: {err}") from err
+    raw = patch.split("\n")
+    return PatchInfo(files=[_file(file, raw) for file in parsed])
+
+
+def _file(file: PatchedFile, raw: list[str]) -> FilePatch:
+    target, source = _strip(file.target_file), _strip(file.source_file)
+    path = target if target != "/dev/null" else source  # a deleted file keeps its old path
+    current = FilePatch(path=path, old_path=source if source != "/dev/null" else path)
+    for hunk in file:
+        # every line but "\\ No newline at end of file"; an empty line is context whose space
+        # an editor stripped
+        body = [line for line in hunk if line.line_type != LINE_TYPE_NO_NEWLINE]
+        header = raw[body[0].diff_line_no - 2] if body else ""
+        current.hunks.append(
+            Hunk(
+                header=header,
+                old_start=hunk.source_start,
+                old_length=hunk.source_length,
+                new_start=hunk.target_start,
+                new_length=hunk.target_length,
+                lines=[(line.diff_line_no, raw[line.diff_line_no - 1]) for line in body],
             )
-            old_line, new_line = old_start, new_start
-            continue
-        if not current.hunks or line.startswith(("+++", "---")):
-            continue
-        hunk = current.hunks[-1]
-        if line.startswith("+"):
-            current.added.append(line[1:])
-            hunk.old_changed.append(max(old_line - 1, 1))  # inserted after the previous base line
-            hunk.lines.append((number, line))
-            new_line += 1
-        elif line.startswith("-"):
-            current.removed.append(line[1:])
-            hunk.old_changed.append(old_line)
-            hunk.lines.append((number, line))
-            old_line += 1
-        elif line.startswith(" "):
-            hunk.lines.append((number, line))
-            old_line += 1
-            new_line += 1
-    for file in files:
-        for hunk in file.hunks:
-            hunk.old_changed = sorted(set(hunk.old_changed))
-    return PatchInfo(files=files)
+        )
+        old_changed = current.hunks[-1].old_changed
+        previous_old = hunk.source_start - 1  # the base line before the hunk's first line
+        for line in body:
+            if line.line_type == LINE_TYPE_ADDED:
+                current.added.append(line.value.removesuffix("\n"))
+                old_changed.append(max(previous_old, 1))  # inserted after the previous base line
+            elif line.line_type == LINE_TYPE_REMOVED:
+                current.removed.append(line.value.removesuffix("\n"))
+                old_changed.append(line.source_line_no)
+            if line.source_line_no is not None:
+                previous_old = line.source_line_no
+        current.hunks[-1].old_changed = sorted(set(old_changed))
+    return current
+
+
+def _strip(name: str) -> str:
+    """A header's file name without git's ``a/`` or ``b/``."""
+    return name[2:] if name.startswith(("a/", "b/")) else name

@@ -2,9 +2,11 @@
 
 
 def diff(path: str, *body: str) -> str:
-    return "\n".join(
-        [f"diff --git a/{path} b/{path}", f"--- a/{path}", f"+++ b/{path}", "@@ -1,3 +1,4 @@", *body]
-    )
+    """One file's diff with one hunk of ``body``, its header counting the lines as git does."""
+    old = sum(line[:1] in (" ", "-") for line in body)
+    new = sum(line[:1] in (" ", "+") for line in body)
+    header = f"@@ -{min(old, 1)},{old} +{min(new, 1)},{new} @@"
+    return "\n".join([f"diff --git a/{path} b/{path}", f"--- a/{path}", f"+++ b/{path}", header, *body])
 
 
 def patch(*files: str) -> str:
