@@ -38,13 +38,13 @@ _REPLY = regex.compile(
     r"^(?:you(?:'re| are) right|your (?:request|question|issue)|(?:no|yes|sure|certainly|of course)\b"
     r"|i'?m (?:sorry|here|glad|happy)|i am (?:sorry|here|glad|happy)|thanks?\b|thank you|great\b"
     r"|the following|here(?:'s| is| are)\b|the (?:solution|answer) is)"
-    r"|\bas an ai\b|\bi'?m here to help\b",
+    r"|you (?:can|could|should|would|must|need|may|might)\b|\bas an ai\b|\bi'?m here to help\b",
     regex.IGNORECASE,
 )
 #: what makes a sentence an ask: a question, a word of asking, or an imperative verb first
 _ASK = regex.compile(
     r"\?|\b(?:please|can you|could you|would you|will you|i need|i want|i'd like|i would like"
-    r"|we need|we want|should|shouldn't|must|needs? to|make sure)\b",
+    r"|we need|we want|should|shouldn't|must|(?:it|this|that) needs? to|make sure)\b",
     regex.IGNORECASE,
 )
 _IMPERATIVE = regex.compile(

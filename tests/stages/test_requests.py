@@ -44,7 +44,9 @@ def test_a_request_is_the_core_ask_in_the_developers_words():
         ("Your request is already well-explained: resolve_redirects resets the method.", "request_is_reply"),
         ("You're right, resolve_redirects resets the method on redirects.", "request_is_reply"),
         ("The following code is a simple example of resolve_redirects.", "request_is_reply"),
-        ("You can use resolve_redirects to follow each redirect.", "not_a_request"),
+        ("You can use resolve_redirects to follow each redirect.", "request_is_reply"),
+        ("You would need to call resolve_redirects with the original method.", "request_is_reply"),
+        ("The method of resolve_redirects is reset on every redirect.", "not_a_request"),
     ],
 )
 def test_what_is_not_a_request_fails_with_a_reason(text, reason):
