@@ -1,6 +1,8 @@
 """The document chunker shared by the markdown sources, and the document-level hash split.
 
-Split on markdown headings (never on ``#`` lines inside code fences), pack
+Split on markdown headings as a CommonMark parser sees them (``markdown-it-py``: ATX ``#``
+headings and setext headings underlined with ``===`` or ``---``, never a ``#`` line inside a
+fence, however many backticks open it, nor a heading nested in a list or quote), pack
 sections greedily between a minimum and a maximum size, truncate an oversized
 section, drop a too-short tail, keep the first few chunks of each document.
 """
@@ -8,12 +10,14 @@ section, drop a too-short tail, keep the first few chunks of each document.
 from __future__ import annotations
 
 import regex
+from markdown_it import MarkdownIt
 from pydantic import BaseModel
 
 from lettuce_build.core.seeding import fraction
 
-_HEADING = regex.compile(r"^#{1,6}\s+\S")
-_FENCE = regex.compile(r"^\s*(```|~~~)")
+#: lines as markdown-it counts them (it normalises \r\n and \r to \n)
+_LINE = regex.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+\Z")
+_PARSER = MarkdownIt("commonmark")
 
 
 class ChunkConfig(BaseModel):
@@ -23,17 +27,18 @@ class ChunkConfig(BaseModel):
 
 
 def split_sections(markdown: str) -> list[str]:
-    """Sections that each start at a heading line outside code fences (the first may have none)."""
-    sections: list[list[str]] = [[]]
-    fence: str | None = None
-    for line in markdown.splitlines(keepends=True):
-        if match := _FENCE.match(line):
-            marker = match.group(1)
-            fence = None if fence == marker else (fence or marker)
-        elif fence is None and _HEADING.match(line) and sections[-1]:
-            sections.append([])
-        sections[-1].append(line)
-    return ["".join(lines) for lines in sections if "".join(lines).strip()]
+    """Sections that each start at a top-level heading (the first may have none)."""
+    lines = _LINE.findall(markdown)
+    starts = sorted(
+        {
+            token.map[0]
+            for token in _PARSER.parse(markdown)
+            if token.type == "heading_open" and token.level == 0 and token.map and token.map[0] > 0
+        }
+    )
+    bounds = [0, *starts, len(lines)]
+    sections = ("".join(lines[a:b]) for a, b in zip(bounds, bounds[1:], strict=False))
+    return [section for section in sections if section.strip()]
 
 
 def chunk_markdown(markdown: str, config: ChunkConfig | None = None) -> list[str]:

@@ -1,5 +1,9 @@
 """The shared chunker and the document-level hash split."""
 
+from pathlib import Path
+
+import regex
+
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split, split_sections
 
 
@@ -12,6 +16,36 @@ def test_headings_inside_code_fences_do_not_split():
 
 def test_tilde_fences_count_too():
     assert len(split_sections("# A\n~~~\n# not a heading\n~~~\n# B\n")) == 2
+
+
+def test_a_setext_heading_starts_a_section():
+    markdown = "Saltbox\n=======\n\nA cache.\n\nInstall\n-------\n\npip install saltbox\n"
+    assert split_sections(markdown) == [
+        "Saltbox\n=======\n\nA cache.\n\n",
+        "Install\n-------\n\npip install saltbox\n",
+    ]
+
+
+def test_a_four_backtick_fence_is_not_closed_by_three_backticks_inside_it():
+    markdown = (
+        "# Writing docs\n````markdown\n```bash\necho hi\n```\n# still inside the example\n````\n"
+        "# Next\nmore\n"
+    )
+    sections = split_sections(markdown)
+    assert len(sections) == 2
+    assert "# still inside the example" in sections[0] and sections[1] == "# Next\nmore\n"
+
+
+def test_a_heading_inside_a_list_or_quote_is_not_a_section():
+    assert len(split_sections("# A\n- item\n\n  # nested? no: a list item's heading\n> # quoted\n")) == 1
+
+
+def test_on_real_readmes_sections_start_at_headings_and_lose_nothing():
+    for readme in (Path(__file__).resolve().parents[2] / "examples" / "readmes").glob("*.md"):
+        text = readme.read_text()
+        sections = split_sections(text)
+        assert "".join(sections).strip() == text.strip()
+        assert all(regex.match(r"#{1,6} |.+\n(?:=+|-+)\n", s) for s in sections[1:]), readme.name
 
 
 def test_sections_pack_greedily_up_to_the_maximum():
