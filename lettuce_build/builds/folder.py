@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from lettuce_build.builds.options import BuildCounts, BuildOptions
 from lettuce_build.builds.shards import ShardRecord
@@ -41,6 +41,43 @@ class ManifestError(LettuceError):
 
 class BuildLocked(LettuceError):
     """Another process is building into the same folder."""
+
+
+class RunCost(BaseModel):
+    """What one run of a build (or all of them) asked of the model: a fully cached rerun costs
+    nothing, and the first run's cost stays on record after it."""
+
+    started: float = 0.0
+    status: str = "running"
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    backend_calls: int = 0
+    backend_seconds: float = 0.0
+
+    @classmethod
+    def of(cls, started: float, status: str, stages: list[StageStats]) -> RunCost:
+        return cls(
+            started=started,
+            status=status,
+            requests=sum(s.cache_misses for s in stages),
+            prompt_tokens=sum(s.prompt_tokens for s in stages),
+            completion_tokens=sum(s.completion_tokens for s in stages),
+            backend_calls=sum(s.backend_calls for s in stages),
+            backend_seconds=sum(s.backend_seconds for s in stages),
+        )
+
+    @classmethod
+    def total(cls, runs: list[RunCost]) -> RunCost:
+        return cls(
+            started=min((r.started for r in runs), default=0.0),
+            status=runs[-1].status if runs else "running",
+            requests=sum(r.requests for r in runs),
+            prompt_tokens=sum(r.prompt_tokens for r in runs),
+            completion_tokens=sum(r.completion_tokens for r in runs),
+            backend_calls=sum(r.backend_calls for r in runs),
+            backend_seconds=sum(r.backend_seconds for r in runs),
+        )
 
 
 class Manifest(BaseModel):
@@ -66,6 +103,21 @@ class Manifest(BaseModel):
     shard: ShardRecord | None = None
     #: the shard folders a merged build was joined from (`lettuce-build merge`)
     merged_from: list[str] = Field(default_factory=list)
+    #: what each run of the build into this folder cost, this one last (``stages`` is this run's)
+    runs: list[RunCost] = Field(default_factory=list)
+    #: the sum of ``runs``: what the build has cost so far
+    cost: RunCost = Field(default_factory=RunCost)
+    _earlier: list[RunCost] = PrivateAttr(default_factory=list)
+
+    def after(self, previous: Manifest | None) -> Manifest:
+        """This run's manifest, carrying the cost of the runs before it into this folder."""
+        self._earlier = list(previous.runs) if previous else []
+        return self
+
+    def tally(self) -> None:
+        """Bring ``runs`` and ``cost`` up to date with this run's stages."""
+        self.runs = [*self._earlier, RunCost.of(self.started, self.status, self.stages)]
+        self.cost = RunCost.total(self.runs)
 
 
 class BuildDir:
@@ -117,8 +169,16 @@ class BuildDir:
         finally:
             handle.close()
 
+    def previous_manifest(self) -> Manifest | None:
+        """The manifest an earlier run left, if it can be read (a new folder has none)."""
+        try:
+            return self.read_manifest()
+        except ManifestError:
+            return None
+
     def write_manifest(self, manifest: Manifest) -> None:
         manifest.updated = time.time()
+        manifest.tally()
         write_atomic(self.path / MANIFEST_FILE, manifest.model_dump_json(indent=2))
 
     def record_stage(self, manifest: Manifest, stats: StageStats, failures: list[FailureRow]) -> None:

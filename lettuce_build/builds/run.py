@@ -23,7 +23,7 @@ from typing import Any
 from datasets import Dataset, DatasetDict
 from pydantic import BaseModel, ConfigDict, Field
 
-from lettuce_build.builds.folder import BuildDir, Manifest
+from lettuce_build.builds.folder import BuildDir, Manifest, RunCost
 from lettuce_build.builds.options import BuildCounts, BuildOptions
 from lettuce_build.builds.output import write_output
 from lettuce_build.builds.plan import ExecutionPlan
@@ -55,6 +55,10 @@ class BuildSummary(BuildCounts):
     example: HallucinationSample | None = None
     #: set on a shard's summary: its slice, to be joined by `lettuce-build merge`
     shard: Shard | None = None
+    #: what this run asked of the model, and every run into this folder so far
+    cost: RunCost = Field(default_factory=RunCost)
+    total_cost: RunCost = Field(default_factory=RunCost)
+    runs: int = 1
 
     def counts(self) -> BuildCounts:
         return BuildCounts.model_validate(self.model_dump(include=set(BuildCounts.model_fields)))
@@ -195,7 +199,7 @@ def run_build(
             limit=options.limit,
             options=options,
             merged_from=replay.sources if replay else [],
-        )
+        ).after(build.previous_manifest())
         judges = (list(judges) or [backend]) if options.verify else []
         manifest.judges = [judge.info() for judge in judges]
         try:
@@ -323,6 +327,7 @@ def _run(
     manifest.status = "finished"
     manifest.counts = summary.counts()
     build.write_manifest(manifest)
+    summary.cost, summary.total_cost, summary.runs = manifest.runs[-1], manifest.cost, len(manifest.runs)
     return summary
 
 

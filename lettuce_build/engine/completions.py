@@ -81,6 +81,7 @@ class Completions:
                 raise RuntimeError(f"backend answered {len(fresh)} of {len(missing)} requests")
             self.cache.put_many(self.backend.model_id, prompt_version, list(zip(missing, fresh, strict=True)))
             found.update(zip(missing, fresh, strict=True))
+            stats.prompt_tokens += sum(c.prompt_tokens for c in fresh)
             stats.completion_tokens += sum(c.completion_tokens for c in fresh)
         fresh_keys = set(missing) | prefetched.intersection(keys)
         hits = len(keys) - len(fresh_keys)
@@ -116,6 +117,7 @@ class StreamingCompletions(Completions):
         for chunk in self.backend.stream([wanted[key] for key in missing]):
             answered = [(missing[index], completion) for index, completion in chunk]
             self.cache.put_many(self.backend.model_id, prompt_version, answered)
+            stats.prompt_tokens += sum(c.prompt_tokens for _, c in answered)
             stats.completion_tokens += sum(c.completion_tokens for _, c in answered)
         stats.backend_seconds += time.perf_counter() - started
         stats.backend_calls += 1

@@ -37,6 +37,7 @@ class StageStats(BaseModel):
     cache_hits: int = 0
     cache_misses: int = 0
     backend_calls: int = 0
+    prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
     backend_seconds: float = 0.0
@@ -69,7 +70,15 @@ class StageStats(BaseModel):
         return list(by_name.values())
 
     def _add(self, parts: list[StageStats]) -> None:
-        summed = ("ok", "failed", "cache_hits", "cache_misses", "backend_calls", "completion_tokens")
+        summed = (
+            "ok",
+            "failed",
+            "cache_hits",
+            "cache_misses",
+            "backend_calls",
+            "prompt_tokens",
+            "completion_tokens",
+        )
         for part in parts:
             self.sampling = self.sampling or part.sampling
             for field in (*summed, "seconds", "backend_seconds"):

@@ -1,36 +1,38 @@
-"""A backend for any OpenAI-compatible chat endpoint (a vLLM server, a hosted teacher).
+"""A backend for any OpenAI-compatible chat endpoint (a vLLM server, a hosted teacher), on the
+``openai`` SDK.
 
-Async with a concurrency limit; retries with exponential backoff (honouring
-Retry-After) on 429, 5xx, timeouts and dropped connections; JSON-schema
-response format where the server supports it; reasoning text kept apart from
-the answer. The API key is read from an environment variable when a request
-is sent and goes nowhere but the Authorization header: not into errors, logs,
-the cache or `info()`.
+The SDK retries 408, 409, 429, 5xx, timeouts and dropped connections with backoff, honouring
+``Retry-After``; on top of it: a concurrency limit, JSON-schema responses (``"strict": true``),
+reasoning text kept apart from the answer, token usage on every completion. The API key is read
+from an environment variable when a batch is sent and given to the SDK's client for that batch
+only: it goes into the Authorization header and nowhere else, not into errors (a server may echo
+it: they are redacted), logs, the cache or `info()`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import random
 import threading
 from collections.abc import Sequence
 from typing import Any, Literal
 
-import httpx
+import openai
+from openai import AsyncOpenAI
 
 from lettuce_build.core.leaks import SecretScanner, public_url
 from lettuce_build.llm.protocol import BackendError, BackendInfo, ChatRequest, Completion
 from lettuce_build.llm.settings import EndpointSettings
 
-RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+#: what the SDK is given as the key when the variable is unset (a local server needs none)
+NO_KEY = "no-key"
 
 
 class OpenAIOptions(EndpointSettings):
+    #: retries after the first try (the SDK's backoff: exponential with jitter, Retry-After first)
     max_retries: int = 5
+    #: seconds per request
     timeout: float = 300.0
-    backoff_seconds: float = 1.0
-    max_backoff_seconds: float = 60.0
     response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
     extra_body: dict[str, Any] = {}
 
@@ -55,67 +57,58 @@ class OpenAIBackend:
         key = os.environ.get(self.options.api_key_env)
         return SecretScanner([key] if key else []).redact(text)
 
-    def _headers(self) -> dict[str, str]:
-        key = os.environ.get(self.options.api_key_env)
-        return {"Authorization": f"Bearer {key}"} if key else {}
-
-    def _body(self, request: ChatRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
+    def _arguments(self, request: ChatRequest) -> dict[str, Any]:
+        arguments: dict[str, Any] = {
             "model": self.model,
             "messages": request.conversation(),
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
-            **self.options.extra_body,
+            "extra_body": self.options.extra_body or None,
         }
         if request.seed is not None:
-            body["seed"] = request.seed
+            arguments["seed"] = request.seed
         if request.repetition_penalty != 1.0:  # OpenAI's penalty is additive, from -2 to 2
-            body["frequency_penalty"] = max(-2.0, min(2.0, request.repetition_penalty - 1.0))
+            arguments["frequency_penalty"] = max(-2.0, min(2.0, request.repetition_penalty - 1.0))
         if request.json_schema is not None and self.options.response_format == "json_schema":
-            body["response_format"] = {
+            arguments["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "response", "schema": request.json_schema},
+                "json_schema": {
+                    "name": "response",
+                    "schema": strict_schema(request.json_schema),
+                    "strict": True,
+                },
             }
         elif request.json_schema is not None and self.options.response_format == "json_object":
-            body["response_format"] = {"type": "json_object"}
-        return body
+            arguments["response_format"] = {"type": "json_object"}
+        return arguments
 
-    def _delay(self, attempt: int, response: httpx.Response | None) -> float:
-        if response is not None and (retry_after := response.headers.get("retry-after")):
+    async def _one(self, client: AsyncOpenAI, gate: asyncio.Semaphore, request: ChatRequest) -> Completion:
+        shown = public_url(f"{self.options.base_url.rstrip('/')}/chat/completions")
+        tries = f"{self.options.max_retries + 1} tries"
+        async with gate:
             try:
-                return min(float(retry_after), self.options.max_backoff_seconds)
-            except ValueError:
-                pass
-        base = self.options.backoff_seconds * 2**attempt
-        return min(base * (0.5 + random.random()), self.options.max_backoff_seconds)
-
-    async def _one(
-        self, client: httpx.AsyncClient, gate: asyncio.Semaphore, request: ChatRequest
-    ) -> Completion:
-        url = f"{self.options.base_url.rstrip('/')}/chat/completions"
-        shown = public_url(url)
-        problem = ""
-        for attempt in range(self.options.max_retries + 1):
-            response: httpx.Response | None = None
-            async with gate:
-                try:
-                    response = await client.post(url, json=self._body(request), headers=self._headers())
-                except (httpx.TimeoutException, httpx.TransportError) as err:
-                    problem = f"{type(err).__name__} talking to {shown}"
-                else:
-                    if response.status_code == 200:
-                        return _completion(response.json())
-                    body = self._redacted(response.text[:300])
-                    problem = f"HTTP {response.status_code} from {shown}: {body}"
-                    if response.status_code not in RETRYABLE_STATUS:
-                        raise BackendError(problem)
-            if attempt < self.options.max_retries:
-                await asyncio.sleep(self._delay(attempt, response))
-        raise BackendError(f"gave up after {self.options.max_retries + 1} tries: {problem}")
+                response = await client.chat.completions.create(**self._arguments(request))
+            except openai.APIStatusError as err:
+                problem = f"HTTP {err.status_code} from {shown}: {self._redacted(err.response.text[:300])}"
+                if err.status_code in RETRIED_STATUS:
+                    problem = f"gave up after {tries}: {problem}"
+                raise BackendError(problem) from None
+            except openai.APITimeoutError:
+                raise BackendError(f"gave up after {tries}: timed out talking to {shown}") from None
+            except openai.APIConnectionError as err:
+                cause = type(err.__cause__).__name__ if err.__cause__ else "connection error"
+                raise BackendError(f"gave up after {tries}: {cause} talking to {shown}") from None
+        return _completion(response)
 
     async def _generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         gate = asyncio.Semaphore(self.options.concurrency)
-        async with httpx.AsyncClient(timeout=self.options.timeout) as client:
+        client = AsyncOpenAI(
+            api_key=os.environ.get(self.options.api_key_env) or NO_KEY,
+            base_url=self.options.base_url,
+            max_retries=self.options.max_retries,
+            timeout=self.options.timeout,
+        )
+        async with client:
             return list(await asyncio.gather(*(self._one(client, gate, r) for r in requests)))
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
@@ -143,15 +136,35 @@ class OpenAIBackend:
         return result
 
 
-def _completion(payload: dict[str, Any]) -> Completion:
-    choice = payload["choices"][0]
-    message = choice.get("message") or {}
-    usage = payload.get("usage") or {}
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
+def strict_schema(schema: Any) -> Any:
+    """The schema as OpenAI's strict mode takes it: every object closed (no additional
+    properties) and every property required; a default means nothing once a field is required."""
+    if isinstance(schema, list):
+        return [strict_schema(part) for part in schema]
+    if not isinstance(schema, dict):
+        return schema
+    strict = {key: strict_schema(value) for key, value in schema.items() if key != "default"}
+    if isinstance(schema.get("properties"), dict):
+        strict["additionalProperties"] = False
+        strict["required"] = list(schema["properties"])
+    return strict
+
+
+#: the statuses the SDK retries: an error with one of them came after every try
+RETRIED_STATUS = frozenset({408, 409, 429, *range(500, 600)})
+
+
+def _completion(response: Any) -> Completion:
+    choice = response.choices[0]
+    message = choice.message
+    usage = response.usage
+    # vLLM and others put a thinking model's deliberation beside the content (not in the SDK's
+    # own fields: read from the message's extra fields)
+    reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
     return Completion.of(
-        message.get("content") or "",
-        finish_reason=choice.get("finish_reason"),
-        prompt_tokens=usage.get("prompt_tokens", 0),
-        completion_tokens=usage.get("completion_tokens", 0),
+        message.content or "",
+        finish_reason=choice.finish_reason,
+        prompt_tokens=usage.prompt_tokens if usage else 0,
+        completion_tokens=usage.completion_tokens if usage else 0,
         reasoning=reasoning,
     )

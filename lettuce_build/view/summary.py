@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from lettuce_build.builds.folder import Manifest
+from lettuce_build.builds.folder import Manifest, RunCost
 from lettuce_build.core.gates import GATE_REASONS
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.core.taxonomy import (
@@ -150,6 +150,13 @@ def cache_stats_text(path: Path, stats: CacheStats) -> str:
     return "\n".join(lines)
 
 
+def cost_text(cost: RunCost) -> str:
+    return (
+        f"{cost.requests} requests, {cost.prompt_tokens} prompt and {cost.completion_tokens} "
+        f"completion tokens, {cost.backend_seconds:.1f} s"
+    )
+
+
 def gate_rejections(failures: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, int]]:
     """Per stage, the failures that a quality gate (core/gates.py) gave, by reason."""
     found = {
@@ -194,6 +201,9 @@ def summary_text(summary: BuildSummary) -> str:
         f"  time: {summary.seconds:.1f} s, {summary.backend_seconds:.1f} s in the model backend "
         f"({share:.1%} outside it)"
     )
+    lines.append(f"  model: this run {cost_text(summary.cost)}")
+    if summary.runs > 1:
+        lines.append(f"  model: all {summary.runs} runs {cost_text(summary.total_cost)}")
     if not summary.by_split:  # nothing to load: say why and where to look
         worst = max(
             ((stage, sum(reasons.values())) for stage, reasons in summary.failures.items()),

@@ -59,6 +59,18 @@ def test_a_rebuild_is_served_from_the_cache_with_no_model_call(tmp_path, readmes
     assert second.by_split == first.by_split and second.by_category == first.by_category
 
 
+def test_what_a_build_cost_survives_a_fully_cached_rerun(tmp_path, readmes):
+    first = build(readmes, tmp_path / "out", ScriptedBackend(respond), ratio=0.5)
+    assert first.cost.requests > 0 and first.cost.prompt_tokens > 0 and first.cost.completion_tokens > 0
+    second = build(readmes, tmp_path / "out", ScriptedBackend(respond), ratio=0.5)
+    manifest = BuildDir(tmp_path / "out").read_manifest()
+    assert [run.requests for run in manifest.runs] == [first.cost.requests, 0]
+    assert manifest.cost.requests == first.cost.requests
+    assert manifest.cost.completion_tokens == first.cost.completion_tokens
+    assert second.cost.requests == 0 and second.total_cost == manifest.cost
+    assert f"model: all 2 runs {first.cost.requests} requests" in summary_text(second)
+
+
 def nothing_fits(request):
     return (
         '{"changes": []}'

@@ -49,7 +49,7 @@ def server() -> Iterator[tuple[str, Script]]:
         def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
             length = int(self.headers["Content-Length"])
             script.received.append(json.loads(self.rfile.read(length)))
-            script.headers.append(dict(self.headers))
+            script.headers.append({name.lower(): value for name, value in self.headers.items()})
             with script.lock:
                 status, body, delay = script.next()
                 script.in_flight += 1
@@ -81,7 +81,7 @@ def server() -> Iterator[tuple[str, Script]]:
 
 
 def backend(url: str, **options) -> OpenAIBackend:
-    defaults = dict(base_url=url, backoff_seconds=0.01, max_retries=3, timeout=2.0, api_key_env="LB_TEST_KEY")
+    defaults = dict(base_url=url, max_retries=3, timeout=2.0, api_key_env="LB_TEST_KEY")
     return OpenAIBackend("teacher", OpenAIOptions(**{**defaults, **options}))
 
 
@@ -101,13 +101,27 @@ def test_answers_come_back_in_order_with_tokens(server):
     assert script.received[0]["seed"] == 7 and script.received[0]["model"] == "teacher"
 
 
-def test_a_schema_request_asks_for_a_json_schema_response_format(server):
+def test_a_schema_request_asks_for_a_strict_json_schema_response_format(server):
     url, script = server
-    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "note": {"type": "string", "default": ""}},
+        "required": ["city"],
+    }
     backend(url).generate([request(schema)])
     assert script.received[0]["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "response", "schema": schema},
+        "json_schema": {
+            "name": "response",
+            # strict mode: closed objects, every property required
+            "schema": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "note": {"type": "string"}},
+                "required": ["city", "note"],
+                "additionalProperties": False,
+            },
+            "strict": True,
+        },
     }
 
 
@@ -166,7 +180,9 @@ def test_the_key_goes_only_into_the_authorization_header(server, monkeypatch):
     chosen = backend(url)
     with pytest.raises(BackendError) as raised:
         chosen.generate([request()])
-    assert script.headers[0]["Authorization"] == f"Bearer {SECRET}"
+    headers = script.headers[0]
+    assert headers["authorization"] == f"Bearer {SECRET}"
+    assert not [name for name, value in headers.items() if SECRET in value and name != "authorization"]
     assert SECRET not in json.dumps(script.received)
     assert SECRET not in str(raised.value)
     assert SECRET not in chosen.info().model_dump_json()

@@ -59,7 +59,12 @@ class ScriptedBackend:
             answers.append(
                 answer
                 if isinstance(answer, Completion)
-                else Completion(text=answer, finish_reason="stop", completion_tokens=len(answer.split()))
+                else Completion(
+                    text=answer,
+                    finish_reason="stop",
+                    prompt_tokens=sum(len(m.content.split()) for m in request.messages),
+                    completion_tokens=len(answer.split()),
+                )
             )
         if self.log is not None:
             with self.log.open("a") as handle:
