@@ -24,6 +24,7 @@ THIRD_PARTY = (
     "gguf",
     "xgrammar",
     "httpx",
+    "openai",
     "ray",
 )
 
