@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
+from lettuce_build.builds.log import log
 from lettuce_build.builds.options import BuildCounts, BuildOptions
 from lettuce_build.builds.shards import ShardRecord
 from lettuce_build.core.errors import LettuceError
@@ -184,6 +185,21 @@ class BuildDir:
     def record_stage(self, manifest: Manifest, stats: StageStats, failures: list[FailureRow]) -> None:
         """Replace the stage's entry and failure file with this run's, then save the manifest."""
         manifest.stages = [s for s in manifest.stages if s.name != stats.name] + [stats]
+        log.info(
+            "stage %s done: %d in, %d ok, %d failed, %d cache hits, %d misses, %d prompt and %d "
+            "completion tokens, %.1f s (%.1f s in the backend)%s",
+            stats.name,
+            stats.items_in,
+            stats.ok,
+            stats.failed,
+            stats.cache_hits,
+            stats.cache_misses,
+            stats.prompt_tokens,
+            stats.completion_tokens,
+            stats.seconds,
+            stats.backend_seconds,
+            f"; failures {stats.failure_reasons}" if stats.failure_reasons else "",
+        )
         write_jsonl(self.path / FAILURES_DIR / f"{stats.name}.jsonl", failures)
         self.write_manifest(manifest)
 

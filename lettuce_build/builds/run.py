@@ -24,6 +24,7 @@ from datasets import Dataset, DatasetDict
 from pydantic import BaseModel, ConfigDict, Field
 
 from lettuce_build.builds.folder import BuildDir, Manifest, RunCost
+from lettuce_build.builds.log import build_log, log
 from lettuce_build.builds.options import BuildCounts, BuildOptions
 from lettuce_build.builds.output import write_output
 from lettuce_build.builds.plan import ExecutionPlan
@@ -110,6 +111,7 @@ class StageLoop:
         """Run ``stages`` in order; ``checks``: per stage name, the check each judge asks."""
         result = LoopResult(done=items)
         for stage in stages:
+            log.info("stage %s starts: %d items", stage.name, len(result.done))
             judged = self._checks((checks or {}).get(stage.name))
             if stage.injects:
                 if self.ratio is None:
@@ -191,7 +193,16 @@ def run_build(
     or ``failed`` with the error, never ``running``.
     """
     build = BuildDir(options.out)
-    with build.lock():
+    with build.lock(), build_log(build.path):
+        log.info(
+            "build %s into %s on %s (%s), seed %d, limit %s",
+            options.source,
+            options.out,
+            backend.model_id,
+            backend.info().backend,
+            options.seed,
+            options.limit,
+        )
         manifest = Manifest(
             source=options.source,
             backend=backend.info(),
@@ -209,6 +220,7 @@ def run_build(
             manifest.status = "failed"
             manifest.error = f"{type(err).__name__}: {err}"[:500]
             build.write_manifest(manifest)
+            log.error("build failed: %s", manifest.error)
             raise
 
 
@@ -266,6 +278,12 @@ def _run(
     stages = _stages(options, source, sampling, backend.model_id)  # checked before any input is read
     context_tokens = backend.info().context_tokens
     loaded = replay.loaded if replay else _load(options, source, build, manifest, context_tokens)
+    log.info(
+        "loaded %d documents into %d work items%s",
+        loaded.documents,
+        len(loaded.items),
+        f"; skipped {dict(loaded.skipped)}" if loaded.skipped else "",
+    )
     build.write_manifest(manifest)
     result = LoopResult(done=Dataset.from_list([]))
     rows: list[dict[str, Any]] = []
@@ -328,6 +346,20 @@ def _run(
     manifest.counts = summary.counts()
     build.write_manifest(manifest)
     summary.cost, summary.total_cost, summary.runs = manifest.runs[-1], manifest.cost, len(manifest.runs)
+    if summary.ratio is not None and (shortfall := summary.ratio.shortfall()):
+        log.warning(shortfall)
+    log.info(
+        "finished: %d samples of %d work items (%s), %d hallucinated; %.1f s, this run %d requests, "
+        "all %d runs %d requests",
+        len(samples),
+        summary.items,
+        summary.by_split,
+        summary.hallucinated,
+        summary.seconds,
+        summary.cost.requests,
+        summary.runs,
+        summary.total_cost.requests,
+    )
     return summary
 
 
