@@ -23,6 +23,7 @@ from typing import Any
 from datasets import DatasetDict, load_from_disk
 from pydantic import BaseModel, ConfigDict
 
+from lettuce_build.builds.dry_run import DryRun, estimate
 from lettuce_build.builds.output import DATASET_DIR
 from lettuce_build.builds.recipe import RECIPE_FILE, Recipe
 from lettuce_build.builds.run import BuildSummary, run_build
@@ -55,15 +56,7 @@ def build(
     with ``settings`` over it); ``backend`` replaces the model backend the settings describe,
     ``judges`` the judges of a ``verify=True`` build."""
     quiet(verbose)
-    if isinstance(recipe, str | Path):
-        recipe = Recipe.read(Path(recipe))
-    given = {"source": source, "out": out, **settings}
-    chosen = {key: value for key, value in given.items() if value is not None}
-    if recipe is not None:
-        recipe = Recipe.model_validate({**recipe.model_dump(), **chosen})
-    else:
-        recipe = Recipe.model_validate(chosen)
-    recipe = recipe.model_copy(update={"out": Path(recipe.out).resolve()})
+    recipe = _recipe(source, recipe, {"out": out, **settings})
     backend = backend or recipe.make_backend()
     if judges is None:
         judges = recipe.make_judges(backend) if recipe.verify else []
@@ -79,6 +72,17 @@ def build(
     return _result(summary, written)
 
 
+def dry_run(
+    source: str | None = None, *, recipe: Recipe | str | Path | None = None, **settings: Any
+) -> DryRun:
+    """What `build` with the same arguments would ask of its model, without starting an engine
+    or writing anything (see `lettuce_build.builds.dry_run`)."""
+    quiet()
+    recipe = _recipe(source, recipe, settings)
+    with prompts_from(recipe.prompts):
+        return estimate(recipe.build_options(), recipe.make_backend(), recipe.stage_sampling())
+
+
 def merge(
     *shards: str | Path, out: str | Path, backend: Backend | None = None, verbose: bool = False
 ) -> BuildResult:
@@ -90,6 +94,19 @@ def merge(
     out = Path(out).resolve()
     summary = merge_builds([Path(s) for s in shards], out, backend)
     return _result(summary, out / RECIPE_FILE)
+
+
+def _recipe(source: str | None, recipe: Recipe | str | Path | None, settings: dict[str, Any]) -> Recipe:
+    """The recipe of a call: the one given (or read from its file) with ``settings`` over it."""
+    if isinstance(recipe, str | Path):
+        recipe = Recipe.read(Path(recipe))
+    given = {"source": source, **settings}
+    chosen = {key: value for key, value in given.items() if value is not None}
+    if recipe is not None:
+        recipe = Recipe.model_validate({**recipe.model_dump(), **chosen})
+    else:
+        recipe = Recipe.model_validate(chosen)
+    return recipe.model_copy(update={"out": Path(recipe.out).resolve()})
 
 
 def _result(summary: BuildSummary, recipe_path: Path) -> BuildResult:

@@ -224,7 +224,7 @@ def run_build(
             raise
 
 
-def _stages(
+def build_stages(
     options: BuildOptions, source: Source, sampling: dict[str, dict[str, Any]], model: str
 ) -> list[Stage]:
     """The source's stages as this build runs them: mode and per-stage sampling applied."""
@@ -275,7 +275,7 @@ def _run(
 ) -> BuildSummary:
     started = time.perf_counter()
     source = get_source(options.source)
-    stages = _stages(options, source, sampling, backend.model_id)  # checked before any input is read
+    stages = build_stages(options, source, sampling, backend.model_id)  # checked before any input is read
     context_tokens = backend.info().context_tokens
     loaded = replay.loaded if replay else _load(options, source, build, manifest, context_tokens)
     log.info(

@@ -8,7 +8,16 @@ from typing import get_args
 import click
 
 from lettuce_build.builds.recipe import Recipe, StageSampling
-from lettuce_build.cli.options import REPO_URL, count, default_of, endpoint_options, folder, one_of, share
+from lettuce_build.cli.options import (
+    PRICE,
+    REPO_URL,
+    count,
+    default_of,
+    endpoint_options,
+    folder,
+    one_of,
+    share,
+)
 from lettuce_build.llm.settings import BackendKind
 
 
@@ -349,8 +358,22 @@ BUILD_EXAMPLES = (
     "For --executor ray: engines (actors) in the pool.",
     default=default_of(Recipe, "ray_actors"),
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Load the items and count, per stage, the requests the build would send, its cache hits and "
+    "the tokens, without starting an engine or writing anything.",
+)
+@click.option(
+    "--price-per-mtok",
+    type=PRICE,
+    metavar="IN/OUT",
+    help="With --dry-run: dollars per million prompt/completion tokens (3/15): the estimated cost.",
+)
 @click.pass_context
-def build(ctx: click.Context, **settings: object) -> None:
+def build(
+    ctx: click.Context, dry_run: bool, price_per_mtok: tuple[float, float] | None, **settings: object
+) -> None:
     """Build a dataset from a source: questions, grounded answers, injected hallucinations.
 
     Writes OUT/recipe.yaml: `build --config OUT/recipe.yaml` replays the build.
@@ -362,6 +385,14 @@ def build(ctx: click.Context, **settings: object) -> None:
     engine = {k: value for k in ENGINE_FIELDS if (value := settings.pop(k, None)) is not None}
     settings["judge_model"] = list(settings["judge_model"] or [])  # click gives a tuple
     recipe = Recipe.model_validate({**settings, "engine": engine})
+    if dry_run:
+        from lettuce_build.api import dry_run as estimate
+        from lettuce_build.view.summary import dry_run_text
+
+        click.echo(dry_run_text(estimate(recipe=recipe), price_per_mtok))
+        return
+    if price_per_mtok is not None:
+        raise click.UsageError("--price-per-mtok goes with --dry-run")
     result = run(recipe=recipe, verbose=bool(ctx.find_root().meta.get("lettuce_build.verbose")))
     click.echo(summary_text(result.summary))
 

@@ -33,6 +33,29 @@ class _Share(click.ParamType):
 SHARE = _Share()
 
 
+class _Price(click.ParamType):
+    """Dollars per million prompt and completion tokens, as ``IN/OUT`` (``3/15``)."""
+
+    name = "price"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[float, float]:
+        if isinstance(value, tuple):
+            return value
+        parts = str(value).split("/")
+        try:
+            prices = tuple(float(part) for part in parts)
+        except ValueError:
+            prices = ()
+        if len(prices) != 2 or not all(0.0 <= p < float("inf") for p in prices):
+            self.fail(f"{value!r} is not IN/OUT dollars per million tokens, like 3/15", param, ctx)
+        return prices[0], prices[1]
+
+
+PRICE = _Price()
+
+
 def folder(exists: bool = False) -> click.Path:
     """A folder option, resolved once here: later code may run in other working directories."""
     return click.Path(exists=exists, file_okay=False, path_type=Path, resolve_path=True)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from lettuce_build.builds.dry_run import DryRun
 from lettuce_build.builds.folder import Manifest, RunCost
 from lettuce_build.core.gates import GATE_REASONS
 from lettuce_build.core.schema import HallucinationSample
@@ -147,6 +148,31 @@ def cache_stats_text(path: Path, stats: CacheStats) -> str:
     ]
     lines.extend(f"  model {model}: {count}" for model, count in stats.by_model.items())
     lines.extend(f"  prompt {version}: {count}" for version, count in stats.by_prompt_version.items())
+    return "\n".join(lines)
+
+
+def dry_run_text(dry: DryRun, price: tuple[float, float] | None = None) -> str:
+    """What a build would ask of its model, per stage, and what it would cost at ``price``."""
+    skipped = f", skipped {dry.skipped}" if dry.skipped else ""
+    lines = [
+        f"dry run of {dry.source}: {dry.documents} documents, {dry.items} work items{skipped}",
+        f"  {'stage':<10} {'items':>7} {'cached':>7} {'to ask':>7} {'prompt tok':>11} {'compl. tok':>11}",
+    ]
+    for stage in dry.stages:
+        lines.append(
+            f"  {stage.name:<10} {stage.items:>7} {stage.cache_hits:>7} {stage.cache_misses:>7}"
+            f" {stage.prompt_tokens:>11} {stage.completion_tokens:>11}"
+        )
+    asked = sum(s.cache_misses for s in dry.stages)
+    lines.append(
+        f"  total: {asked} requests to send, about {dry.prompt_tokens} prompt tokens and at most "
+        f"{dry.completion_tokens} completion tokens (first attempts; retries and judges come on top)"
+    )
+    if price is not None:
+        lines.append(
+            f"  estimated cost at ${price[0]:g}/${price[1]:g} per million tokens in/out: "
+            f"at most ${dry.cost(*price):.2f}"
+        )
     return "\n".join(lines)
 
 

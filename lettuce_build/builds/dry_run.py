@@ -1,0 +1,144 @@
+"""`build --dry-run`: what a build would ask of its model, without starting an engine.
+
+The source is loaded and every stage walked over the work items in order. A request the build's
+cache already answers is a hit, and its parsed answer feeds the next stage exactly as in the
+build; a miss is a request the build would send, and the stages after it see stand-in text of
+the length the stage may write (so their prompts, and their sizes, are estimates). Counts are
+first attempts: retries, balancing's extra waves and judges (``--verify``) come on top. Prompt
+tokens are the rendered prompts' characters over `CHARS_PER_TOKEN`; completion tokens are
+each missed request's ``max_tokens``, an upper bound.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from datasets import Dataset
+from pydantic import BaseModel
+
+from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.options import BuildOptions
+from lettuce_build.builds.run import build_stages
+from lettuce_build.builds.shards import take_slice
+from lettuce_build.engine.completions import Completions
+from lettuce_build.engine.runner import check_response, seeded_request
+from lettuce_build.engine.stage import ParseFailure, Stage
+from lettuce_build.llm.cache import RequestCache, schema_json
+from lettuce_build.llm.protocol import Backend
+from lettuce_build.sources.registry import get_source
+
+#: characters per token of English prose and code for common tokenizers (an estimate)
+CHARS_PER_TOKEN = 4.0
+
+
+class StageEstimate(BaseModel):
+    name: str
+    #: items the stage would see (for an injecting stage: the requested share of them)
+    items: int
+    cache_hits: int
+    cache_misses: int
+    #: estimated, for the misses only
+    prompt_tokens: int
+    #: at most, for the misses only
+    completion_tokens: int
+
+
+class DryRun(BaseModel):
+    source: str
+    documents: int
+    items: int
+    skipped: dict[str, int]
+    stages: list[StageEstimate]
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(s.prompt_tokens for s in self.stages)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(s.completion_tokens for s in self.stages)
+
+    def cost(self, price_in: float, price_out: float) -> float:
+        """The misses' price at ``price_in``/``price_out`` per million prompt/completion tokens."""
+        return self.prompt_tokens / 1e6 * price_in + self.completion_tokens / 1e6 * price_out
+
+
+def estimate(options: BuildOptions, backend: Backend, sampling: dict[str, dict[str, Any]]) -> DryRun:
+    """What ``options`` would ask of ``backend``'s model (never called) given the build's cache."""
+    source = get_source(options.source)
+    stages = build_stages(options, source, sampling, backend.model_id)
+    loaded = source.load(options.input, options.load_options(backend.info().context_tokens))
+    if options.shard is not None and loaded.items:
+        loaded = take_slice(loaded, options.shard, source.document_of).loaded
+    items = source.prepare(Dataset.from_list(loaded.items)).to_list() if loaded.items else []
+    cache_path = BuildDir(options.out).cache_path
+    with tempfile.TemporaryDirectory() as empty:
+        # a build never run has no cache: look up in an empty one, never create the build's
+        cache = RequestCache(cache_path if cache_path.exists() else Path(empty) / "cache.sqlite")
+        try:
+            walk = _Walk(Completions(backend, cache), options.seed, options.ratio)
+            estimates = [walk.stage(stage, items) for stage in stages]
+        finally:
+            cache.close()
+    return DryRun(
+        source=options.source,
+        documents=loaded.documents,
+        items=len(loaded.items),
+        skipped=dict(loaded.skipped),
+        stages=estimates,
+    )
+
+
+class _Walk:
+    def __init__(self, completions: Completions, seed: int, ratio: float) -> None:
+        self.completions = completions
+        self.seed = seed
+        self.ratio = ratio
+
+    def stage(self, stage: Stage, items: list[dict[str, Any]]) -> StageEstimate:
+        """The stage's first attempts over ``items``, which take its outputs (or stand-ins)."""
+        schema = stage.response_model.model_json_schema() if stage.response_model else None
+        standing_in = {name: _stand_in(stage) for name in stage.outputs}
+        if stage.injects:  # balancing decides which items; every one could be offered
+            for item in items:
+                item["inject"] = True
+        hits = misses = prompt_chars = 0
+        for item in items:
+            for name in stage.requires:
+                item.setdefault(name, standing_in.get(name, _stand_in(stage)))
+            if not stage.applies(item):
+                continue
+            request = seeded_request(stage, item, self.seed, 0, schema)
+            [key] = self.completions.keys(stage.prompt_version, [request], schema, schema_json(schema))
+            found = self.completions.cache.get_many([key]).get(key)
+            if found is not None:
+                hits += 1
+                try:
+                    item.update(stage.parse(item, check_response(stage, found)))
+                    continue
+                except ParseFailure:
+                    pass  # the build would retry it: counted as a hit, its outputs stood in for
+            else:
+                misses += 1
+                prompt_chars += sum(len(message.content) for message in request.messages)
+            item.update(standing_in)
+        share = self.ratio if stage.injects else 1.0
+        offered = round((hits + misses) * share)
+        kept_hits = min(hits, offered)
+        kept_misses = offered - kept_hits
+        per_miss = prompt_chars / misses if misses else 0.0
+        return StageEstimate(
+            name=stage.name,
+            items=offered,
+            cache_hits=kept_hits,
+            cache_misses=kept_misses,
+            prompt_tokens=round(kept_misses * per_miss / CHARS_PER_TOKEN),
+            completion_tokens=kept_misses * stage.sampling.max_tokens,
+        )
+
+
+def _stand_in(stage: Stage) -> str:
+    """Text of about half the stage's ``max_tokens``: what an unanswered request stands for."""
+    return "lorem ipsum " * max(1, round(stage.sampling.max_tokens * CHARS_PER_TOKEN / 2 / 12))

@@ -1,0 +1,69 @@
+"""`build --dry-run`: the requests a build would send per stage, its cache hits, the tokens and a
+cost, with no model call and nothing written."""
+
+import pytest
+from click.testing import CliRunner
+
+import lettuce_build
+from lettuce_build.builds.dry_run import estimate
+from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.cli import main
+from lettuce_build.sources.registry import get_source
+
+from ..support.documents import respond, write_readmes
+from ..support.scripted import ScriptedBackend
+
+
+def test_a_build_never_run_asks_for_everything_and_nothing_is_called_or_written(tmp_path):
+    readmes = write_readmes(tmp_path / "readmes")
+    backend = ScriptedBackend(respond)
+    options = BuildOptions(source="readme", input=str(readmes), out=tmp_path / "out", ratio=0.5)
+    dry = estimate(options, backend, {})
+    assert backend.calls == [] and not (tmp_path / "out").exists()
+    assert dry.items > 0 and [s.name for s in dry.stages] == ["question", "answer", "inject"]
+    question, answer, inject = dry.stages
+    assert question.items == question.cache_misses == dry.items and question.cache_hits == 0
+    assert answer.cache_misses == dry.items
+    assert inject.items == round(dry.items * 0.5)
+    assert all(s.prompt_tokens > 0 for s in dry.stages)
+    limit = get_source("readme").stages()[0].sampling.max_tokens
+    assert question.completion_tokens == question.cache_misses * limit  # an upper bound
+    assert dry.cost(3.0, 15.0) == pytest.approx(dry.prompt_tokens * 3e-6 + dry.completion_tokens * 15e-6)
+
+
+def test_after_a_build_every_request_is_found_in_its_cache(tmp_path):
+    readmes = write_readmes(tmp_path / "readmes")
+    options = BuildOptions(source="readme", input=str(readmes), out=tmp_path / "out", ratio=0.5)
+    run_build(options, ScriptedBackend(respond))
+    dry = estimate(options, ScriptedBackend(respond), {})
+    assert [(s.cache_hits, s.cache_misses) for s in dry.stages] == [(s.items, 0) for s in dry.stages]
+    assert dry.prompt_tokens == dry.completion_tokens == 0
+    changed = options.model_copy(update={"seed": 1})  # another seed: other questions, all to ask
+    assert estimate(changed, ScriptedBackend(respond), {}).stages[0].cache_hits == 0
+
+
+def test_the_command_line_prints_the_table_and_a_cost_for_an_endpoint(tmp_path):
+    readmes = write_readmes(tmp_path / "readmes")
+    result = CliRunner().invoke(
+        main,
+        ["build", "--source", "readme", "--input", str(readmes), "--out", str(tmp_path / "out")]
+        + ["--dry-run", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+        + ["--price-per-mtok", "3/15"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "dry run of readme:" in result.output and "question" in result.output
+    assert "estimated cost at $3/$15 per million tokens in/out: at most $" in result.output
+    assert not (tmp_path / "out").exists()
+    bad = CliRunner().invoke(
+        main,
+        ["build", "--source", "readme", "--out", str(tmp_path / "o"), "--dry-run", "--price-per-mtok", "3"],
+    )
+    assert bad.exit_code == 2 and "is not IN/OUT dollars per million tokens" in bad.output
+
+
+def test_the_python_api_has_it_too(tmp_path):
+    readmes = write_readmes(tmp_path / "readmes")
+    dry = lettuce_build.dry_run(
+        "readme", input=str(readmes), out=tmp_path / "out", backend="openai", model="m"
+    )
+    assert dry.stages[0].cache_misses == dry.items
