@@ -50,11 +50,13 @@ def build(
     backend: Backend | None = None,
     judges: Sequence[Backend] | None = None,
     verbose: bool = False,
+    refresh: str | None = None,
     **settings: Any,
 ) -> BuildResult:
     """Build a dataset from ``source`` into ``out`` (or run ``recipe``, a `Recipe` or its file,
     with ``settings`` over it); ``backend`` replaces the model backend the settings describe,
-    ``judges`` the judges of a ``verify=True`` build."""
+    ``judges`` the judges of a ``verify=True`` build; ``refresh`` names a stage to ask anew, with
+    the stages after it, ignoring their cached answers (after a prompt or model change)."""
     quiet(verbose)
     recipe = _recipe(source, recipe, {"out": out, **settings})
     backend = backend or recipe.make_backend()
@@ -67,6 +69,7 @@ def build(
             batch_size=recipe.batch_size,
             sampling=recipe.stage_sampling(),
             judges=judges,
+            refresh=refresh,
         )
     written = recipe.as_ran(backend.info()).write(recipe.out)
     return _result(summary, written)

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from lettuce_build.builds.folder import BuildDir
 from lettuce_build.builds.options import BuildOptions
-from lettuce_build.builds.run import build_stages
+from lettuce_build.builds.run import build_stages, refreshed
 from lettuce_build.builds.shards import take_slice
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import check_response, seeded_request
@@ -69,6 +69,8 @@ def estimate(options: BuildOptions, backend: Backend, sampling: dict[str, dict[s
     """What ``options`` would ask of ``backend``'s model (never called) given the build's cache."""
     source = get_source(options.source)
     stages = build_stages(options, source, sampling, backend.model_id)
+    previous = BuildDir(options.out).previous_manifest()
+    refreshed(stages, previous.cache_namespaces if previous else {}, None)
     loaded = source.load(options.input, options.load_options(backend.info().context_tokens))
     if options.shard is not None and loaded.items:
         loaded = take_slice(loaded, options.shard, source.document_of).loaded
@@ -111,7 +113,7 @@ class _Walk:
             if not stage.applies(item):
                 continue
             request = seeded_request(stage, item, self.seed, 0, schema)
-            [key] = self.completions.keys(stage.prompt_version, [request], schema, schema_json(schema))
+            [key] = self.completions.keys(stage.cache_version, [request], schema, schema_json(schema))
             found = self.completions.cache.get_many([key]).get(key)
             if found is not None:
                 hits += 1

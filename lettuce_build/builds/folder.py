@@ -108,11 +108,15 @@ class Manifest(BaseModel):
     runs: list[RunCost] = Field(default_factory=list)
     #: the sum of ``runs``: what the build has cost so far
     cost: RunCost = Field(default_factory=RunCost)
+    #: per stage, how many times `build --refresh` asked it anew (its cache namespace)
+    cache_namespaces: dict[str, int] = Field(default_factory=dict)
     _earlier: list[RunCost] = PrivateAttr(default_factory=list)
 
     def after(self, previous: Manifest | None) -> Manifest:
-        """This run's manifest, carrying the cost of the runs before it into this folder."""
+        """This run's manifest, carrying what the runs before it into this folder left: their
+        cost and the stages' cache namespaces."""
         self._earlier = list(previous.runs) if previous else []
+        self.cache_namespaces = dict(previous.cache_namespaces) if previous else {}
         return self
 
     def tally(self) -> None:

@@ -182,12 +182,14 @@ def run_build(
     sampling: dict[str, dict[str, Any]] | None = None,
     replay: Replay | None = None,
     judges: Sequence[Backend] = (),
+    refresh: str | None = None,
 ) -> BuildSummary:
     """Build one source into ``options.out`` and return its summary (the dataset is in
     ``out/dataset`` and ``out/hub``; `lettuce_build.build` returns it too). ``batch_size``:
     items per model call; ``sampling``: per stage name, temperature/max_tokens over the stage's;
     ``replay``: the work items to build instead of loading them (see `Replay`); ``judges``: the
-    models that check answers and injections when ``options.verify`` is set (default: ``backend``).
+    models that check answers and injections when ``options.verify`` is set (default: ``backend``);
+    ``refresh``: a stage to ask anew, with every stage after it, ignoring their cached answers.
 
     Re-running the same build resumes from the request cache; the manifest ends ``finished``,
     or ``failed`` with the error, never ``running``.
@@ -214,7 +216,9 @@ def run_build(
         judges = (list(judges) or [backend]) if options.verify else []
         manifest.judges = [judge.info() for judge in judges]
         try:
-            return _run(options, backend, build, manifest, batch_size, sampling or {}, replay, judges)
+            return _run(
+                options, backend, build, manifest, batch_size, sampling or {}, replay, judges, refresh
+            )
         except BaseException as err:
             # whatever stopped the build (an error, Ctrl-C), the manifest never claims it is running
             manifest.status = "failed"
@@ -245,6 +249,20 @@ def build_stages(
     return stages
 
 
+def refreshed(stages: Sequence[Stage], namespaces: dict[str, int], refresh: str | None) -> dict[str, int]:
+    """The stages' cache namespaces after refreshing ``refresh`` (None: none) and every stage
+    after it; each stage is set to its namespace."""
+    names = [stage.name for stage in stages]
+    if refresh is not None and refresh not in names:
+        raise SourceError(f"--refresh {refresh}: this build's stages are {names}")
+    namespaces = dict(namespaces)
+    for stage in stages[names.index(refresh) :] if refresh is not None else []:
+        namespaces[stage.name] = namespaces.get(stage.name, 0) + 1
+    for stage in stages:
+        stage.cache_namespace = f"refresh{namespaces[stage.name]}" if namespaces.get(stage.name) else ""
+    return namespaces
+
+
 def _load(
     options: BuildOptions, source: Source, build: BuildDir, manifest: Manifest, context_tokens: int | None
 ) -> LoadResult:
@@ -272,10 +290,14 @@ def _run(
     sampling: dict[str, dict[str, Any]],
     replay: Replay | None,
     judges: Sequence[Backend],
+    refresh: str | None,
 ) -> BuildSummary:
     started = time.perf_counter()
     source = get_source(options.source)
     stages = build_stages(options, source, sampling, backend.model_id)  # checked before any input is read
+    manifest.cache_namespaces = refreshed(stages, manifest.cache_namespaces, refresh)
+    if refresh:
+        log.info("refreshing %s and the stages after it: %s", refresh, manifest.cache_namespaces)
     context_tokens = backend.info().context_tokens
     loaded = replay.loaded if replay else _load(options, source, build, manifest, context_tokens)
     log.info(

@@ -370,9 +370,19 @@ BUILD_EXAMPLES = (
     metavar="IN/OUT",
     help="With --dry-run: dollars per million prompt/completion tokens (3/15): the estimated cost.",
 )
+@click.option(
+    "--refresh",
+    metavar="STAGE",
+    help="Ask this stage anew, and every stage after it, ignoring their cached answers (after "
+    "changing a prompt or the model); later runs reuse the new answers.",
+)
 @click.pass_context
 def build(
-    ctx: click.Context, dry_run: bool, price_per_mtok: tuple[float, float] | None, **settings: object
+    ctx: click.Context,
+    dry_run: bool,
+    price_per_mtok: tuple[float, float] | None,
+    refresh: str | None,
+    **settings: object,
 ) -> None:
     """Build a dataset from a source: questions, grounded answers, injected hallucinations.
 
@@ -393,7 +403,9 @@ def build(
         return
     if price_per_mtok is not None:
         raise click.UsageError("--price-per-mtok goes with --dry-run")
-    result = run(recipe=recipe, verbose=bool(ctx.find_root().meta.get("lettuce_build.verbose")))
+    result = run(
+        recipe=recipe, refresh=refresh, verbose=bool(ctx.find_root().meta.get("lettuce_build.verbose"))
+    )
     click.echo(summary_text(result.summary))
 
 

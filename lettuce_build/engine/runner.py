@@ -157,7 +157,7 @@ class _StageRun:
         return [seeded_request(self.stage, item, self.runner.seed, attempt, self.schema) for item in items]
 
     def keys(self, requests: Sequence[ChatRequest]) -> list[str]:
-        return self.completions.keys(self.stage.prompt_version, requests, self.schema, self.schema_text)
+        return self.completions.keys(self.stage.cache_version, requests, self.schema, self.schema_text)
 
     def pass_requests(self, items: Dataset, attempt: int) -> dict[str, ChatRequest]:
         """Every request of one pass by key (for completions that want a pass at once)."""
@@ -188,7 +188,7 @@ class _StageRun:
                     "json_schema": requests[0].json_schema is not None,
                 }
             completions, fresh = self.completions.complete(
-                stage.prompt_version, self.keys(requests), requests, stats, prefetched
+                stage.cache_version, self.keys(requests), requests, stats, prefetched
             )
             for i, completion, was_fresh in zip(pending, completions, fresh, strict=True):
                 fresh_flags[i] = was_fresh
@@ -222,7 +222,7 @@ class _StageRun:
                 [
                     dataset._fingerprint,
                     stage.name,
-                    stage.prompt_version,
+                    stage.cache_version,
                     self.completions.model_id,
                     runner.seed,
                     stage.max_attempts,
@@ -240,7 +240,7 @@ class _StageRun:
         calls_used: Counter[str] = Counter()
         for attempt in range(passes):
             prefetched = self.completions.prefetch(
-                stage.prompt_version, functools.partial(self.pass_requests, pending, attempt), stats
+                stage.cache_version, functools.partial(self.pass_requests, pending, attempt), stats
             )
             mapped = pending.map(
                 functools.partial(self.batch, attempt=attempt, prefetched=prefetched, bar=bar),

@@ -75,6 +75,17 @@ class Stage(ABC):
         """The version of what the stage asks: part of every request's cache key, so responses to
         an older prompt are never reused (a stage may declare it as a plain class attribute)."""
 
+    #: set by a build that asks this stage anew (`build --refresh`): its requests get keys of their
+    #: own, so the answers cached before are not reused, and later runs find the new ones
+    cache_namespace: str = ""
+
+    @property
+    def cache_version(self) -> str:
+        """What enters the stage's cache keys: the prompt version, and the namespace when set."""
+        return (
+            f"{self.prompt_version}~{self.cache_namespace}" if self.cache_namespace else self.prompt_version
+        )
+
     def applies(self, item: dict[str, Any]) -> bool:
         """False lets an item pass through with empty outputs and no model call."""
         return True
