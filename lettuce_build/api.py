@@ -16,7 +16,8 @@ place of the one the recipe names. It returns the dataset it wrote and the build
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,14 @@ from lettuce_build.builds.dry_run import DryRun, estimate
 from lettuce_build.builds.output import DATASET_DIR
 from lettuce_build.builds.recipe import RECIPE_FILE, Recipe
 from lettuce_build.builds.run import BuildSummary, run_build
+from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.quiet import quiet
+from lettuce_build.core.tables import write_jsonl
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.prompts import prompts_from
+
+#: where rows given in memory (``build(input=[...])``) are written for the build to read
+IN_MEMORY_INPUT = "input.jsonl"
 
 
 class BuildResult(BaseModel):
@@ -54,11 +60,17 @@ def build(
     **settings: Any,
 ) -> BuildResult:
     """Build a dataset from ``source`` into ``out`` (or run ``recipe``, a `Recipe` or its file,
-    with ``settings`` over it); ``backend`` replaces the model backend the settings describe,
+    with ``settings`` over it). ``input=`` is a path, a Hub id, or rows in memory: a `Dataset`,
+    an `IterableDataset` or a list of dicts (written to ``out/input.jsonl``, which the recipe
+    names, so the build replays); ``backend`` replaces the model backend the settings describe,
     ``judges`` the judges of a ``verify=True`` build; ``refresh`` names a stage to ask anew, with
     the stages after it, ignoring their cached answers (after a prompt or model change)."""
     quiet(verbose)
-    recipe = _recipe(source, recipe, {"out": out, **settings})
+    data = settings.pop("input", None)
+    path = str(data) if isinstance(data, str | Path) else None
+    recipe = _recipe(source, recipe, {"out": out, "input": path, **settings})
+    if data is not None and path is None:  # rows in memory: a file the build (and a replay) reads
+        recipe = recipe.model_copy(update={"input": str(_input_file(data, recipe.out))})
     backend = backend or recipe.make_backend()
     if judges is None:
         judges = recipe.make_judges(backend) if recipe.verify else []
@@ -97,6 +109,26 @@ def merge(
     out = Path(out).resolve()
     summary = merge_builds([Path(s) for s in shards], out, backend)
     return _result(summary, out / RECIPE_FILE)
+
+
+def _input_file(data: Iterable[Any], out: Path) -> Path:
+    """In-memory rows as ``out``/input.jsonl, checked row by row."""
+    rows = []
+    for index, row in enumerate(data):
+        if not isinstance(row, Mapping):
+            raise LettuceError(f"input row {index}: a {type(row).__name__}, expected a dict of columns")
+        try:
+            json.dumps(row)
+        except (TypeError, ValueError) as err:
+            raise LettuceError(
+                f"input row {index}: {err} (columns must be text, numbers, lists or dicts)"
+            ) from None
+        rows.append(dict(row))
+    if not rows:
+        raise LettuceError("input: no rows")
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / IN_MEMORY_INPUT, rows)
+    return out / IN_MEMORY_INPUT
 
 
 def _recipe(source: str | None, recipe: Recipe | str | Path | None, settings: dict[str, Any]) -> Recipe:

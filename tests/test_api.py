@@ -2,9 +2,11 @@
 that replays it; a custom backend is passed in; sources register with a decorator."""
 
 import pytest
+from datasets import Dataset
 
 import lettuce_build
 from lettuce_build.builds.folder import BuildDir
+from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.schema import FEATURES
 from lettuce_build.sources.base import SourceError
 from lettuce_build.sources.documents import ReadmeSource
@@ -26,6 +28,41 @@ def test_build_returns_the_dataset_and_summary_and_its_recipe_replays_it(tmp_pat
     replay = lettuce_build.build(recipe=result.recipe_path, backend=again)
     assert again.calls == [] and replay.dataset["train"].to_list() == result.dataset["train"].to_list()
     assert replay.summary.hallucinated == result.summary.hallucinated == 3
+
+
+def readme_rows(docs):
+    return [{"repo": path.stem, "readme": path.read_text()} for path in sorted(docs.glob("*.md"))]
+
+
+@pytest.mark.parametrize("shape", ["list", "dataset", "iterable"])
+def test_input_may_be_rows_in_memory_and_the_recipe_still_replays(tmp_path, shape):
+    rows = readme_rows(write_readmes(tmp_path / "docs"))
+    data = {
+        "list": rows,
+        "dataset": Dataset.from_list(rows),
+        "iterable": Dataset.from_list(rows).to_iterable_dataset(),
+    }[shape]
+    result = lettuce_build.build(
+        "readme", input=data, out=tmp_path / "out", ratio=0.5, backend=ScriptedBackend(respond)
+    )
+    from_files = lettuce_build.build(
+        "readme",
+        input=str(tmp_path / "docs"),
+        out=tmp_path / "files",
+        ratio=0.5,
+        backend=ScriptedBackend(respond),
+    )
+    assert result.summary.items == from_files.summary.items == len(rows)
+    again = ScriptedBackend(respond)
+    replay = lettuce_build.build(recipe=result.recipe_path, backend=again)
+    assert again.calls == [] and replay.summary.items == len(rows)
+
+
+def test_rows_in_memory_that_are_not_json_name_the_row(tmp_path):
+    with pytest.raises(LettuceError, match="input row 1: a str, expected a dict of columns"):
+        lettuce_build.build("readme", input=[{"repo": "a", "readme": "x"}, "oops"], out=tmp_path / "o")
+    with pytest.raises(LettuceError, match="input row 0: .*not JSON serializable"):
+        lettuce_build.build("readme", input=[{"repo": "a", "readme": object()}], out=tmp_path / "o")
 
 
 def test_push_to_a_dry_run_folder(tmp_path):
