@@ -210,7 +210,13 @@ class _StageRun:
         out["_failure"] = [f.model_dump_json() if f else None for f in failures]
         out["_fresh"] = fresh_flags
         failed_now = sum(f is not None for f in failures)
-        bar.batch(attempt, ok=len(items) - failed_now, failed=failed_now)
+        bar.batch(
+            attempt,
+            ok=len(items) - failed_now,
+            failed=failed_now,
+            cached=stats.cache_hits,
+            tokens=stats.completion_tokens,
+        )
         return out
 
     def over(self, dataset: Dataset) -> StageResult:
