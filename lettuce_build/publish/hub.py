@@ -385,6 +385,10 @@ class HubTarget(Target):
             return self._commit(staging, config, message)
 
     def _commit(self, staging: Path, config: str, message: str) -> str:
+        # Not `upload_folder(..., delete_patterns=[f"{config}/*"])`, which would list the same
+        # files: with hf_xet installed (a dependency of huggingface_hub 2) it uploads through a
+        # streamed pipeline that commits a large folder in several batches, and it refuses a PR
+        # against a branch; a push must be one commit, so the operations are listed here.
         staged = {str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file()}
         existing = set(self.api.list_repo_files(self.repo_id, repo_type="dataset", revision=self.revision))
         stale = [p for p in existing if p.startswith(f"{config}/") and p not in staged]
