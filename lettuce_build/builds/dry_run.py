@@ -3,8 +3,10 @@
 The source is loaded and every stage walked over the work items in order. A request the build's
 cache already answers is a hit, and its parsed answer feeds the next stage exactly as in the
 build; a miss is a request the build would send, and the stages after it see stand-in text of
-the length the stage may write (so their prompts, and their sizes, are estimates). Counts are
-first attempts: retries, balancing's extra waves and judges (``--verify``) come on top. Prompt
+the length the stage may write (so their prompts, and their sizes, are estimates). A cached
+answer that fails to parse is followed by the retry the build made, when that is cached too;
+otherwise counts are first attempts: retries, balancing's extra waves and judges (``--verify``)
+come on top. Prompt
 tokens are the rendered prompts' characters over `CHARS_PER_TOKEN`; completion tokens are
 each missed request's ``max_tokens``, an upper bound.
 """
@@ -35,9 +37,11 @@ CHARS_PER_TOKEN = 4.0
 
 class StageEstimate(BaseModel):
     name: str
-    #: items the stage would see (for an injecting stage: the requested share of them)
+    #: items the stage would serve (for an injecting stage: the requested share of them)
     items: int
+    #: requests found in the cache (a cached failure's cached retry counts too)
     cache_hits: int
+    #: requests the build would send (first attempts)
     cache_misses: int
     #: estimated, for the misses only
     prompt_tokens: int
@@ -100,44 +104,47 @@ class _Walk:
         self.ratio = ratio
 
     def stage(self, stage: Stage, items: list[dict[str, Any]]) -> StageEstimate:
-        """The stage's first attempts over ``items``, which take its outputs (or stand-ins)."""
+        """The stage over ``items``, which take its outputs (or stand-ins)."""
         schema = stage.response_model.model_json_schema() if stage.response_model else None
         standing_in = {name: _stand_in(stage) for name in stage.outputs}
-        if stage.injects:  # balancing decides which items; every one could be offered
+        if stage.injects:  # balancing decides which items: look every one up
             for item in items:
                 item["inject"] = True
-        hits = misses = prompt_chars = 0
+        served = hits = misses = answered = prompt_chars = 0
         for item in items:
             for name in stage.requires:
                 item.setdefault(name, standing_in.get(name, _stand_in(stage)))
             if not stage.applies(item):
                 continue
-            request = seeded_request(stage, item, self.seed, 0, schema)
-            [key] = self.completions.keys(stage.cache_version, [request], schema, schema_json(schema))
-            found = self.completions.cache.get_many([key]).get(key)
-            if found is not None:
+            served += 1
+            outputs = None
+            for attempt in range(stage.max_attempts):  # a cached failure was retried: follow it
+                request = seeded_request(stage, item, self.seed, attempt, schema)
+                [key] = self.completions.keys(stage.cache_version, [request], schema, schema_json(schema))
+                found = self.completions.cache.get_many([key]).get(key)
+                if found is None:
+                    misses += 1
+                    prompt_chars += sum(len(message.content) for message in request.messages)
+                    break
                 hits += 1
                 try:
-                    item.update(stage.parse(item, check_response(stage, found)))
-                    continue
+                    outputs = stage.parse(item, check_response(stage, found))
+                    break
                 except ParseFailure:
-                    pass  # the build would retry it: counted as a hit, its outputs stood in for
-            else:
-                misses += 1
-                prompt_chars += sum(len(message.content) for message in request.messages)
-            item.update(standing_in)
-        share = self.ratio if stage.injects else 1.0
-        offered = round((hits + misses) * share)
-        kept_hits = min(hits, offered)
-        kept_misses = offered - kept_hits
+                    continue
+            answered += outputs is not None
+            item.update(outputs if outputs is not None else standing_in)
         per_miss = prompt_chars / misses if misses else 0.0
+        if stage.injects:  # only the requested share is offered, before the ones cached
+            served = round(served * self.ratio)
+            misses = max(0, served - answered) if answered < served else 0
         return StageEstimate(
             name=stage.name,
-            items=offered,
-            cache_hits=kept_hits,
-            cache_misses=kept_misses,
-            prompt_tokens=round(kept_misses * per_miss / CHARS_PER_TOKEN),
-            completion_tokens=kept_misses * stage.sampling.max_tokens,
+            items=served,
+            cache_hits=hits,
+            cache_misses=misses,
+            prompt_tokens=round(misses * per_miss / CHARS_PER_TOKEN),
+            completion_tokens=misses * stage.sampling.max_tokens,
         )
 
 

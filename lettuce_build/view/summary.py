@@ -156,7 +156,7 @@ def dry_run_text(dry: DryRun, price: tuple[float, float] | None = None) -> str:
     skipped = f", skipped {dry.skipped}" if dry.skipped else ""
     lines = [
         f"dry run of {dry.source}: {dry.documents} documents, {dry.items} work items{skipped}",
-        f"  {'stage':<10} {'items':>7} {'cached':>7} {'to ask':>7} {'prompt tok':>11} {'compl. tok':>11}",
+        f"  {'stage':<10} {'items':>7} {'cached':>7} {'to send':>7} {'prompt tok':>11} {'compl. tok':>11}",
     ]
     for stage in dry.stages:
         lines.append(

@@ -36,7 +36,7 @@ def test_after_a_build_every_request_is_found_in_its_cache(tmp_path):
     options = BuildOptions(source="readme", input=str(readmes), out=tmp_path / "out", ratio=0.5)
     run_build(options, ScriptedBackend(respond))
     dry = estimate(options, ScriptedBackend(respond), {})
-    assert [(s.cache_hits, s.cache_misses) for s in dry.stages] == [(s.items, 0) for s in dry.stages]
+    assert all(s.cache_misses == 0 and s.cache_hits >= s.items > 0 for s in dry.stages)
     assert dry.prompt_tokens == dry.completion_tokens == 0
     changed = options.model_copy(update={"seed": 1})  # another seed: other questions, all to ask
     assert estimate(changed, ScriptedBackend(respond), {}).stages[0].cache_hits == 0
