@@ -1,8 +1,8 @@
 """One readme build of N work items, four ways, on the embedded model: local (one engine in the
-process, the baseline), 2 shards + merge, Ray Data with 1 actor and with 2 actors.
+process, the baseline), 2 shards + merge, Ray with 1 actor and with 2 actors.
 
 Prints wall time and the ratio to local for each, the engine's tokens/s, what Ray adds per
-item and per pass (each pass of a stage is one Ray Data run, whose actors load their engine),
+item and per pass (the actors, and their engines, live for the whole build: one load each),
 and whether each way wrote the local build's rows. The local engine is loaded before the
 clock runs. Shards run one after the other here (one machine): the sum is this machine's
 cost, the slowest shard plus the merge is the wall time on 2 machines.
@@ -10,7 +10,7 @@ cost, the slowest shard plus the merge is the wall time on 2 machines.
 On 2 cores, 2 actors are 2 CPU engines computing at once: they share the cores, so that line
 measures contention, not scaling; on GPUs each actor has its own device. Last, Ray's own cost
 apart from any engine: the same build again, local and on Ray, with an engine that answers
-instantly from the local build's cache (no load, no compute), per item and per Ray Data run.
+instantly from the local build's cache (no load, no compute), per item and per pass.
 
     python benchmarks/shards_and_ray.py [N]
 """
@@ -51,7 +51,7 @@ def build(docs: Path, out: Path, items: int, backend: Backend, **settings: Any) 
 
 
 def passes(out: Path) -> int:
-    """Stage passes that asked the model (each one Ray Data run under the Ray executor)."""
+    """Stage passes that asked the model."""
     return sum(stage.backend_calls for stage in BuildDir(out).read_manifest().stages)
 
 
@@ -125,8 +125,8 @@ def main() -> None:
             runs = passes(out)
             print(
                 f"Ray, {actors} actor(s): {seconds:7.1f} s  {seconds / local:.2f}x  "
-                f"({runs} Ray Data runs; {(seconds - local) / items:+.2f} s per item, "
-                f"{(seconds - local) / runs:+.1f} s per run over local); rows equal local: "
+                f"({runs} passes; {(seconds - local) / items:+.2f} s per item, "
+                f"{(seconds - local) / runs:+.1f} s per pass over local); rows equal local: "
                 f"{rows(out) == rows(root / 'local')}"
             )
         engine = CachedEngine(root / "local" / "cache.sqlite")
@@ -135,7 +135,7 @@ def main() -> None:
         runs, extra = passes(root / "free-ray"), free_ray - free_local
         print(
             f"Ray's own cost (an instant engine): local {free_local:.1f} s, Ray {free_ray:.1f} s: "
-            f"{extra / items:+.2f} s per item, {extra / runs:+.1f} s per Ray Data run ({runs} runs); "
+            f"{extra / items:+.2f} s per item, {extra / runs:+.1f} s per pass ({runs} passes); "
             f"rows equal local: {rows(root / 'free-ray') == rows(root / 'local')}"
         )
         ray.shutdown()

@@ -54,7 +54,8 @@ class Recipe(BuildOptions, EndpointSettings):
     #: per stage, sampling over the stage's own: {"answer": {"temperature": 0.2, "max_tokens": 600}}
     sampling: dict[str, StageSampling] = Field(default_factory=dict)
     engine: EngineSettings = Field(default_factory=EngineSettings)
-    #: local: one engine in this process; ray: the model stages on Ray Data, one engine per actor
+    #: local: one engine in this process; ray: the model stages on a pool of Ray actors, one
+    #: engine per actor for the whole build
     executor: Literal["local", "ray"] = "local"
     #: the Ray cluster (``auto``, ``ray://host:10001``); none starts Ray on this machine
     ray_address: str | None = None

@@ -34,7 +34,7 @@ from lettuce_build.engine.balance import RatioReport, balance
 from lettuce_build.engine.records import FailureRow, Judgement, StageStats
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Check, Runner
 from lettuce_build.engine.stage import CheckStage, Stage
-from lettuce_build.llm.protocol import Backend
+from lettuce_build.llm.protocol import Backend, StreamingBackend
 from lettuce_build.sources.base import LoadResult, Source, SourceError, StageSettings
 from lettuce_build.sources.registry import get_source
 from lettuce_build.stages.answers import AnswerStage
@@ -163,6 +163,9 @@ def open_stage_loop(
         yield StageLoop(build, manifest, runner(backend), ratio, max_waves=plan.max_waves, judges=judged_by)
     finally:
         cache.close()
+        for model in (backend, *judges):  # engines a pool held for the whole build
+            if isinstance(model, StreamingBackend):
+                model.close()
 
 
 class Replay(BaseModel):

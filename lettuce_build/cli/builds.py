@@ -347,7 +347,8 @@ BUILD_EXAMPLES = (
     "--executor",
     Recipe,
     "executor",
-    "local: one engine in this process; ray: the model stages on Ray Data, one engine per actor "
+    "local: one engine in this process; ray: the model stages on a pool of Ray actors, one engine "
+    "per actor for the whole build "
     "(pip install 'lettuce-build[ray]').",
 )
 @click.option(

@@ -37,7 +37,7 @@ _ENVIRONMENT = {
     "TOKENIZERS_PARALLELISM": "false",
     "DATASETS_VERBOSITY": "error",
     "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",  # saving, flattening, parquet: internal steps
-    # Ray's C++ core worker logs advice at error level (Ray Data keeps an actor's constructor
+    # Ray's C++ core worker logs advice at error level (it keeps an actor's constructor
     # arguments in the object store); an actor that really fails raises in Python all the same
     "RAY_BACKEND_LOG_LEVEL": "fatal",
 }

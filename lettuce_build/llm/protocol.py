@@ -162,3 +162,6 @@ class StreamingBackend(Backend, Protocol):
     completion) pairs. The runner commits each chunk to the cache as it arrives."""
 
     def stream(self, requests: Sequence[ChatRequest]) -> Iterator[list[tuple[int, Completion]]]: ...
+
+    def close(self) -> None:
+        """Release the engines: the build that used them has ended."""

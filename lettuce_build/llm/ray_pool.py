@@ -1,19 +1,24 @@
-"""The model stages on a Ray cluster: Ray Data with an actor pool, one engine per actor.
+"""The model stages on a Ray cluster: a pool of Ray Core actors, one engine per actor, created
+once per build and released at its end.
 
 `RayBackend` wraps the backend a build would run locally (vLLM, unstarted). The stage loop
 and the request cache stay in the driver: before each pass of a stage, the runner gives
-`stream` every request the cache lacks; Ray Data sends them in batches through a pool of
-actors, each holding its own copy of the engine, and hands each answered batch back as it
-finishes, so the runner commits it to the one cache before anything is parsed. Keys, seeds and
-parsing are the local build's, so given the same cache a Ray build writes the same rows and
-starts no engine; an actor that dies loses its batch in flight, which Ray Data retries on a
-restarted actor, and a driver that dies loses only the batches not yet handed back.
+`stream` every request the cache lacks; the pool sends them in batches to its actors, keeping
+each actor two batches deep so it never waits for the driver, and hands each answered batch
+back as it finishes, so the runner commits it to the one cache before anything is parsed. The
+actors outlive the pass: every pass of every stage (attempts, balancing's waves) is served by
+the engines the first one loaded; `close` (the stage loop calls it when the build ends) kills
+them. Keys, seeds and parsing are the local build's, so given the same cache a Ray build writes
+the same rows and starts no engine. An actor that dies is restarted by Ray (its engine loaded
+again) and its batches in flight are retried there; a driver that dies loses only the batches
+not yet handed back.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -21,8 +26,11 @@ from pydantic import BaseModel, Field
 
 from lettuce_build.core.quiet import requiet
 from lettuce_build.llm.protocol import Backend, BackendError, BackendInfo, ChatRequest, Completion
+from lettuce_build.llm.vllm_backend import VLLMBackend
 
-NO_RAY = "--executor ray needs Ray Data: pip install 'lettuce-build[ray]'"
+NO_RAY = "--executor ray needs Ray: pip install 'lettuce-build[ray]'"
+#: batches an actor holds at once: one computing, one waiting, so it never idles for the driver
+DEPTH = 2
 
 
 class RayOptions(BaseModel):
@@ -39,15 +47,14 @@ class RayOptions(BaseModel):
 
 
 class EngineActor:
-    """One engine in one Ray actor; Ray Data calls it with batches of requests."""
+    """One engine in one Ray actor, alive for the whole build."""
 
     def __init__(self, engine: Backend) -> None:
         self.engine = engine
 
-    def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
-        requests = [ChatRequest.from_json(str(text)) for text in batch["request"]]
-        completions = self.engine.generate(requests)
-        return {"index": list(batch["index"]), "completion": [c.model_dump_json() for c in completions]}
+    def generate(self, requests: list[str]) -> list[str]:
+        completions = self.engine.generate([ChatRequest.from_json(text) for text in requests])
+        return [completion.model_dump_json() for completion in completions]
 
 
 class RayBackend:
@@ -58,6 +65,7 @@ class RayBackend:
             raise BackendError(NO_RAY)
         self.engine = engine  # never started here: each actor starts its own copy
         self.options = options or RayOptions()
+        self._actors: list[Any] = []
 
     @property
     def model_id(self) -> str:
@@ -78,30 +86,71 @@ class RayBackend:
         if not requests:
             return
         ray = _ray()
-        if not ray.is_initialized():
-            ray.init(
-                address=self.options.address,
-                include_dashboard=False,
-                log_to_driver=False,
-                logging_level=logging.ERROR,
-            )
-        requiet("ray", "ray.data")  # Ray sets its loggers' levels when imported
-        context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = False  # the stage bar says how far the stage is
-        rows = [{"index": i, "request": r.to_json()} for i, r in enumerate(requests)]
-        answered = ray.data.from_items(rows).map_batches(
-            EngineActor,
-            fn_constructor_kwargs={"engine": self.engine},
-            compute=ray.data.ActorPoolStrategy(size=min(self.options.actors, len(rows))),
-            batch_size=self.options.batch_size,
-            num_cpus=self.options.cpus_per_actor,
-            num_gpus=self._gpus_per_actor(ray),
+        actors = self._pool(ray)
+        size = self.options.batch_size
+        waiting = deque(
+            range(start, min(start + size, len(requests))) for start in range(0, len(requests), size)
         )
-        for batch in answered.iter_batches(batch_size=None, batch_format="numpy"):
+        texts = [request.to_json() for request in requests]
+        in_flight: dict[Any, tuple[int, range]] = {}
+
+        def send(actor: int) -> None:
+            batch = waiting.popleft()
+            in_flight[actors[actor].generate.remote([texts[i] for i in batch])] = (actor, batch)
+
+        for _ in range(DEPTH):
+            for actor in range(len(actors)):
+                if waiting:
+                    send(actor)
+        while in_flight:
+            [ready], _ = ray.wait(list(in_flight), num_returns=1)
+            actor, batch = in_flight.pop(ready)
+            answered = ray.get(ready)
+            if waiting:
+                send(actor)
             yield [
-                (int(index), Completion.model_validate_json(str(text)))
-                for index, text in zip(batch["index"], batch["completion"], strict=True)
+                (index, Completion.model_validate_json(text))
+                for index, text in zip(batch, answered, strict=True)
             ]
+
+    def close(self) -> None:
+        """Release the engines: kill the actors (a later pass would start new ones)."""
+        if self._actors:
+            ray = _ray()
+            for actor in self._actors:
+                ray.kill(actor)
+            self._actors = []
+
+    def _pool(self, ray: Any) -> list[Any]:
+        """The build's actors, created at its first pass that asks the model."""
+        if not self._actors:
+            if not ray.is_initialized():
+                ray.init(
+                    address=self.options.address,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    logging_level=logging.ERROR,
+                )
+            requiet("ray")  # Ray sets its loggers' levels when imported
+            remote = ray.remote(
+                num_cpus=self.options.cpus_per_actor,
+                num_gpus=self._gpus_per_actor(ray),
+                # a dead actor comes back (its engine loaded again) and gets its batches again
+                max_restarts=-1,
+                max_task_retries=-1,
+            )(EngineActor)
+            self._actors = [remote.remote(self._actor_engine()) for _ in range(self.options.actors)]
+        return self._actors
+
+    def _actor_engine(self) -> Backend:
+        """The engine each actor runs: with tensor parallelism, on vLLM's own processes inside
+        the actor (left alone, vLLM sees Ray running and asks it for a placement group of its
+        own, which waits forever for the GPUs the actor already holds)."""
+        engine = self.engine
+        if isinstance(engine, VLLMBackend) and (engine.options.tensor_parallel_size or 1) > 1:
+            settings = engine.options.model_copy(update={"distributed_executor_backend": "mp"})
+            return VLLMBackend(engine.model, settings)
+        return engine
 
     def _gpus_per_actor(self, ray: Any) -> float:
         if self.options.gpus_per_actor is not None:
@@ -115,7 +164,6 @@ class RayBackend:
 def _ray() -> Any:
     try:
         import ray
-        import ray.data
     except ImportError as err:
         raise BackendError(NO_RAY) from err
     return ray

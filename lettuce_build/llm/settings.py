@@ -38,6 +38,9 @@ class EngineSettings(BaseModel):
     max_num_seqs: int | None = Field(default=None, ge=1)
     max_num_batched_tokens: int | None = Field(default=None, ge=1)
     enforce_eager: bool | None = None
+    #: how vLLM runs tensor-parallel workers (``mp``: its own processes); the Ray executor sets
+    #: ``mp`` for engines inside its actors
+    distributed_executor_backend: Literal["mp", "ray", "uni"] | None = None
     trust_remote_code: bool | None = None
 
     def over(self, defaults: EngineSettings) -> EngineSettings:

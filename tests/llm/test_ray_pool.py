@@ -1,6 +1,6 @@
-"""`--executor ray`: the model stages on Ray Data, one engine per actor, with the local build's
-keys, seeds and cache. Real Ray (2 CPUs); scripted engines in the actors for the logic, the
-embedded model for one smoke run."""
+"""`--executor ray`: the model stages on a pool of Ray actors, one engine per actor for the whole
+build, with the local build's keys, seeds and cache. Real Ray (2 CPUs); scripted engines in the
+actors for the logic, the embedded model for one smoke run."""
 
 import shutil
 from pathlib import Path
@@ -76,6 +76,19 @@ def test_a_ray_build_writes_the_local_build_s_rows_and_requests(tmp_path):
     assert len(set(log.read_text().split())) >= 2, "more than one actor answered"
     manifest = BuildDir(tmp_path / "ray").read_manifest()
     assert manifest.backend.backend == "ray/scripted" and manifest.backend.options["ray"]["actors"] == 2
+
+
+def test_each_engine_starts_once_per_build_across_attempts_waves_and_stages(tmp_path):
+    log, loads = tmp_path / "asked.log", tmp_path / "loads.log"
+    docs = write_many_readmes(tmp_path / "docs", 24)
+    backend = pool(LoggedEngine(log, loads=loads), batch_size=4)
+    lettuce_build.build("readme", input=str(docs), out=tmp_path / "ray", batch_size=4, backend=backend)
+    stages = BuildDir(tmp_path / "ray").read_manifest().stages
+    passes = sum(s.backend_calls for s in stages)
+    assert passes >= 4, "question, answer, inject and retries: several passes asked the model"
+    started = loads.read_text().split()
+    assert len(started) == len(set(started)) == len(set(log.read_text().split())) <= 2
+    assert backend._actors == []  # released when the build ended
 
 
 def test_given_the_local_build_s_cache_a_ray_build_calls_no_model(tmp_path):

@@ -17,9 +17,13 @@ class LoggedEngine:
     before answering. With ``die_on_call``, the first process to reach that call (counted per
     process) kills itself instead of answering, once: ``marker`` says it happened."""
 
-    def __init__(self, log: Path, die_on_call: int | None = None, marker: Path | None = None) -> None:
+    def __init__(
+        self, log: Path, die_on_call: int | None = None, marker: Path | None = None, loads: Path | None = None
+    ) -> None:
         self.inner = ScriptedBackend(flaky_respond)
         self.log = log
+        #: one line per engine that started (its first call), as a vLLM engine loads on its first
+        self.loads = loads
         self.die_on_call = die_on_call
         self.marker = marker
         self.calls = 0
@@ -33,6 +37,9 @@ class LoggedEngine:
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         self.calls += 1
+        if self.calls == 1 and self.loads is not None:
+            with self.loads.open("a") as handle:
+                handle.write(f"{os.getpid()}\n")
         with self.log.open("a") as handle:
             handle.writelines(f"{os.getpid()}\n" for _ in requests)
         if self.calls == self.die_on_call and self.marker is not None and self._first_to_die():

@@ -1,0 +1,148 @@
+"""The driver's own cost at scale: a whole readme build (load, question, answer, inject with
+balancing, assemble, write) with a backend that answers instantly (the tests' scripted model),
+at 1k, 10k and 100k work items (1M with --big).
+
+For each size: ms per item for the first build and for the fully cached rerun, peak RSS of
+each (every run in a process of its own), the cache's size on disk and the output's, and the
+growth from each size to the next (linear is x10 per x10 items). Then, with --ray, the same
+build at 10k items under Ray with 2 actors, and the engines started (one line per engine
+started, however many passes the build made).
+
+    python benchmarks/build_scale.py [--big] [--ray] [--sizes 1000,10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def folder_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def child(docs: Path, out: Path, items: int, ray: bool, loads: Path) -> None:
+    """One build in this process; prints its figures as JSON."""
+    sys.path.insert(0, str(ROOT))
+    import lettuce_build
+    from lettuce_build.builds.folder import BuildDir
+    from tests.support.documents import respond
+    from tests.support.scripted import ScriptedBackend
+
+    backend = ScriptedBackend(respond)
+    settings = {}
+    if ray:
+        import ray as ray_module
+
+        from lettuce_build.llm.ray_pool import RayBackend, RayOptions
+        from tests.support.ray_engines import LoggedEngine
+
+        ray_module.init(
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},
+        )
+        engine = LoggedEngine(out.parent / "asked.log", loads=loads)
+        backend = RayBackend(engine, RayOptions(actors=2, batch_size=256, cpus_per_actor=0.5))
+        settings["batch_size"] = 256
+    started = time.perf_counter()
+    lettuce_build.build(
+        "readme", input=str(docs), out=out, limit=items, ratio=0.5, backend=backend, **settings
+    )
+    seconds = time.perf_counter() - started
+    passes = sum(s.backend_calls for s in BuildDir(out).read_manifest().stages)
+    figures = {
+        "seconds": seconds,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "passes": passes,
+    }
+    print("FIGURES " + json.dumps(figures))
+
+
+def run(docs: Path, out: Path, items: int, ray: bool = False, loads: Path | None = None) -> dict[str, float]:
+    command = [sys.executable, __file__, "--child", str(docs), str(out), str(items), str(ray), str(loads)]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    line = next((ln for ln in result.stdout.splitlines() if ln.startswith("FIGURES ")), None)
+    if line is None:
+        raise SystemExit(f"the build of {items} items failed:\n{result.stderr[-3000:]}")
+    return json.loads(line.removeprefix("FIGURES "))
+
+
+def write_docs(folder: Path, items: int) -> Path:
+    """READMEs of two sections (two work items) each, as the tests write them."""
+    sys.path.insert(0, str(ROOT))
+    from tests.support.documents import write_many_readmes
+
+    return write_many_readmes(folder, (items + 1) // 2)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--big", action="store_true", help="also 1M work items")
+    parser.add_argument("--ray", action="store_true", help="also 10k items on Ray with 2 actors")
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")] + ([1_000_000] if args.big else [])
+    print(
+        f"{'items':>8} {'first ms/item':>14} {'rerun ms/item':>14} {'first RSS MB':>13} "
+        f"{'rerun RSS MB':>13} {'cache MB':>9} {'output MB':>10}"
+    )
+    previous: dict[str, float] | None = None
+    with tempfile.TemporaryDirectory() as tmp:
+        for items in sizes:
+            docs = write_docs(Path(tmp) / f"docs-{items}", items)
+            out = Path(tmp) / f"out-{items}"
+            first = run(docs, out, items)
+            again = run(docs, out, items)
+            row = {
+                "first": first["seconds"] * 1000 / items,
+                "rerun": again["seconds"] * 1000 / items,
+                "first_rss": first["rss_mb"],
+                "rerun_rss": again["rss_mb"],
+                "cache": (out / "cache.sqlite").stat().st_size / 1e6,
+                "output": (folder_bytes(out / "dataset") + folder_bytes(out / "hub")) / 1e6,
+            }
+            print(
+                f"{items:>8} {row['first']:>14.2f} {row['rerun']:>14.2f} {row['first_rss']:>13.0f} "
+                f"{row['rerun_rss']:>13.0f} {row['cache']:>9.1f} {row['output']:>10.1f}"
+            )
+            if previous is not None:
+                growth = {k: row[k] / previous[k] if previous[k] else float("nan") for k in row}
+                print(
+                    "   growth: "
+                    + ", ".join(f"{k} x{v:.2f}" for k, v in growth.items())
+                    + "  (per-item figures: x1.00 is linear; sizes: x10 is linear)"
+                )
+            previous = row
+        if args.ray:
+            items = 10_000
+            docs = Path(tmp) / f"docs-{items}"
+            if not docs.exists():
+                write_docs(docs, items)
+            local = run(docs, Path(tmp) / "ray-local", items)
+            loads = Path(tmp) / "loads.log"
+            (Path(tmp) / "ray").mkdir()
+            remote = run(docs, Path(tmp) / "ray" / "out", items, ray=True, loads=loads)
+            started = len(loads.read_text().split()) if loads.exists() else 0
+            print(
+                f"Ray, 2 actors, {items} items: {remote['seconds'] * 1000 / items:.2f} ms per item "
+                f"({remote['seconds'] / local['seconds']:.2f}x the local build), {remote['passes']} passes "
+                f"asked the model, {started} engines started"
+            )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        docs, out, items, ray, loads = sys.argv[2:7]
+        child(Path(docs), Path(out), int(items), ray == "True", Path(loads))
+    else:
+        main()
