@@ -85,6 +85,7 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS and len(w) > 1]
 
 
+@functools.lru_cache(maxsize=1 << 16)  # called for every word of every gate: words repeat
 def _stem(word: str) -> str:
     """A light stem so "renders"/"rendered"/"rendering" meet (support is about content, not form)."""
     for suffix in ("ing", "ed", "es", "s"):
