@@ -23,6 +23,9 @@ from packaging.requirements import Requirement
 from .support.documents import respond, write_readmes
 from .support.openai_server import serve
 
+# the venv layout and the symlinks below are Linux's
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the lean install is checked on Linux")
+
 ROOT = Path(__file__).resolve().parents[1]
 #: what the lean install must not contain: the engine and the cluster are extras
 EXTRAS_ONLY = ("vllm", "torch", "ray")
@@ -124,7 +127,3 @@ def test_the_lean_install_builds_over_an_endpoint_and_shows_the_samples(lean, tm
     )
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert "question" in shown.stdout.lower()
-
-
-if sys.platform != "linux":  # the venv layout and symlinks above are Linux's
-    pytestmark = pytest.mark.skip(reason="the lean install is checked on Linux")

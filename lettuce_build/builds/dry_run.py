@@ -106,6 +106,7 @@ class _Walk:
     def stage(self, stage: Stage, items: list[dict[str, Any]]) -> StageEstimate:
         """The stage over ``items``, which take its outputs (or stand-ins)."""
         schema = stage.response_model.model_json_schema() if stage.response_model else None
+        schema_text = schema_json(schema)
         standing_in = {name: _stand_in(stage) for name in stage.outputs}
         if stage.injects:  # balancing decides which items: look every one up
             for item in items:
@@ -120,7 +121,7 @@ class _Walk:
             outputs = None
             for attempt in range(stage.max_attempts):  # a cached failure was retried: follow it
                 request = seeded_request(stage, item, self.seed, attempt, schema)
-                [key] = self.completions.keys(stage.cache_version, [request], schema, schema_json(schema))
+                [key] = self.completions.keys(stage.cache_version, [request], schema, schema_text)
                 found = self.completions.cache.get_many([key]).get(key)
                 if found is None:
                     misses += 1

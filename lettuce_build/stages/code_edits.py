@@ -123,16 +123,7 @@ class InjectCodeStage(InjectStageBase):
                     {"original": change.original, "reason": "fabrication_exists", "detail": detail}
                 )
                 continue
-            edits.append(
-                Edit(
-                    original=change.original,
-                    hallucinated=change.hallucinated,
-                    label=error,
-                    category=mapped.category,
-                    subcategory=mapped.subcategory,
-                    explanation=change.explanation,
-                )
-            )
+            edits.append(self.edit_of(change, error, mapped.category, mapped.subcategory))
         if response.changes and not edits:
             raise ParseFailure(rejected[-1]["reason"], rejected[-1]["detail"])
         return edits, rejected

@@ -195,6 +195,18 @@ class InjectStageBase(PromptedStage):
         raise NotImplementedError
 
     @staticmethod
+    def edit_of(change: Any, label: str, category: str, subcategory: str | None) -> Edit:
+        """The edit a model's change makes, under its native ``label`` and its taxonomy place."""
+        return Edit(
+            original=change.original,
+            hallucinated=change.hallucinated,
+            label=label,
+            category=category,
+            subcategory=subcategory,
+            explanation=change.explanation,
+        )
+
+    @staticmethod
     def _true_edits(edits: list[Edit], context: str, rejected: list[dict[str, str]]) -> list[Edit]:
         """The edits that make their span false (see core/gates.py); the others join ``rejected``.
         When none is left, the gate that rejected the last one is the failure."""
@@ -298,16 +310,7 @@ class InjectMenuStage(InjectStageBase):
                     }
                 )
                 continue
-            edits.append(
-                Edit(
-                    original=change.original,
-                    hallucinated=change.hallucinated,
-                    label=native,
-                    category=mapped.category,
-                    subcategory=mapped.subcategory,
-                    explanation=change.explanation,
-                )
-            )
+            edits.append(self.edit_of(change, native, mapped.category, mapped.subcategory))
         return edits, rejected
 
 
@@ -345,17 +348,7 @@ class InjectTaxonomyStage(InjectStageBase):
     def _edits(self, item: dict[str, Any], response: Any) -> tuple[list[Edit], list[dict[str, str]]]:
         category, subcategory = item["target_category"], item["target_subcategory"]
         label = f"{category}/{subcategory}"
-        return [
-            Edit(
-                original=c.original,
-                hallucinated=c.hallucinated,
-                label=label,
-                category=category,
-                subcategory=subcategory,
-                explanation=c.explanation,
-            )
-            for c in response.changes
-        ], []
+        return [self.edit_of(c, label, category, subcategory) for c in response.changes], []
 
 
 def inject_menu(

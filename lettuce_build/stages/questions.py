@@ -62,7 +62,8 @@ MAX_QUESTION_CHARS = 300
 DEFAULT_CHUNK_CHARS = 6000
 
 _PREFIX = regex.compile(r"^\s*(?:\*\*)?(?:question|q)\s*[:.)-]\s*(?:\*\*)?\s*", regex.IGNORECASE)
-_QUOTES = "\"'“”‘’`*"
+#: what a model wraps a one-line reply in (stripped from questions and requests)
+QUOTES = "\"'“”‘’`*"
 _DECORATION = regex.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)+")
 _RESIDUE = regex.compile(r"\{\{|\}\}|\{%|%\}|<\|")
 _MARKDOWN = regex.compile(r"\]\(|!\[|^#+\s|\[[^\]]*\]\[|</?[A-Za-z][^>]*>|\*\w[^*]*\*")
@@ -88,7 +89,7 @@ def question_problem(question: str) -> tuple[str, str] | None:
 
 def _clean_line(line: str) -> str:
     line = _DECORATION.sub("", line)
-    line = _PREFIX.sub("", line).strip().strip(_QUOTES).strip()
+    line = _PREFIX.sub("", line).strip().strip(QUOTES).strip()
     return _PREFIX.sub("", line).strip()
 
 

@@ -16,6 +16,7 @@ from lettuce_build.core import gates
 from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.prompted import PromptedStage
+from lettuce_build.stages.questions import QUOTES
 
 #: the issue's first characters the prompt shows (the ask is at the top of an issue)
 MAX_ISSUE_CHARS = 6_000
@@ -25,7 +26,6 @@ MAX_REQUEST_CHARS = 400
 MAX_REQUEST_SENTENCES = 3
 
 _PREFIX = regex.compile(r"^\s*(?:\*\*)?(?:developer\s+)?request\s*:\s*(?:\*\*)?\s*", regex.IGNORECASE)
-_QUOTES = "\"'“”‘’`*"
 _SENTENCE_END = regex.compile(r"[.!?](?=\s|$)")
 #: what belongs to the issue, never to a request: a traceback, a fence, a prompt of a shell
 _REPORT = regex.compile(
@@ -68,7 +68,7 @@ def request_shape_problem(request: str) -> tuple[str, str] | None:
 def clean_request(text: str) -> str:
     """The response without a "Request:" prefix or surrounding quotes, its lines joined."""
     text = " ".join(line.strip() for line in text.strip().splitlines() if line.strip())
-    return _PREFIX.sub("", text).strip().strip(_QUOTES).strip()
+    return _PREFIX.sub("", text).strip().strip(QUOTES).strip()
 
 
 def request_problem(request: str, issue: str) -> tuple[str, str] | None:
