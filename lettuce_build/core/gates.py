@@ -297,12 +297,14 @@ def edit_problem(
     subcategory: str | None = None,
 ) -> Problem | None:
     """Why an injected edit does not make a span worth learning from: it changes nothing that
-    matters, it adds what the context already says (word-bounded, case-insensitive), its text
-    is a loop, a question or talk of its prompt, or its type says "numerical" or "temporal"
-    where no number, date or time is changed (a name swapped for a name would be labelled a
-    numerical error)."""
+    matters, it only cuts the end off its original (what is left is still true), it adds what
+    the context already says (word-bounded, case-insensitive), its text is a loop, a question or
+    talk of its prompt, or its type says "numerical" or "temporal" where no number, date or time
+    is changed (a name swapped for a name would be labelled a numerical error)."""
     if says_the_same(original, replacement):
         return "no_op_edit", f"{original[:60]!r} -> {replacement[:60]!r} says the same"
+    if (kept := words(replacement)) and kept == words(original)[: len(kept)]:
+        return "truncated_edit", f"{original[:60]!r} -> {replacement[:60]!r} only cuts the end off"
     if category in ADDING and in_context(replacement, context):
         return "span_in_context", f"{replacement[:60]!r} already occurs in the context"
     if (word := stutters(replacement, config)) and not stutters(original, config):
@@ -376,6 +378,7 @@ GATE_REASONS = frozenset(
         "answer_echoes_prompt",
         "answer_unsupported",
         "no_op_edit",
+        "truncated_edit",
         "span_in_context",
         "degenerate_edit",
         "edit_asks_question",

@@ -98,6 +98,16 @@ def test_an_edit_that_says_the_same_is_a_no_op():
     assert edit_problem("4 MB", "40 MB", "contradiction", CONTEXT) is None
 
 
+def test_an_edit_that_only_cuts_its_original_short_is_refused():
+    # seen live: a true README sentence cut mid-word and labelled an unsupported claim
+    original = "later builds only re-render notes whose modification time changed."
+    cut = "later builds only re-render notes whose modification*"
+    for category in ("unsupported_addition", "contradiction"):
+        assert reason(edit_problem(original, cut, category, CONTEXT)) == "truncated_edit"
+    longer = "later builds only re-render notes whose modification time changed, and all images."
+    assert reason(edit_problem(original, longer, "unsupported_addition", CONTEXT)) != "truncated_edit"
+
+
 def test_an_edit_that_loops_is_degenerate_unless_its_original_did():
     looping = edit_problem("50 rows", "2B rows, 2B rows and 2B rows", "contradiction", CONTEXT)
     assert reason(looping) == "degenerate_edit"
