@@ -38,7 +38,7 @@ def child(docs: Path, out: Path, items: int, ray: bool, loads: Path) -> None:
     from tests.support.documents import respond
     from tests.support.scripted import ScriptedBackend
 
-    backend = ScriptedBackend(respond)
+    backend = ScriptedBackend(respond, record=False)  # holds no request: RSS is the driver's
     settings = {}
     if ray:
         import ray as ray_module
@@ -60,11 +60,13 @@ def child(docs: Path, out: Path, items: int, ray: bool, loads: Path) -> None:
         "readme", input=str(docs), out=out, limit=items, ratio=0.5, backend=backend, **settings
     )
     seconds = time.perf_counter() - started
+    made = BuildDir(out).read_manifest().counts
     passes = sum(s.backend_calls for s in BuildDir(out).read_manifest().stages)
     figures = {
         "seconds": seconds,
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "passes": passes,
+        "items": made.items if made else 0,
     }
     print("FIGURES " + json.dumps(figures))
 
@@ -75,15 +77,18 @@ def run(docs: Path, out: Path, items: int, ray: bool = False, loads: Path | None
     line = next((ln for ln in result.stdout.splitlines() if ln.startswith("FIGURES ")), None)
     if line is None:
         raise SystemExit(f"the build of {items} items failed:\n{result.stderr[-3000:]}")
-    return json.loads(line.removeprefix("FIGURES "))
+    figures = json.loads(line.removeprefix("FIGURES "))
+    if figures["items"] != items:  # per-item figures are per work item the build really made
+        raise SystemExit(f"asked for {items} work items, the build made {figures['items']}")
+    return figures
 
 
 def write_docs(folder: Path, items: int) -> Path:
-    """READMEs of two sections (two work items) each, as the tests write them."""
+    """READMEs of one work item each, as the tests write them."""
     sys.path.insert(0, str(ROOT))
     from tests.support.documents import write_many_readmes
 
-    return write_many_readmes(folder, (items + 1) // 2)
+    return write_many_readmes(folder, items)
 
 
 def main() -> None:

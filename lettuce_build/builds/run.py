@@ -12,7 +12,6 @@ the loop starts. squeez's teacher phase runs its stage through the same loop
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,18 +19,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from datasets import Dataset, DatasetDict
+from datasets import Dataset
 from pydantic import BaseModel, ConfigDict, Field
 
 from lettuce_build.builds.folder import BuildDir, Manifest, RunCost
+from lettuce_build.builds.items import WORK_DIR, StoredItems, load_items, prune, stored_list
 from lettuce_build.builds.log import build_log, log
 from lettuce_build.builds.options import BuildCounts, BuildOptions
 from lettuce_build.builds.output import write_output
 from lettuce_build.builds.plan import ExecutionPlan
+from lettuce_build.builds.samples import ASSEMBLE_STAGE, assemble
 from lettuce_build.builds.shards import Shard, take_slice
-from lettuce_build.core.schema import FEATURES, SPLITS, HallucinationSample, check_sample, sample_to_row
+from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.engine.balance import RatioReport, balance
-from lettuce_build.engine.records import FailureRow, Judgement, StageStats
+from lettuce_build.engine.records import Judgement, StageStats
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Check, Runner
 from lettuce_build.engine.stage import CheckStage, Stage
 from lettuce_build.llm.protocol import Backend, StreamingBackend
@@ -40,8 +41,6 @@ from lettuce_build.sources.registry import get_source
 from lettuce_build.stages.answers import AnswerStage
 from lettuce_build.stages.generation import GenerateStage
 from lettuce_build.stages.judge import AnswerJudgeStage, SpanJudgeStage, judge_report
-
-ASSEMBLE_STAGE = "assemble"
 
 
 class BuildSummary(BuildCounts):
@@ -267,21 +266,44 @@ def refreshed(stages: Sequence[Stage], namespaces: dict[str, int], refresh: str 
 
 
 def _load(
-    options: BuildOptions, source: Source, build: BuildDir, manifest: Manifest, context_tokens: int | None
-) -> LoadResult:
-    """The build's work items; a shard keeps its slice, and saves it with positions for `merge`."""
-    loaded = source.load(options.input, options.load_options(context_tokens))
-    if not loaded.items:
-        raise SourceError(
-            f"{options.source}: no work items from {options.input} "
-            f"(skipped: {dict(loaded.skipped) or 'nothing'})"
+    options: BuildOptions,
+    source: Source,
+    build: BuildDir,
+    manifest: Manifest,
+    context_tokens: int | None,
+    replay: Replay | None,
+) -> StoredItems:
+    """The build's work items, on disk in the build's work folder: a replay's own, a shard's
+    slice (saved with positions for `merge`), or the whole load, streamed."""
+    work = build.path / WORK_DIR
+    if replay is not None:
+        loaded = replay.loaded
+        return StoredItems(
+            items=stored_list(loaded.items, work), documents=loaded.documents, skipped=dict(loaded.skipped)
         )
+    load_options = options.load_options(context_tokens)
     if options.shard is None:
-        return loaded
+        stored = load_items(source, options.input, load_options, work)
+        if len(stored.items) == 0:
+            raise _no_items(options, stored.skipped)
+        return stored
+    loaded = source.load(options.input, load_options)
+    if not loaded.items:
+        raise _no_items(options, loaded.skipped)
     part = take_slice(loaded, options.shard, source.document_of)
     build.write_items(part.held)
     manifest.shard = part.record
-    return part.loaded
+    return StoredItems(
+        items=stored_list(part.loaded.items, work),
+        documents=part.loaded.documents,
+        skipped=dict(part.loaded.skipped),
+    )
+
+
+def _no_items(options: BuildOptions, skipped: Mapping[str, int]) -> SourceError:
+    return SourceError(
+        f"{options.source}: no work items from {options.input} (skipped: {dict(skipped) or 'nothing'})"
+    )
 
 
 def _run(
@@ -295,76 +317,67 @@ def _run(
     judges: Sequence[Backend],
     refresh: str | None,
 ) -> BuildSummary:
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), time.time()
     source = get_source(options.source)
     stages = build_stages(options, source, sampling, backend.model_id)  # checked before any input is read
     manifest.cache_namespaces = refreshed(stages, manifest.cache_namespaces, refresh)
     if refresh:
         log.info("refreshing %s and the stages after it: %s", refresh, manifest.cache_namespaces)
     context_tokens = backend.info().context_tokens
-    loaded = replay.loaded if replay else _load(options, source, build, manifest, context_tokens)
+    loaded = _load(options, source, build, manifest, context_tokens, replay)
+    items = loaded.items
     log.info(
         "loaded %d documents into %d work items%s",
         loaded.documents,
-        len(loaded.items),
-        f"; skipped {dict(loaded.skipped)}" if loaded.skipped else "",
+        len(items),
+        f"; skipped {loaded.skipped}" if loaded.skipped else "",
     )
     build.write_manifest(manifest)
-    result = LoopResult(done=Dataset.from_list([]))
-    rows: list[dict[str, Any]] = []
-    if loaded.items:  # a shard may hold no item of a small build
-        items = Dataset.from_list(loaded.items)
+    result = LoopResult(done=items)
+    if len(items):  # a shard may hold no item of a small build
         plan = ExecutionPlan(shard=options.shard, replay=replay is not None)
         with open_stage_loop(
             build, manifest, backend, options.seed, options.ratio, batch_size, plan, judges
         ) as loop:
             result = loop.run(stages, source.prepare(items), _checks(stages) if judges else None)
-        rows = source.finish(items, result.done).to_list()
-    samples, invalid = _assemble(source, rows)
+    made = assemble(source, source.finish(items, result.done) if len(items) else items)
     build.record_stage(
         manifest,
         StageStats(
             name=ASSEMBLE_STAGE,
             prompt_version="-",
-            items_in=len(rows),
-            ok=len(samples),
-            failed=len(invalid),
-            failure_reasons=dict(Counter(f.reason for f in invalid)),
+            items_in=made.samples + len(made.invalid),
+            ok=made.samples,
+            failed=len(made.invalid),
+            failure_reasons=dict(Counter(f.reason for f in made.invalid)),
         ),
-        invalid,
+        made.invalid,
     )
-
-    by_split: dict[str, list[dict[str, Any]]] = {}
-    for sample in samples:
-        by_split.setdefault(sample.split, []).append(sample_to_row(sample))
     # always written: a build with no samples removes the outputs of the build before it. The
     # config is named for the source, as `push` publishes it
-    write_output(
-        DatasetDict({s: Dataset.from_list(by_split[s], features=FEATURES) for s in SPLITS if s in by_split}),
-        options.out,
-        source.name,
-    )
-    hallucinated = sum(1 for s in samples if s.labels)
+    write_output(made.splits, options.out, source.name)
+    prune(build.path / WORK_DIR, started_at)  # what earlier runs with other settings left
+    samples = made.samples
     summary = BuildSummary(
         source=options.source,
         dataset=source.dataset_name,
         out=options.out,
         documents=loaded.documents,
-        items=len(loaded.items),
-        skipped=dict(loaded.skipped),
-        by_split={s: len(by_split[s]) for s in SPLITS if s in by_split},
-        by_category=dict(Counter(s.category or "(clean)" for s in samples)),
-        hallucinated=hallucinated,
-        clean=len(samples) - hallucinated,
+        items=len(items),
+        skipped=loaded.skipped,
+        by_split={split: len(rows) for split, rows in made.splits.items()},
+        by_category=made.by_category,
+        hallucinated=made.hallucinated,
+        clean=samples - made.hallucinated,
         requested_ratio=options.ratio,
-        achieved_ratio=hallucinated / len(samples) if samples else 0.0,
+        achieved_ratio=made.hallucinated / samples if samples else 0.0,
         ratio=result.ratio,
-        yield_=len(samples) / len(loaded.items) if loaded.items else 0.0,
+        yield_=samples / len(items) if len(items) else 0.0,
         failures=build.failure_summary(),
         seconds=time.perf_counter() - started,
         backend_seconds=result.backend_seconds,
         judge=judge_report([j.model_id for j in judges], result.judgements) if judges else None,
-        example=next((s for s in samples if s.labels), samples[0] if samples else None),
+        example=made.example,
         shard=options.shard,
     )
     manifest.status = "finished"
@@ -376,7 +389,7 @@ def _run(
     log.info(
         "finished: %d samples of %d work items (%s), %d hallucinated; %.1f s, this run %d requests, "
         "all %d runs %d requests",
-        len(samples),
+        samples,
         summary.items,
         summary.by_split,
         summary.hallucinated,
@@ -408,26 +421,3 @@ def _generating(source: str, stages: list[Stage], seed: int) -> list[Stage]:
             "--mode generate needs a source with a context, a question and a clean answer"
         )
     return [GenerateStage(seed=seed) if stage.injects else stage for stage in stages]
-
-
-def _assemble(
-    source: Source, rows: list[dict[str, Any]]
-) -> tuple[list[HallucinationSample], list[FailureRow]]:
-    samples, invalid = [], []
-    for row in rows:
-        sample = source.sample(row)
-        violations = check_sample(sample)
-        if violations:
-            invalid.append(
-                FailureRow(
-                    key=row["key"],
-                    stage=ASSEMBLE_STAGE,
-                    reason=violations[0].reason,
-                    detail="; ".join(str(v) for v in violations),
-                    attempt=0,
-                    raw_excerpt=json.dumps(sample_to_row(sample))[:300],
-                )
-            )
-            continue
-        samples.append(sample)
-    return samples, invalid

@@ -22,11 +22,13 @@ for later waves the shards could not know were needed.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
-from datasets import Dataset, Features, Value
+from datasets import Dataset, Value, concatenate_datasets
 from pydantic import BaseModel, Field
 
 from lettuce_build.core.seeding import fraction
@@ -111,40 +113,37 @@ def balance(
     runs one: the merge balances). ``checks`` judge each injection: one they reject has failed,
     and later waves top up for it like for any failed injection.
     """
-    rows = items.to_list()
-    rank = {row["key"]: fraction(runner.seed, row["key"], "inject") for row in rows}
+    keys: list[str] = items["key"][:]  # columns, not rows: the items stay on disk
+    splits: list[str] = items["split"][:]
+    rank = {key: fraction(runner.seed, key, "inject") for key in keys}
     order: dict[str, list[int]] = {}
-    for index, row in enumerate(rows):
-        order.setdefault(row["split"], []).append(index)
+    for index, split in enumerate(splits):
+        order.setdefault(split, []).append(index)
     for indices in order.values():
-        indices.sort(key=lambda i: rank[rows[i]["key"]])
+        indices.sort(key=lambda i: rank[keys[i]])
     report = RatioReport(
         requested=ratio,
         by_split={
             split: SplitRatio(items=len(ix), needed=needed(len(ix), ratio)) for split, ix in order.items()
         },
     )
-    outputs: dict[str, dict[str, Any]] = {}  # key -> stage outputs, for every success
+    succeeded: set[str] = set()
     failures: list[FailureRow] = []
     results: list[StageResult] = []
     offered: set[int] = set()
-    wave = _first_wave(order, rows, rank, report, ratio)
+    wave = _first_wave(order, keys, rank, report, ratio)
     waves = 1  # decided so far, the first one included even when it offers nothing
     while True:
         if wave:  # a first wave may be empty: no item drew low enough
             offered.update(wave)
-            subset = Dataset.from_list(
-                [dict(rows[i], inject=True) for i in sorted(wave)], features=_with_inject(items)
-            )
-            result = runner.run(subset, stage, checks)
+            result = runner.run(_offered(items, sorted(wave), waves), stage, checks)
             results.append(result)
             failures += result.failures
-            for row in result.ok.to_list():
-                outputs[row["key"]] = {name: row[name] for name in stage.outputs}
+            succeeded.update(result.ok["key"][:])
             for split, indices in order.items():
                 split_report = report.by_split[split]
                 split_report.offered = sum(i in offered for i in indices)
-                split_report.succeeded = sum(rows[i]["key"] in outputs for i in indices)
+                split_report.succeeded = sum(keys[i] in succeeded for i in indices)
         if max_waves is not None and waves >= max_waves:
             break
         wave = _next_wave(order, offered, report)
@@ -154,22 +153,13 @@ def balance(
     report.waves = len(results)
     chosen: set[str] = set()
     for split, indices in order.items():
-        successes = [rows[i]["key"] for i in indices if rows[i]["key"] in outputs]
+        successes = [keys[i] for i in indices if keys[i] in succeeded]
         picked = successes[: report.by_split[split].needed]
         report.by_split[split].hallucinated = len(picked)
         chosen.update(picked)
-    empty = {name: None for name in stage.outputs}
-    finished = [
-        dict(row, **outputs[row["key"]], inject=True)
-        if row["key"] in chosen
-        else dict(row, **empty, inject=False)
-        for row in rows
-    ]
-    features = Features({**_with_inject(items), **stage.outputs})
-    ok = Dataset.from_list(finished, features=features) if finished else items.select([])
-    stats = StageStats.combined(stage, len(rows), [r.stats for r in results])
+    stats = StageStats.combined(stage, len(keys), [r.stats for r in results])
     return Balanced(
-        ok=ok,
+        ok=_published(items, stage, keys, chosen, [r.ok for r in results]),
         failures=failures,
         stats=stats,
         report=report,
@@ -178,9 +168,50 @@ def balance(
     )
 
 
+def _offered(items: Dataset, indices: list[int], wave: int) -> Dataset:
+    """The items of one wave, marked to be injected (the column is added before the selection:
+    adding one to a selection would copy the selected rows)."""
+    name = _fingerprint(items._fingerprint, "wave", wave, indices)
+    marked = items.add_column(
+        "inject", [True] * len(items), new_fingerprint=f"{name}-inject", feature=Value("bool")
+    )
+    return marked.select(indices, new_fingerprint=f"{name}-items")
+
+
+def _published(
+    items: Dataset, stage: Stage, keys: list[str], chosen: set[str], waves: list[Dataset]
+) -> Dataset:
+    """Every item in its order: the chosen ones with the stage's outputs (from the wave that
+    injected them) and ``inject`` true, the others with empty outputs and ``inject`` false."""
+    name = _fingerprint(items._fingerprint, "published", sorted(chosen), [w._fingerprint for w in waves])
+    parts = []
+    for number, done in enumerate(waves):
+        picked = [i for i, key in enumerate(done["key"][:]) if key in chosen]
+        parts.append(done.select(picked, new_fingerprint=f"{name}-wave{number}"))
+    plain = items.add_column(
+        "inject", [False] * len(items), new_fingerprint=f"{name}-plain", feature=Value("bool")
+    )
+    for column, feature in stage.outputs.items():
+        plain = plain.add_column(
+            column, [None] * len(items), new_fingerprint=f"{name}-plain-{column}", feature=feature
+        )
+    rest = plain.select(
+        [i for i, key in enumerate(keys) if key not in chosen], new_fingerprint=f"{name}-rest"
+    )
+    joined = concatenate_datasets([rest, *parts])
+    position = {key: index for index, key in enumerate(keys)}
+    where = [position[key] for key in joined["key"][:]]
+    order = sorted(range(len(where)), key=where.__getitem__)
+    return joined.select(order, new_fingerprint=f"{name}-ordered")
+
+
+def _fingerprint(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+
+
 def _first_wave(
     order: dict[str, list[int]],
-    rows: list[dict[str, Any]],
+    keys: list[str],
     rank: dict[str, float],
     report: RatioReport,
     ratio: float,
@@ -192,7 +223,7 @@ def _first_wave(
         for split, indices in order.items()
         if report.by_split[split].needed > 0
         for i in indices
-        if rank[rows[i]["key"]] < below
+        if rank[keys[i]] < below
     ]
 
 
@@ -206,7 +237,3 @@ def _next_wave(order: dict[str, list[int]], offered: set[int], report: RatioRepo
         if missing > 0 and waiting:
             wave += waiting[: math.ceil(missing * LATER_WAVE_MARGIN)]
     return wave
-
-
-def _with_inject(items: Dataset) -> Features:
-    return Features({**items.features, "inject": Value("bool")})

@@ -7,9 +7,14 @@ finished from the cache. Parse failures become failure rows (key, stage, reason,
 finish_reason, raw excerpt), and a failed item is retried as a new attempt with its own seed,
 so it never replays the response that failed.
 
-The SQLite cache, not `datasets`' map cache, is what resuming relies on: maps
-get explicit fingerprints (the engine never enters a hashed closure) and do
-not reload earlier map results, because a re-run must retry earlier failures.
+The SQLite cache is what resuming relies on. On top of it, when the work items are on disk
+(a build's ``work/`` folder), each finished pass is kept beside them (``pass-<fingerprint>.arrow``
+and its record, ``.json``), named for everything that decides it: the items, the stage
+instance, the model, the seed, the attempt and the package's code. A re-run of the same build
+loads a kept pass instead of rendering, looking up and parsing its requests again; a pass that
+did not finish left no record and is run again from the request cache. A stage that retries
+failures on a re-run (`Stage.retries_failures_on_rerun`) always runs its passes. Maps get
+explicit fingerprints: the engine never enters a hashed closure.
 """
 
 from __future__ import annotations
@@ -17,15 +22,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from datasets import Dataset, Features, Value, concatenate_datasets
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from lettuce_build.core.seeding import number
+from lettuce_build.core.version import code_fingerprint
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.progress import StageBar
 from lettuce_build.engine.records import FailureRow, Judgement, StageResult, StageStats
@@ -45,6 +53,20 @@ _FAILURE_COLUMNS = {
     "_failure": Value("string"),  # a FailureRow as JSON, for failed rows
     "_fresh": Value("bool"),  # whether this attempt's answer came from the model, not the cache
 }
+
+
+class PassRecord(BaseModel):
+    """What a kept pass did, beside its results: a re-run that loads the pass adds these to its
+    statistics (every answer then counts as a cache hit: the model is not asked)."""
+
+    passed_through: int
+    answered: int
+    sampling: dict[str, Any]
+
+
+def work_folder(dataset: Dataset) -> Path | None:
+    """Where a dataset's files are, which its passes are kept beside; None for one in memory."""
+    return Path(dataset.cache_files[0]["filename"]).parent if dataset.cache_files else None
 
 
 def request_seed(build_seed: int, key: str, attempt: int) -> int:
@@ -219,6 +241,54 @@ class _StageRun:
         )
         return out
 
+    def one_pass(
+        self, pending: Dataset, attempt: int, name: str, keep: Path | None, bar: StageBar
+    ) -> Dataset:
+        """One pass over ``pending``: loaded when kept in ``keep`` by an earlier run, else run
+        (and kept there, when given)."""
+        stage, stats = self.stage, self.stats
+        data = keep / f"pass-{name}.arrow" if keep else None
+        record_path = keep / f"pass-{name}.json" if keep else None
+        reuse = data is not None and record_path is not None and record_path.exists() and data.exists()
+        before = (stats.passed_through, stats.cache_hits + stats.cache_misses)
+        prefetched: set[str] = set()
+        if not reuse:
+            prefetched = self.completions.prefetch(
+                stage.cache_version, functools.partial(self.pass_requests, pending, attempt), stats
+            )
+        mapped = pending.map(
+            functools.partial(self.batch, attempt=attempt, prefetched=prefetched, bar=bar),
+            batched=True,
+            batch_size=self.runner.batch_size,
+            features=Features({**pending.features, **stage.outputs, **_FAILURE_COLUMNS}),
+            new_fingerprint=name,
+            cache_file_name=str(data) if data else None,
+            load_from_cache_file=reuse,
+            desc=f"stage {stage.name}" + (f" (retry {attempt})" if attempt else ""),  # --verbose
+        )
+        if record_path is None:
+            return mapped
+        if reuse:
+            record = PassRecord.model_validate_json(record_path.read_text())
+            stats.passed_through += record.passed_through
+            stats.cache_hits += record.answered
+            stats.sampling = stats.sampling or record.sampling
+            self.completions.cache.count(record.answered, 0)
+            os.utime(data)  # still in use: a build prunes its work files that no run used
+            os.utime(record_path)
+            failed = mapped["_ok"][:].count(False)
+            bar.batch(attempt, ok=len(mapped) - failed, failed=failed, cached=stats.cache_hits, tokens=0)
+            return mapped
+        record = PassRecord(
+            passed_through=stats.passed_through - before[0],
+            answered=stats.cache_hits + stats.cache_misses - before[1],
+            sampling=stats.sampling,
+        )
+        staged = record_path.with_suffix(".tmp")
+        staged.write_text(record.model_dump_json())
+        staged.replace(record_path)  # written last: a pass without its record is run again
+        return mapped
+
     def over(self, dataset: Dataset) -> StageResult:
         stage, stats, runner = self.stage, self.stats, self.runner
         started = time.perf_counter()
@@ -227,14 +297,15 @@ class _StageRun:
             json.dumps(
                 [
                     dataset._fingerprint,
-                    stage.name,
-                    stage.cache_version,
+                    stage.identity(),
                     self.completions.model_id,
                     runner.seed,
                     stage.max_attempts,
+                    code_fingerprint(),
                 ]
             ).encode()
         ).hexdigest()[:32]
+        keep = None if stage.retries_failures_on_rerun else work_folder(dataset)
         # Attempt 0 runs over every item; each retry is one pass over everything that failed
         # the attempt before, so retries share large batches instead of trickling in per batch.
         # `_row` restores the input order at the end. Explicit fingerprints throughout: without
@@ -245,18 +316,7 @@ class _StageRun:
         passes = MAX_ATTEMPT_PASSES if stage.retries_failures_on_rerun else stage.max_attempts
         calls_used: Counter[str] = Counter()
         for attempt in range(passes):
-            prefetched = self.completions.prefetch(
-                stage.cache_version, functools.partial(self.pass_requests, pending, attempt), stats
-            )
-            mapped = pending.map(
-                functools.partial(self.batch, attempt=attempt, prefetched=prefetched, bar=bar),
-                batched=True,
-                batch_size=runner.batch_size,
-                features=Features({**pending.features, **stage.outputs, **_FAILURE_COLUMNS}),
-                new_fingerprint=f"{fingerprint}-attempt{attempt}",
-                load_from_cache_file=False,
-                desc=f"stage {stage.name}" + (f" (retry {attempt})" if attempt else ""),  # --verbose
-            )
+            mapped = self.one_pass(pending, attempt, f"{fingerprint}-attempt{attempt}", keep, bar)
             if self.checks:
                 mapped = self.judged(mapped, attempt, f"{fingerprint}-judged{attempt}", bar)
             flags = mapped["_ok"][:]  # a slice is one Arrow conversion; iterating a Column is row by row

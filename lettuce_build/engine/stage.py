@@ -3,6 +3,7 @@ request and parses a response. Stages never see the runner that calls them."""
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
@@ -85,6 +86,13 @@ class Stage(ABC):
         return (
             f"{self.prompt_version}~{self.cache_namespace}" if self.cache_namespace else self.prompt_version
         )
+
+    def identity(self) -> str:
+        """What this stage instance is, for naming its results kept on disk: its class, cache
+        version and its own settings (seed, anchors, sampling set on the instance). What the class
+        itself does is code, which the runner keys by the package's code fingerprint."""
+        kind = f"{type(self).__module__}.{type(self).__qualname__}"
+        return json.dumps([kind, self.cache_version, vars(self)], default=repr, sort_keys=True)
 
     def applies(self, item: dict[str, Any]) -> bool:
         """False lets an item pass through with empty outputs and no model call."""

@@ -140,10 +140,16 @@ class Source(ABC):
         return read_input(input_path, required, hub_id=self.hub_id, **hub)
 
     def load(self, input_path: str | None, options: LoadOptions) -> LoadResult:
+        """Every work item in memory (a build streams them to disk instead: builds/items.py)."""
         tally = Tally()
-        stream = self._checked(self.items(input_path, options, tally), options, tally)
-        items = list(islice(stream, options.limit))
+        items = list(self.checked_items(input_path, options, tally))
         return LoadResult(items=items, documents=tally.documents, skipped=tally.skipped)
+
+    def checked_items(
+        self, input_path: str | None, options: LoadOptions, tally: Tally
+    ) -> Iterator[dict[str, Any]]:
+        """The work items as they are read: checked, and at most ``options.limit`` of them."""
+        return islice(self._checked(self.items(input_path, options, tally), options, tally), options.limit)
 
     def _checked(
         self, items: Iterator[dict[str, Any]], options: LoadOptions, tally: Tally

@@ -146,8 +146,8 @@ TOOLS = ("fastgrid", "pebble", "mintcache", "quillpad", "tarnish", "brookline", 
 
 
 def write_many_readmes(folder: Path, n: int) -> Path:
-    """``n`` distinct READMEs of two long sections each (two work items per document), for
-    builds large enough to shard."""
+    """``n`` distinct READMEs of two sections each (one work item per document: the chunker
+    packs both sections into one), for builds large enough to shard."""
     folder.mkdir(parents=True, exist_ok=True)
     for i in range(n):
         name = f"{TOOLS[i % len(TOOLS)]}{i}"

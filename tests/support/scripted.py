@@ -16,7 +16,8 @@ class ScriptedBackend:
     """Answers each request with ``respond(request)``; records every request it is asked.
 
     ``fail_on_call`` raises on that (1-based) generate call, like a backend dying
-    mid-build; ``delay`` sleeps per call; ``log`` appends one line per request.
+    mid-build; ``delay`` sleeps per call; ``log`` appends one line per request;
+    ``record=False`` keeps no request (a benchmark's backend, whose memory is not the driver's).
     """
 
     def __init__(
@@ -27,12 +28,14 @@ class ScriptedBackend:
         fail_on_call: int | None = None,
         delay: float = 0.0,
         log: Path | None = None,
+        record: bool = True,
     ) -> None:
         self.respond = respond
         self.model = model
         self.fail_on_call = fail_on_call
         self.delay = delay
         self.log = log
+        self.record = record
         self.calls: list[list[ChatRequest]] = []
 
     @property
@@ -50,7 +53,7 @@ class ScriptedBackend:
         if self.fail_on_call is not None and len(self.calls) + 1 == self.fail_on_call:
             self.calls.append([])
             raise RuntimeError(f"scripted backend failure on call {self.fail_on_call}")
-        self.calls.append(list(requests))
+        self.calls.append(list(requests) if self.record else [])
         if self.delay:
             time.sleep(self.delay)
         answers = []

@@ -1,0 +1,124 @@
+"""A build's work items on disk, in its ``work/`` folder, so the driver never holds them all.
+
+Items are written as they are read, a part file of `PART_ITEMS` at a time, and the stages map
+over the memory-mapped parts (each pass is written beside them: see engine/runner.py). A build's
+load is kept under a name made of everything that decides it (the source, the input's files by
+path, size and modification time, the load options and the package's code) and reused by the
+next run of the same build: a re-run neither reads its input again nor rebuilds its items.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from datasets import Dataset, concatenate_datasets
+from datasets.arrow_writer import ArrowWriter
+from pydantic import BaseModel, ConfigDict
+
+from lettuce_build.core.version import code_fingerprint
+from lettuce_build.sources.base import LoadOptions, Source, Tally
+
+WORK_DIR = "work"
+#: items per part file: the most the driver holds while writing them
+PART_ITEMS = 2000
+_TALLY = "tally.json"
+
+
+class StoredItems(BaseModel):
+    """Work items in a folder of part files, and what the load saw."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    items: Dataset
+    documents: int = 0
+    skipped: dict[str, int] = {}
+
+
+def input_signature(input_path: str | None) -> list[Any]:
+    """What identifies an input: a local file or folder by each file's path, size and
+    modification time; anything else (a Hub dataset, the source's default) by its name."""
+    path = Path(input_path) if input_path else None
+    if path is None or not path.exists():
+        return [input_path]
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    return [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in files]
+
+
+def load_items(source: Source, input_path: str | None, options: LoadOptions, work: Path) -> StoredItems:
+    """The source's work items in ``work``: the kept ones when the same load was made before."""
+    identity = [source.name, input_signature(input_path), options.model_dump(mode="json"), code_fingerprint()]
+    name = f"items-{_digest(identity)}"
+    tally_file = work / f"{name}.json"
+    if tally_file.exists():
+        os.utime(tally_file)  # in use, with its parts (see `prune`)
+        tally = Tally.model_validate_json(tally_file.read_text())
+        return StoredItems(items=_read(work, name), documents=tally.documents, skipped=dict(tally.skipped))
+    tally = Tally()
+    stored = _store(source.checked_items(input_path, options, tally), work, name)
+    tally_file.write_text(tally.model_dump_json())  # written last: a load cut short is made again
+    return StoredItems(items=stored, documents=tally.documents, skipped=dict(tally.skipped))
+
+
+def stored_list(rows: list[dict[str, Any]], work: Path) -> Dataset:
+    """Items already in memory (a shard's slice, a merge's joined items) in ``work``, under a
+    name made of their content: written once, so a re-run finds its passes beside them again."""
+    digest = hashlib.sha256(code_fingerprint().encode())
+    for row in rows:
+        digest.update(json.dumps(row, sort_keys=True, default=str).encode())
+    name = f"items-{digest.hexdigest()[:32]}"
+    marker = work / f"{name}.json"
+    if marker.exists():
+        os.utime(marker)
+        return _read(work, name)
+    stored = _store(rows, work, name)
+    marker.write_text(Tally().model_dump_json())
+    return stored
+
+
+def prune(work: Path, since: float) -> None:
+    """Remove the files no run since ``since`` used: items and passes of builds made with other
+    options or code, which would otherwise pile up in the build folder. Item parts are never
+    touched (`datasets` fingerprints a file by its modification time): their ``.json`` is."""
+    for file in list(work.iterdir()) if work.exists() else []:
+        name, part, _ = file.name.partition("-part-")
+        owner = work / f"{name}.json" if part else file
+        if not owner.exists() or owner.stat().st_mtime < since:
+            file.unlink()
+
+
+def _store(rows: Iterable[dict[str, Any]], work: Path, name: str) -> Dataset:
+    """``rows`` written to ``work`` as part files named ``name``, read back memory-mapped."""
+    work.mkdir(parents=True, exist_ok=True)
+    for stale in _parts(work, name):
+        stale.unlink()
+    stream = iter(rows)
+    number = 0
+    while part := list(islice(stream, PART_ITEMS)):
+        with ArrowWriter(path=str(work / f"{name}-part-{number:05d}.arrow")) as writer:
+            writer.write_table(pa.Table.from_pylist(part))
+            writer.finalize()
+        number += 1
+    return _read(work, name)
+
+
+def _parts(work: Path, name: str) -> list[Path]:
+    return sorted(work.glob(f"{name}-part-*.arrow"))
+
+
+def _read(work: Path, name: str) -> Dataset:
+    parts = [Dataset.from_file(str(p)) for p in _parts(work, name)]
+    if not parts:
+        return Dataset.from_dict({})
+    # a column that is empty in one part and not in another is aligned by `datasets`
+    return concatenate_datasets(parts) if len(parts) > 1 else parts[0]
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:32]
