@@ -19,6 +19,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -27,6 +28,30 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def folder_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+class PeakAnon:
+    """The peak of the process's private memory (RssAnon), sampled every 20 ms. Peak RSS also
+    counts the pages of memory-mapped Arrow files the build has read, which are the kernel's
+    page cache: shared, and dropped under memory pressure."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self.running = True
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+        self.thread.start()
+
+    def sample(self) -> None:
+        while self.running:
+            status = Path("/proc/self/status").read_text()
+            line = next(ln for ln in status.splitlines() if ln.startswith("RssAnon:"))
+            self.peak = max(self.peak, int(line.split()[1]))
+            time.sleep(0.02)
+
+    def stop(self) -> int:
+        self.running = False
+        self.thread.join()
+        return self.peak
 
 
 def child(docs: Path, out: Path, items: int, ray: bool, loads: Path) -> None:
@@ -55,6 +80,7 @@ def child(docs: Path, out: Path, items: int, ray: bool, loads: Path) -> None:
         engine = LoggedEngine(out.parent / "asked.log", loads=loads)
         backend = RayBackend(engine, RayOptions(actors=2, batch_size=256, cpus_per_actor=0.5))
         settings["batch_size"] = 256
+    peak_anon = PeakAnon()
     started = time.perf_counter()
     lettuce_build.build(
         "readme", input=str(docs), out=out, limit=items, ratio=0.5, backend=backend, **settings
@@ -65,6 +91,7 @@ def child(docs: Path, out: Path, items: int, ray: bool, loads: Path) -> None:
     figures = {
         "seconds": seconds,
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "anon_mb": peak_anon.stop() / 1024,
         "passes": passes,
         "items": made.items if made else 0,
     }
@@ -100,7 +127,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")] + ([1_000_000] if args.big else [])
     print(
         f"{'items':>8} {'first ms/item':>14} {'rerun ms/item':>14} {'first RSS MB':>13} "
-        f"{'rerun RSS MB':>13} {'cache MB':>9} {'output MB':>10}"
+        f"{'rerun RSS MB':>13} {'first anon MB':>14} {'rerun anon MB':>14} {'cache MB':>9} {'output MB':>10}"
     )
     previous: dict[str, float] | None = None
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,12 +141,15 @@ def main() -> None:
                 "rerun": again["seconds"] * 1000 / items,
                 "first_rss": first["rss_mb"],
                 "rerun_rss": again["rss_mb"],
+                "first_anon": first["anon_mb"],
+                "rerun_anon": again["anon_mb"],
                 "cache": (out / "cache.sqlite").stat().st_size / 1e6,
                 "output": (folder_bytes(out / "dataset") + folder_bytes(out / "hub")) / 1e6,
             }
             print(
                 f"{items:>8} {row['first']:>14.2f} {row['rerun']:>14.2f} {row['first_rss']:>13.0f} "
-                f"{row['rerun_rss']:>13.0f} {row['cache']:>9.1f} {row['output']:>10.1f}"
+                f"{row['rerun_rss']:>13.0f} {row['first_anon']:>14.0f} {row['rerun_anon']:>14.0f} "
+                f"{row['cache']:>9.1f} {row['output']:>10.1f}"
             )
             if previous is not None:
                 growth = {k: row[k] / previous[k] if previous[k] else float("nan") for k in row}

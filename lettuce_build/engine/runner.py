@@ -256,16 +256,19 @@ class _StageRun:
             prefetched = self.completions.prefetch(
                 stage.cache_version, functools.partial(self.pass_requests, pending, attempt), stats
             )
-        mapped = pending.map(
+        # the pass writes only what it adds; the items' own columns are joined back beside it
+        outputs = pending.map(
             functools.partial(self.batch, attempt=attempt, prefetched=prefetched, bar=bar),
             batched=True,
             batch_size=self.runner.batch_size,
-            features=Features({**pending.features, **stage.outputs, **_FAILURE_COLUMNS}),
+            remove_columns=pending.column_names,
+            features=Features({**stage.outputs, **_FAILURE_COLUMNS}),
             new_fingerprint=name,
             cache_file_name=str(data) if data else None,
             load_from_cache_file=reuse,
             desc=f"stage {stage.name}" + (f" (retry {attempt})" if attempt else ""),  # --verbose
         )
+        mapped = concatenate_datasets([pending, outputs], axis=1)
         if record_path is None:
             return mapped
         if reuse:

@@ -247,3 +247,64 @@ def test_a_stage_may_retry_its_failures_afresh_on_the_next_run(tmp_path):
     second = Runner(Completions(rerun_backend, cache)).run(items(1), RetryOnRerunStage())
     assert second.ok["doubled"][:] == [0] and len(rerun_backend.requests) == 1  # attempt 2, fresh
     cache.close()
+
+
+class CountingStage(DoubleStage):
+    """Counts its renders and parses, which a kept pass must not repeat."""
+
+    def __init__(self) -> None:
+        self.renders = 0
+        self.parses = 0
+
+    def render(self, item):
+        self.renders += 1
+        return super().render(item)
+
+    def parse(self, item, response):
+        self.parses += 1
+        return super().parse(item, response)
+
+
+def on_disk(dataset: Dataset, folder: Path) -> Dataset:
+    dataset.save_to_disk(str(folder))
+    return Dataset.load_from_disk(str(folder))
+
+
+def run_kept(tmp_path, dataset, seed=0):
+    stage = CountingStage()
+    cache = RequestCache(tmp_path / "cache.sqlite")
+    try:
+        result = Runner(Completions(ScriptedBackend(correct), cache), batch_size=8, seed=seed).run(
+            dataset, stage
+        )
+    finally:
+        cache.close()
+    return stage, result
+
+
+def test_a_rerun_over_items_on_disk_loads_each_pass_and_renders_nothing(tmp_path):
+    dataset = on_disk(items(20, skip=False), tmp_path / "items")
+    first, made = run_kept(tmp_path, dataset)
+    assert first.renders == 20 and first.parses == 20
+    assert list((tmp_path / "items").glob("pass-*.json"))  # kept beside the items, with its record
+
+    again, kept = run_kept(tmp_path, Dataset.load_from_disk(str(tmp_path / "items")))
+    assert again.renders == 0 and again.parses == 0
+    assert kept.ok.to_list() == made.ok.to_list()
+    assert kept.stats.cache_hits == 20 and kept.stats.cache_misses == 0 and kept.stats.ok == 20
+    assert kept.stats.sampling == made.stats.sampling
+
+
+def test_a_pass_is_kept_only_for_what_decided_it(tmp_path):
+    run_kept(tmp_path, on_disk(items(20, skip=False), tmp_path / "items"))
+    other_seed, _ = run_kept(tmp_path, Dataset.load_from_disk(str(tmp_path / "items")), seed=1)
+    assert other_seed.renders == 20
+
+
+def test_a_pass_without_its_record_did_not_finish_and_runs_again(tmp_path):
+    run_kept(tmp_path, on_disk(items(20, skip=False), tmp_path / "items"))
+    for record in (tmp_path / "items").glob("pass-*.json"):
+        record.unlink()
+    again, result = run_kept(tmp_path, Dataset.load_from_disk(str(tmp_path / "items")))
+    assert again.renders == 20 and result.stats.ok == 20
+    assert result.stats.cache_hits == 20  # answered from the request cache, not asked again
