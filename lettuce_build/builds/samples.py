@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from datasets import Dataset, DatasetDict, Features, Value
@@ -60,55 +59,52 @@ def assemble(source: Source, finished: Dataset) -> Assembled:
         json.dumps([finished._fingerprint, source.name, code_fingerprint()]).encode()
     ).hexdigest()[:32]
     work = work_folder(finished)
-    kept = work / f"assembled-{name}.arrow" if work else None
-    if kept is not None and kept.exists():
-        os.utime(kept)  # still in use (see builds/items.prune)
-    made = finished.map(
-        lambda batch: _samples(source, batch),
-        batched=True,
-        remove_columns=finished.column_names,
-        features=Features({**FEATURES, _FAILURE: Value("string")}),
-        new_fingerprint=f"assembled-{name}",
-        cache_file_name=str(kept) if kept else None,
-        load_from_cache_file=kept is not None,
+    where: list[str] = finished["split"][:]
+    splits = DatasetDict()
+    invalid: list[FailureRow] = []
+    for split in [s for s in SPLITS if s in where]:
+        # each split is made into a file of its own, so writing it streams from disk
+        rows = finished.select(
+            [i for i, s in enumerate(where) if s == split], new_fingerprint=f"{name}-{split}"
+        )
+        kept = work / f"assembled-{name}-{split}.arrow" if work else None
+        if kept is not None and kept.exists():
+            os.utime(kept)  # still in use (see builds/items.prune)
+        made = rows.map(
+            lambda batch: _samples(source, batch),
+            batched=True,
+            remove_columns=rows.column_names,
+            features=Features({**FEATURES, _FAILURE: Value("string")}),
+            new_fingerprint=f"assembled-{name}-{split}",
+            cache_file_name=str(kept) if kept else None,
+            load_from_cache_file=kept is not None,
+        )
+        failures: list[str | None] = made[_FAILURE][:]
+        rejected = [FailureRow.model_validate_json(raw) for raw in failures if raw is not None]
+        if rejected:  # else the split is its file as it is, not a selection of it
+            made = made.select([i for i, raw in enumerate(failures) if raw is None])
+        invalid += rejected
+        splits[split] = made.remove_columns(_FAILURE)
+    categories: list[int | None] = [c for split in splits.values() for c in split["category"][:]]
+    labelled = next(
+        (
+            (split, i)
+            for split in splits.values()
+            for i, c in enumerate(split["category"][:])
+            if c is not None
+        ),
+        None,
     )
-    failures: list[str | None] = made[_FAILURE][:]
-    invalid = [FailureRow.model_validate_json(raw) for raw in failures if raw is not None]
-    samples = made.select([i for i, raw in enumerate(failures) if raw is None], new_fingerprint=f"{name}-ok")
-    samples = samples.remove_columns(_FAILURE, new_fingerprint=f"{name}-samples")
-    splits: list[str] = samples["split"][:]
-    categories: list[int | None] = samples["category"][:]
-    by_split = DatasetDict(
-        {
-            split: _flat(
-                samples.select([i for i, s in enumerate(splits) if s == split]), work, f"{name}-{split}"
-            )
-            for split in SPLITS
-            if split in splits
-        }
-    )
-    first = next((i for i, c in enumerate(categories) if c is not None), 0 if categories else None)
+    first = labelled or next(((split, 0) for split in splits.values() if len(split)), None)
     return Assembled(
-        splits=by_split,
+        splits=splits,
         invalid=invalid,
         by_category=dict(
             Counter("(clean)" if c is None else CATEGORY_FEATURE.int2str(c) for c in categories)
         ),
         hallucinated=sum(c is not None for c in categories),
-        example=None if first is None else row_to_sample(samples[first]),
+        example=None if first is None else row_to_sample(first[0][first[1]]),
     )
-
-
-def _flat(split: Dataset, work: Path | None, name: str) -> Dataset:
-    """A split as a file of its own in ``work`` (kept for a re-run), so writing it streams from
-    disk instead of gathering the selected rows in memory."""
-    if work is None:
-        return split
-    path = work / f"split-{name}.arrow"
-    if path.exists():
-        os.utime(path)
-        return Dataset.from_file(str(path))
-    return split.flatten_indices(cache_file_name=str(path), new_fingerprint=name)
 
 
 def _samples(source: Source, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:

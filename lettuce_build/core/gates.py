@@ -77,6 +77,8 @@ Problem = tuple[str, str]
 
 
 def words(text: str) -> list[str]:
+    if text.isascii():  # lowering the text first finds the same words, in one call
+        return _WORD.findall(text.lower())
     return [w.lower() for w in _WORD.findall(text)]
 
 
@@ -94,9 +96,15 @@ def _stem(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=256)  # one context is read by several gates of one item
+def context_stems(context: str) -> frozenset[str]:
+    """The stems of a context's content words, which a text's words are looked up in."""
+    return frozenset(map(_stem, set(content_words(context))))
+
+
 def support(text: str, context: str) -> tuple[float, int]:
     """(share of the text's content words found in the context, how many content words)."""
-    found = {_stem(w) for w in content_words(context)}
+    found = context_stems(context)
     mine = [_stem(w) for w in content_words(text)]
     if not mine:
         return 1.0, 0
@@ -116,7 +124,7 @@ def question_problem(question: str, context: str) -> Problem | None:
     mine = content_words(question)
     if not mine:
         return None  # the question's own checks judge a question of stopwords
-    found = {_stem(w) for w in content_words(context)}
+    found = context_stems(context)
     if not any(_stem(w) in found for w in mine):
         return "question_off_context", f"no content word of {question[:80]!r} occurs in the context"
     if meta := prompt_words(question, context):
@@ -124,12 +132,15 @@ def question_problem(question: str, context: str) -> Problem | None:
     return None
 
 
-def prompt_words(text: str, context: str) -> list[str]:
-    """The words of the text that name its prompt ("sentence", "answer") and that the context
-    does not use: a model writing about its instructions, not about the subject (seen live: an
+def prompt_words(text: str, *contexts: str) -> list[str]:
+    """The words of the text that name its prompt ("sentence", "answer") and that none of the
+    contexts uses: a model writing about its instructions, not about the subject (seen live: an
     edit "Correct answer", the injection prompt's own heading)."""
-    found = {_stem(w) for w in content_words(context)}
-    return sorted({w for w in content_words(text) if w in PROMPT_WORDS and _stem(w) not in found})
+    named = {w for w in content_words(text) if w in PROMPT_WORDS}
+    if not named:
+        return []
+    found = frozenset().union(*map(context_stems, contexts))
+    return sorted(w for w in named if _stem(w) not in found)
 
 
 def repeated(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
@@ -311,7 +322,7 @@ def edit_problem(
         return "degenerate_edit", f"{replacement[:60]!r} repeats {word!r}"
     if (question := asks_question(replacement)) and not asks_question(original):
         return "edit_asks_question", f"the edit writes a question, not a claim: {question[:60]!r}"
-    if meta := prompt_words(replacement, f"{original}\n{context}"):
+    if meta := prompt_words(replacement, original, context):
         return "edit_about_prompt", f"{replacement[:60]!r} speaks of its prompt: {', '.join(meta)}"
     if subcategory == "numerical" and not (has_number(original) or has_number(replacement)):
         return "type_mismatch", f"{original[:60]!r} -> {replacement[:60]!r} changes no number"

@@ -106,6 +106,7 @@ COLUMNS: tuple[str, ...] = tuple(FEATURES)
 #: the default prompt puts the request first: a detector that truncates a long input keeps it
 PROMPT_PREFIX = "Question: "
 _GRAPHEME = regex.compile(r"\X")
+_CRLF = regex.compile(r"\r\n")
 
 
 def default_prompt(context: str, question: str) -> str:
@@ -123,6 +124,8 @@ def request_first(prompt: str, question: str, context: str) -> bool:
 
 def grapheme_boundaries(text: str) -> set[int]:
     """Offsets where a user-perceived character starts or ends (a span edge must be one)."""
+    if text.isascii():  # every offset but the middle of a \r\n: the common case, without \X
+        return set(range(len(text) + 1)).difference(m.start() + 1 for m in _CRLF.finditer(text))
     return {0, *(m.end() for m in _GRAPHEME.finditer(text))}
 
 

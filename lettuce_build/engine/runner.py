@@ -45,6 +45,9 @@ RAW_EXCERPT_CHARS = 300
 _ROW = "_lettuce_row"
 #: items per batch: per model call and per step of `Dataset.map`
 DEFAULT_BATCH_SIZE = 64
+#: rows per step of `Dataset.map`: `datasets` converts and writes each step's rows at once, so
+#: a step holds several model batches (each still committed to the cache as it is answered)
+MAP_BATCH = 1024
 #: however many cached attempts a re-run replays, a stage never makes more passes than this
 MAX_ATTEMPT_PASSES = 16
 
@@ -193,9 +196,28 @@ class _StageRun:
     def batch(
         self, batch: dict[str, list[Any]], attempt: int, prefetched: set[str], bar: StageBar
     ) -> dict[str, list[Any]]:
-        """One step of `Dataset.map`: the batch's answers, parsed into outputs or failure rows."""
-        stage, stats = self.stage, self.stats
+        """One step of `Dataset.map` (`MAP_BATCH` rows, written at once): its items asked in
+        batches of the runner's size, each parsed into outputs or failure rows."""
+        stage = self.stage
         items = [dict(zip(batch, values, strict=True)) for values in zip(*batch.values(), strict=True)]
+        size = self.runner.batch_size
+        done = [
+            self.answered(items[at : at + size], attempt, prefetched, bar)
+            for at in range(0, len(items), size)
+        ]
+        rows = [row for part in done for row in part]
+        out: dict[str, list[Any]] = {name: [r.get(name) for r, _, _ in rows] for name in stage.outputs}
+        out["_ok"] = [f is None for _, f, _ in rows]
+        out["_failure"] = [f.model_dump_json() if f else None for _, f, _ in rows]
+        out["_fresh"] = [fresh for _, _, fresh in rows]
+        return out
+
+    def answered(
+        self, items: list[dict[str, Any]], attempt: int, prefetched: set[str], bar: StageBar
+    ) -> list[tuple[dict[str, Any], FailureRow | None, bool]]:
+        """One model batch: per item its outputs, its failure (or None) and whether its answer
+        was fresh; answers are committed to the cache before anything is parsed."""
+        stage, stats = self.stage, self.stats
         results: list[dict[str, Any]] = [{} for _ in items]
         failures: list[FailureRow | None] = [None] * len(items)
         fresh_flags = [False] * len(items)
@@ -227,10 +249,6 @@ class _StageRun:
                         raw_excerpt=completion.text[:RAW_EXCERPT_CHARS],
                         retryable=failure.retry,
                     )
-        out: dict[str, list[Any]] = {name: [r.get(name) for r in results] for name in stage.outputs}
-        out["_ok"] = [f is None for f in failures]
-        out["_failure"] = [f.model_dump_json() if f else None for f in failures]
-        out["_fresh"] = fresh_flags
         failed_now = sum(f is not None for f in failures)
         bar.batch(
             attempt,
@@ -239,7 +257,7 @@ class _StageRun:
             cached=stats.cache_hits,
             tokens=stats.completion_tokens,
         )
-        return out
+        return list(zip(results, failures, fresh_flags, strict=True))
 
     def one_pass(
         self, pending: Dataset, attempt: int, name: str, keep: Path | None, bar: StageBar
@@ -260,7 +278,7 @@ class _StageRun:
         outputs = pending.map(
             functools.partial(self.batch, attempt=attempt, prefetched=prefetched, bar=bar),
             batched=True,
-            batch_size=self.runner.batch_size,
+            batch_size=max(MAP_BATCH, self.runner.batch_size),
             remove_columns=pending.column_names,
             features=Features({**stage.outputs, **_FAILURE_COLUMNS}),
             new_fingerprint=name,

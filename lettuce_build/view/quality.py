@@ -246,7 +246,7 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
                 signal("no_op_edit")
             if any(stutters(new, config) and not stutters(old, config) for old, new in row.edits):
                 signal("degenerate_edit")
-            if any(prompt_words(new, f"{old}\n{row.context}") for old, new in row.edits):
+            if any(prompt_words(new, old, row.context) for old, new in row.edits):
                 signal("edit_about_prompt")
             continue
         answer_count[_key(row.answer)] += 1
