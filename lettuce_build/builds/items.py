@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Iterable
 from itertools import islice
 from pathlib import Path
@@ -41,14 +42,19 @@ class StoredItems(BaseModel):
     skipped: dict[str, int] = {}
 
 
-def input_signature(input_path: str | None) -> list[Any]:
+def input_signature(input_path: str | None) -> str:
     """What identifies an input: a local file or folder by each file's path, size and
     modification time; anything else (a Hub dataset, the source's default) by its name."""
     path = Path(input_path) if input_path else None
+    digest = hashlib.sha256(str(input_path).encode())
     if path is None or not path.exists():
-        return [input_path]
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    return [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in files]
+        return digest.hexdigest()
+    names = [str(path)] if path.is_file() else sorted(str(p) for p in path.rglob("*"))
+    for name in names:  # strings, not paths: a folder of 100,000 files is listed at once
+        info = os.stat(name)
+        if stat.S_ISREG(info.st_mode):
+            digest.update(f"{name}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
 
 
 def load_items(source: Source, input_path: str | None, options: LoadOptions, work: Path) -> StoredItems:

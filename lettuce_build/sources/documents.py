@@ -121,20 +121,21 @@ class ReadmeSource(DocumentSource):
             )
         path = Path(input_path)
         if path.is_dir():
-            files = sorted(
-                p
+            # names as strings, not paths: a folder of 100,000 files is listed at once
+            names = sorted(
+                str(p.relative_to(path))
                 for p in path.rglob("*")
-                if p.is_file()
-                and (p.suffix.lower() in MARKDOWN_SUFFIXES or p.name.upper().startswith("README"))
+                if (p.suffix.lower() in MARKDOWN_SUFFIXES or p.name.upper().startswith("README"))
+                and p.is_file()
             )
-            if not files:
+            if not names:
                 raise SourceError(f"{path}: no markdown files inside")
-            for file in files:
-                text, why = decode_document(file.read_bytes())
+            for name in names:
+                text, why = decode_document((path / name).read_bytes())
                 if why:
                     tally.skipped[why] += 1
                     continue
-                yield str(file.relative_to(path).with_suffix("")), text
+                yield str(Path(name).with_suffix("")), text
         elif path.exists():
             for number, row in read_table(path, ("repo", "readme")):
                 readme = row["readme"]
