@@ -28,6 +28,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from datasets import Dataset, Value, concatenate_datasets
 from pydantic import BaseModel, Field
 
@@ -113,51 +116,51 @@ def balance(
     runs one: the merge balances). ``checks`` judge each injection: one they reject has failed,
     and later waves top up for it like for any failed injection.
     """
-    keys: list[str] = items["key"][:]  # columns, not rows: the items stay on disk
-    splits: list[str] = items["split"][:]
-    rank = {key: fraction(runner.seed, key, "inject") for key in keys}
-    order: dict[str, list[int]] = {}
-    for index, split in enumerate(splits):
-        order.setdefault(split, []).append(index)
-    for indices in order.values():
-        indices.sort(key=lambda i: rank[keys[i]])
+    columns = items.select_columns(["key", "split"]).with_format("arrow")[:]  # no item text
+    keys = columns["key"].combine_chunks()
+    rank = _ranks(keys, runner.seed)
+    encoded = pc.dictionary_encode(columns["split"]).combine_chunks()  # codes by first appearance
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    order: dict[str, np.ndarray] = {}  # per split, its items' positions in draw order
+    for code, split in enumerate(encoded.dictionary.to_pylist()):
+        indices = np.flatnonzero(codes == code)
+        order[split] = indices[np.argsort(rank[indices], kind="stable")]
     report = RatioReport(
         requested=ratio,
         by_split={
             split: SplitRatio(items=len(ix), needed=needed(len(ix), ratio)) for split, ix in order.items()
         },
     )
-    succeeded: set[str] = set()
+    succeeded = np.zeros(len(rank), dtype=bool)
+    offered = np.zeros(len(rank), dtype=bool)
     failures: list[FailureRow] = []
     results: list[StageResult] = []
-    offered: set[int] = set()
-    wave = _first_wave(order, keys, rank, report, ratio)
+    wave = _first_wave(order, rank, report, ratio)
     waves = 1  # decided so far, the first one included even when it offers nothing
     while True:
-        if wave:  # a first wave may be empty: no item drew low enough
-            offered.update(wave)
-            result = runner.run(_offered(items, sorted(wave), waves), stage, checks)
+        if len(wave):  # a first wave may be empty: no item drew low enough
+            offered[wave] = True
+            result = runner.run(_offered(items, np.sort(wave), waves), stage, checks)
             results.append(result)
             failures += result.failures
-            succeeded.update(result.ok["key"][:])
+            succeeded[_positions(result.ok, keys)] = True
             for split, indices in order.items():
                 split_report = report.by_split[split]
-                split_report.offered = sum(i in offered for i in indices)
-                split_report.succeeded = sum(keys[i] in succeeded for i in indices)
+                split_report.offered = int(offered[indices].sum())
+                split_report.succeeded = int(succeeded[indices].sum())
         if max_waves is not None and waves >= max_waves:
             break
         wave = _next_wave(order, offered, report)
         waves += 1
-        if not wave:
+        if not len(wave):
             break
     report.waves = len(results)
-    chosen: set[str] = set()
+    chosen = np.zeros(len(rank), dtype=bool)
     for split, indices in order.items():
-        successes = [keys[i] for i in indices if keys[i] in succeeded]
-        picked = successes[: report.by_split[split].needed]
+        picked = indices[succeeded[indices]][: report.by_split[split].needed]
         report.by_split[split].hallucinated = len(picked)
-        chosen.update(picked)
-    stats = StageStats.combined(stage, len(keys), [r.stats for r in results])
+        chosen[picked] = True
+    stats = StageStats.combined(stage, len(rank), [r.stats for r in results])
     return Balanced(
         ok=_published(items, stage, keys, chosen, [r.ok for r in results]),
         failures=failures,
@@ -168,10 +171,25 @@ def balance(
     )
 
 
-def _offered(items: Dataset, indices: list[int], wave: int) -> Dataset:
+def _ranks(keys: pa.Array, seed: int) -> np.ndarray:
+    """Each item's seeded draw in [0, 1), a slice of keys at a time (never all as Python strings)."""
+    rank = np.empty(len(keys), dtype=np.float64)
+    for start in range(0, len(keys), 10_000):
+        part = keys.slice(start, 10_000).to_pylist()
+        rank[start : start + len(part)] = [fraction(seed, key, "inject") for key in part]
+    return rank
+
+
+def _positions(done: Dataset, keys: pa.Array) -> np.ndarray:
+    """Where each of ``done``'s items is among ``keys`` (every one of them is)."""
+    found = done.select_columns(["key"]).with_format("arrow")[:]["key"]
+    return pc.index_in(found, value_set=keys).to_numpy(zero_copy_only=False)
+
+
+def _offered(items: Dataset, indices: np.ndarray, wave: int) -> Dataset:
     """The items of one wave, marked to be injected (the column is added before the selection:
     adding one to a selection would copy the selected rows)."""
-    name = _fingerprint(items._fingerprint, "wave", wave, indices)
+    name = _fingerprint(items._fingerprint, "wave", wave, _digest(indices))
     marked = items.add_column(
         "inject", [True] * len(items), new_fingerprint=f"{name}-inject", feature=Value("bool")
     )
@@ -179,15 +197,11 @@ def _offered(items: Dataset, indices: list[int], wave: int) -> Dataset:
 
 
 def _published(
-    items: Dataset, stage: Stage, keys: list[str], chosen: set[str], waves: list[Dataset]
+    items: Dataset, stage: Stage, keys: pa.Array, chosen: np.ndarray, waves: list[Dataset]
 ) -> Dataset:
     """Every item in its order: the chosen ones with the stage's outputs (from the wave that
     injected them) and ``inject`` true, the others with empty outputs and ``inject`` false."""
-    name = _fingerprint(items._fingerprint, "published", sorted(chosen), [w._fingerprint for w in waves])
-    parts = []
-    for number, done in enumerate(waves):
-        picked = [i for i, key in enumerate(done["key"][:]) if key in chosen]
-        parts.append(done.select(picked, new_fingerprint=f"{name}-wave{number}"))
+    name = _fingerprint(items._fingerprint, "published", _digest(chosen), [w._fingerprint for w in waves])
     plain = items.add_column(
         "inject", [False] * len(items), new_fingerprint=f"{name}-plain", feature=Value("bool")
     )
@@ -195,14 +209,19 @@ def _published(
         plain = plain.add_column(
             column, [None] * len(items), new_fingerprint=f"{name}-plain-{column}", feature=feature
         )
-    rest = plain.select(
-        [i for i, key in enumerate(keys) if key not in chosen], new_fingerprint=f"{name}-rest"
-    )
-    joined = concatenate_datasets([rest, *parts])
-    position = {key: index for index, key in enumerate(keys)}
-    where = [position[key] for key in joined["key"][:]]
-    order = sorted(range(len(where)), key=where.__getitem__)
-    return joined.select(order, new_fingerprint=f"{name}-ordered")
+    rest = np.flatnonzero(~chosen)
+    parts, where = [plain.select(rest, new_fingerprint=f"{name}-rest")], [rest]
+    for number, done in enumerate(waves):
+        positions = _positions(done, keys)
+        picked = np.flatnonzero(chosen[positions])
+        parts.append(done.select(picked, new_fingerprint=f"{name}-wave{number}"))
+        where.append(positions[picked])
+    order = np.argsort(np.concatenate(where), kind="stable")
+    return concatenate_datasets(parts).select(order, new_fingerprint=f"{name}-ordered")
+
+
+def _digest(array: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
 
 
 def _fingerprint(*parts: Any) -> str:
@@ -210,30 +229,21 @@ def _fingerprint(*parts: Any) -> str:
 
 
 def _first_wave(
-    order: dict[str, list[int]],
-    keys: list[str],
-    rank: dict[str, float],
-    report: RatioReport,
-    ratio: float,
-) -> list[int]:
+    order: dict[str, np.ndarray], rank: np.ndarray, report: RatioReport, ratio: float
+) -> np.ndarray:
     """In each split that needs any, the items whose seeded draw is below ratio x the margin."""
     below = min(1.0, ratio * FIRST_WAVE_MARGIN)
-    return [
-        i
-        for split, indices in order.items()
-        if report.by_split[split].needed > 0
-        for i in indices
-        if rank[keys[i]] < below
-    ]
+    parts = [ix[rank[ix] < below] for split, ix in order.items() if report.by_split[split].needed > 0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
-def _next_wave(order: dict[str, list[int]], offered: set[int], report: RatioReport) -> list[int]:
+def _next_wave(order: dict[str, np.ndarray], offered: np.ndarray, report: RatioReport) -> np.ndarray:
     """Where successes fall short: the next items in draw order, twice as many as are missing."""
-    wave: list[int] = []
+    parts = []
     for split, indices in order.items():
         split_report = report.by_split[split]
         missing = split_report.needed - split_report.succeeded
-        waiting = [i for i in indices if i not in offered]
-        if missing > 0 and waiting:
-            wave += waiting[: math.ceil(missing * LATER_WAVE_MARGIN)]
-    return wave
+        waiting = indices[~offered[indices]]
+        if missing > 0 and len(waiting):
+            parts.append(waiting[: math.ceil(missing * LATER_WAVE_MARGIN)])
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
