@@ -31,6 +31,7 @@ from lettuce_build.builds.output import write_output
 from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.builds.samples import ASSEMBLE_STAGE, assemble
 from lettuce_build.builds.shards import Shard, take_slice
+from lettuce_build.core.memory import give_back
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.engine.balance import RatioReport, balance
 from lettuce_build.engine.records import Judgement, StageStats
@@ -339,6 +340,7 @@ def _run(
         log.info("refreshing %s and the stages after it: %s", refresh, manifest.cache_namespaces)
     context_tokens = backend.info().context_tokens
     loaded = _load(options, source, build, manifest, context_tokens, replay)
+    give_back()  # what reading the input freed
     items = loaded.items
     log.info(
         "loaded %d documents into %d work items%s",
@@ -367,6 +369,7 @@ def _run(
         ),
         made.invalid,
     )
+    give_back()  # what the stages freed, before the outputs are written
     # always written: a build with no samples removes the outputs of the build before it. The
     # config is named for the source, as `push` publishes it
     write_output(made.splits, options.out, source.name)

@@ -14,6 +14,8 @@ import os
 from collections import Counter
 from typing import Any
 
+import numpy as np
+import pyarrow.compute as pc
 from datasets import Dataset, DatasetDict, Features, Value
 from pydantic import BaseModel, ConfigDict
 
@@ -59,14 +61,15 @@ def assemble(source: Source, finished: Dataset) -> Assembled:
         json.dumps([finished._fingerprint, source.name, code_fingerprint()]).encode()
     ).hexdigest()[:32]
     work = work_folder(finished)
-    where: list[str] = finished["split"][:]
+    where = finished.select_columns(["split"]).with_format("arrow")[:]["split"]  # no string per row
     splits = DatasetDict()
     invalid: list[FailureRow] = []
-    for split in [s for s in SPLITS if s in where]:
+    for split in SPLITS:
+        held = np.flatnonzero(pc.equal(where, split).to_numpy(zero_copy_only=False))
+        if not len(held):
+            continue
         # each split is made into a file of its own, so writing it streams from disk
-        rows = finished.select(
-            [i for i, s in enumerate(where) if s == split], new_fingerprint=f"{name}-{split}"
-        )
+        rows = finished.select(held, new_fingerprint=f"{name}-{split}")
         kept = work / f"assembled-{name}-{split}.arrow" if work else None
         if kept is not None and kept.exists():
             os.utime(kept)  # still in use (see builds/items.prune)

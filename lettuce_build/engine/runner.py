@@ -29,9 +29,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
+import pyarrow.compute as pc
 from datasets import Dataset, Features, Value, concatenate_datasets
 from pydantic import BaseModel, ValidationError
 
+from lettuce_build.core.memory import give_back
 from lettuce_build.core.seeding import number
 from lettuce_build.core.version import code_fingerprint
 from lettuce_build.engine.completions import Completions
@@ -157,9 +160,10 @@ def _check_columns(dataset: Dataset, stage: Stage) -> None:
             f"stage {stage.name}: work items lack column(s) {missing}; "
             f"they have {dataset.column_names}; it requires {['key', *stage.requires]}"
         )
-    keys = dataset["key"][:]  # a slice is one Arrow conversion; iterating a Column formats row by row
-    duplicates = [k for k, n in Counter(keys).items() if n > 1]
-    if duplicates:
+    keys = dataset.select_columns(["key"]).with_format("arrow")[:]["key"]  # no Python string per item
+    if pc.count_distinct(keys).as_py() < len(keys):
+        counts = pc.value_counts(keys)
+        duplicates = counts.field("values").filter(pc.greater(counts.field("counts"), 1)).to_pylist()
         raise ValueError(f"stage {stage.name}: duplicate work item keys, e.g. {duplicates[:3]}")
 
 
@@ -264,6 +268,14 @@ class _StageRun:
     ) -> Dataset:
         """One pass over ``pending``: loaded when kept in ``keep`` by an earlier run, else run
         (and kept there, when given)."""
+        try:
+            return self._one_pass(pending, attempt, name, keep, bar)
+        finally:
+            give_back()  # what the pass's batches freed, before the next pass allocates anew
+
+    def _one_pass(
+        self, pending: Dataset, attempt: int, name: str, keep: Path | None, bar: StageBar
+    ) -> Dataset:
         stage, stats = self.stage, self.stats
         data = keep / f"pass-{name}.arrow" if keep else None
         record_path = keep / f"pass-{name}.json" if keep else None
@@ -331,7 +343,9 @@ class _StageRun:
         # the attempt before, so retries share large batches instead of trickling in per batch.
         # `_row` restores the input order at the end. Explicit fingerprints throughout: without
         # them `datasets` would pickle closures and index lists to hash them.
-        pending = dataset.add_column(_ROW, list(range(len(dataset))), new_fingerprint=f"{fingerprint}-rows")
+        pending = dataset.add_column(
+            _ROW, np.arange(len(dataset), dtype=np.int64), new_fingerprint=f"{fingerprint}-rows"
+        )
         done: list[Dataset] = []
         failure_rows: list[FailureRow] = []
         passes = MAX_ATTEMPT_PASSES if stage.retries_failures_on_rerun else stage.max_attempts
@@ -370,8 +384,8 @@ class _StageRun:
             pending = pending.remove_columns([*stage.outputs, *_FAILURE_COLUMNS])
         bar.close()
         ok = concatenate_datasets(done)
-        rows = ok[_ROW][:]
-        order = sorted(range(len(rows)), key=rows.__getitem__)
+        rows = ok.select_columns([_ROW]).with_format("arrow")[:][_ROW].to_numpy()
+        order = np.argsort(rows, kind="stable")
         ok = ok.select(order, new_fingerprint=f"{fingerprint}-ordered")
         ok = ok.remove_columns(_ROW, new_fingerprint=f"{fingerprint}-done")
         stats.ok = len(ok) - stats.passed_through
