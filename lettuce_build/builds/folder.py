@@ -5,6 +5,7 @@ OUT/
   manifest.json         stages, counts, model, sampling, prompt versions, cache hits, timings
   failures/<stage>.jsonl  one FailureRow per line, rewritten each time the stage runs
   items.jsonl           a shard's work items with their place in the whole build (for `merge`)
+  work/                 the build as it streams: work items, stage passes, samples (items.py)
   .lock                 held (flock) by the build writing into the folder
   dataset/  hub/        the outputs (see output.py)
 """

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from datasets import Dataset, Value, concatenate_datasets
+from datasets import Dataset, Features, Value, concatenate_datasets
 from pydantic import BaseModel, Field
 
 from lettuce_build.core.seeding import fraction
@@ -116,6 +116,12 @@ def balance(
     runs one: the merge balances). ``checks`` judge each injection: one they reject has failed,
     and later waves top up for it like for any failed injection.
     """
+    if len(items) == 0:  # every item failed before this stage: an empty result with its columns
+        features = Features({**items.features, "inject": Value("bool"), **stage.outputs})
+        empty = Dataset.from_dict({name: [] for name in features}, features=features)
+        return Balanced(
+            ok=empty, failures=[], stats=StageStats.of(stage, 0), report=RatioReport(requested=ratio)
+        )
     columns = items.select_columns(["key", "split"]).with_format("arrow")[:]  # no item text
     keys = columns["key"].combine_chunks()
     rank = _ranks(keys, runner.seed)

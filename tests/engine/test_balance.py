@@ -129,3 +129,19 @@ def test_a_shard_runs_only_the_first_wave(tmp_path):
     finally:
         cache.close()
     assert result.report.waves == 1 and result.report.short_by > 0
+
+
+def test_no_item_left_balances_to_an_empty_result_with_the_stage_columns(tmp_path):
+    backend = ScriptedBackend(edits_unless([]))
+    result = run(tmp_path, items(4).select([]), backend, 0.5)
+    assert len(result.ok) == 0 and backend.calls == []
+    assert {"inject", *InjectMenuStage.outputs} <= set(result.ok.column_names)
+
+
+def test_items_that_are_a_selection_of_an_earlier_stage_keep_their_order(tmp_path):
+    """What a stage before hands on is a selection (its failed items left out), on disk."""
+    items(10).save_to_disk(str(tmp_path / "items"))
+    chosen = Dataset.load_from_disk(str(tmp_path / "items")).select([8, 1, 5, 3, 6])
+    result = run(tmp_path, chosen, ScriptedBackend(edits_unless([])), 0.4)
+    assert result.ok["key"][:] == ["k8", "k1", "k5", "k3", "k6"]
+    assert sum(result.ok["inject"][:]) == 2
