@@ -6,6 +6,7 @@ no diffing. Offsets are Python string (code point) offsets into the new answer.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Literal
 
@@ -316,6 +317,11 @@ def _appears_as_word(word: str, text: str) -> bool:
     return regex.search(rf"(?<![\p{{L}}\p{{N}}_]){regex.escape(word)}(?![\p{{L}}\p{{N}}_])", text) is not None
 
 
+@functools.lru_cache(maxsize=8)  # compiled once per word list, not once per answer
+def _leaky_pattern(words: tuple[str, ...]) -> regex.Pattern[str]:
+    return regex.compile(r"\b(" + "|".join(regex.escape(w) for w in words) + r")\b", regex.IGNORECASE)
+
+
 def validate_spans(
     answer: str,
     spans: Sequence[Span],
@@ -365,9 +371,7 @@ def validate_spans(
 
     previous_end = -1
     regions = fenced_regions(answer) if enforce_in_fence and fence_count else None
-    leaky = regex.compile(
-        r"\b(" + "|".join(regex.escape(w) for w in config.leaky_words) + r")\b", regex.IGNORECASE
-    )
+    leaky = _leaky_pattern(tuple(config.leaky_words))
     for i, span in enumerate(spans):
         length = span.end - span.start
         if length < config.min_span_chars:

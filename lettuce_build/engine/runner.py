@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import Dataset, Features, Value, concatenate_datasets
 from pydantic import BaseModel, ValidationError
@@ -45,7 +46,6 @@ from lettuce_build.llm.cache import schema_json
 from lettuce_build.llm.protocol import PROMPT_TOO_LONG, Backend, ChatRequest, Completion
 
 RAW_EXCERPT_CHARS = 300
-_ROW = "_lettuce_row"
 #: items per batch: per model call and per step of `Dataset.map`
 DEFAULT_BATCH_SIZE = 64
 #: rows per step of `Dataset.map`: `datasets` converts and writes each step's rows at once, so
@@ -181,6 +181,7 @@ class _StageRun:
         self.stats = stats
         self.schema = stage.response_model.model_json_schema() if stage.response_model else None
         self.schema_text = schema_json(self.schema)  # serialised once for every cache key of this run
+        self.features = Features({**stage.outputs, **_FAILURE_COLUMNS})
 
     def requests(self, items: Sequence[dict[str, Any]], attempt: int) -> list[ChatRequest]:
         return [seeded_request(self.stage, item, self.runner.seed, attempt, self.schema) for item in items]
@@ -199,9 +200,10 @@ class _StageRun:
 
     def batch(
         self, batch: dict[str, list[Any]], attempt: int, prefetched: set[str], bar: StageBar
-    ) -> dict[str, list[Any]]:
+    ) -> pa.Table:
         """One step of `Dataset.map` (`MAP_BATCH` rows, written at once): its items asked in
-        batches of the runner's size, each parsed into outputs or failure rows."""
+        batches of the runner's size, each parsed into outputs or failure rows. Returned as an
+        Arrow table of the declared features, which `datasets` writes without converting again."""
         stage = self.stage
         items = [dict(zip(batch, values, strict=True)) for values in zip(*batch.values(), strict=True)]
         size = self.runner.batch_size
@@ -214,7 +216,7 @@ class _StageRun:
         out["_ok"] = [f is None for _, f, _ in rows]
         out["_failure"] = [f.model_dump_json() if f else None for _, f, _ in rows]
         out["_fresh"] = [fresh for _, _, fresh in rows]
-        return out
+        return pa.Table.from_pydict(out, schema=self.features.arrow_schema)
 
     def answered(
         self, items: list[dict[str, Any]], attempt: int, prefetched: set[str], bar: StageBar
@@ -292,7 +294,7 @@ class _StageRun:
             batched=True,
             batch_size=max(MAP_BATCH, self.runner.batch_size),
             remove_columns=pending.column_names,
-            features=Features({**stage.outputs, **_FAILURE_COLUMNS}),
+            features=self.features,
             new_fingerprint=name,
             cache_file_name=str(data) if data else None,
             load_from_cache_file=reuse,
@@ -341,12 +343,12 @@ class _StageRun:
         keep = None if stage.retries_failures_on_rerun else work_folder(dataset)
         # Attempt 0 runs over every item; each retry is one pass over everything that failed
         # the attempt before, so retries share large batches instead of trickling in per batch.
-        # `_row` restores the input order at the end. Explicit fingerprints throughout: without
-        # them `datasets` would pickle closures and index lists to hash them.
-        pending = dataset.add_column(
-            _ROW, np.arange(len(dataset), dtype=np.int64), new_fingerprint=f"{fingerprint}-rows"
-        )
+        # `rows` holds each pending item's row in the input, to restore the order at the end.
+        # Explicit fingerprints throughout: without them `datasets` would pickle closures and
+        # index lists to hash them.
+        pending, rows = dataset, np.arange(len(dataset), dtype=np.int64)
         done: list[Dataset] = []
+        done_rows: list[np.ndarray] = []
         failure_rows: list[FailureRow] = []
         passes = MAX_ATTEMPT_PASSES if stage.retries_failures_on_rerun else stage.max_attempts
         calls_used: Counter[str] = Counter()
@@ -354,14 +356,13 @@ class _StageRun:
             mapped = self.one_pass(pending, attempt, f"{fingerprint}-attempt{attempt}", keep, bar)
             if self.checks:
                 mapped = self.judged(mapped, attempt, f"{fingerprint}-judged{attempt}", bar)
-            flags = mapped["_ok"][:]  # a slice is one Arrow conversion; iterating a Column is row by row
-            ok_rows = mapped.select(
-                [i for i, ok in enumerate(flags) if ok], new_fingerprint=f"{fingerprint}-ok{attempt}"
-            )
+            # a slice is one Arrow conversion; iterating a Column is row by row
+            flags = np.asarray(mapped["_ok"][:], dtype=bool)
+            ok_at, failed_at = np.flatnonzero(flags), np.flatnonzero(~flags)
+            ok_rows = mapped.select(ok_at, new_fingerprint=f"{fingerprint}-ok{attempt}")
             done.append(ok_rows.remove_columns(list(_FAILURE_COLUMNS)))
-            failed = mapped.select(
-                [i for i, ok in enumerate(flags) if not ok], new_fingerprint=f"{fingerprint}-failed{attempt}"
-            )
+            done_rows.append(rows[ok_at])
+            failed = mapped.select(failed_at, new_fingerprint=f"{fingerprint}-failed{attempt}")
             failed_rows = [FailureRow.model_validate_json(raw) for raw in failed["_failure"][:]]
             for row, was_fresh in zip(failed_rows, failed["_fresh"][:], strict=True):
                 calls_used[row.key] += self.completions.counts_as_call(was_fresh)
@@ -382,12 +383,10 @@ class _StageRun:
                 break
             pending = failed.select(retry, new_fingerprint=f"{fingerprint}-retry{attempt}")
             pending = pending.remove_columns([*stage.outputs, *_FAILURE_COLUMNS])
+            rows = rows[failed_at][retry]
         bar.close()
-        ok = concatenate_datasets(done)
-        rows = ok.select_columns([_ROW]).with_format("arrow")[:][_ROW].to_numpy()
-        order = np.argsort(rows, kind="stable")
-        ok = ok.select(order, new_fingerprint=f"{fingerprint}-ordered")
-        ok = ok.remove_columns(_ROW, new_fingerprint=f"{fingerprint}-done")
+        order = np.argsort(np.concatenate(done_rows), kind="stable")
+        ok = concatenate_datasets(done).select(order, new_fingerprint=f"{fingerprint}-done")
         stats.ok = len(ok) - stats.passed_through
         stats.failed = len(failure_rows)
         stats.failure_reasons = dict(Counter(f.reason for f in failure_rows))
@@ -405,7 +404,7 @@ class _StageRun:
         finished = mapped.select([i for i, ok in enumerate(flags) if ok], new_fingerprint=f"{fingerprint}-in")
         if len(finished) == 0:
             return mapped
-        finished = finished.remove_columns([_ROW, *_FAILURE_COLUMNS])
+        finished = finished.remove_columns(list(_FAILURE_COLUMNS))
         rejected: dict[str, FailureRow] = {}
         for check in self.checks:
             result = check.runner.run(finished, check.stage)

@@ -45,6 +45,11 @@ def split_sections(markdown: str) -> list[str]:
 
 def chunk_markdown(markdown: str, config: ChunkConfig | None = None) -> list[str]:
     config = config or ChunkConfig()
+    whole = markdown.strip()
+    if whole and len(markdown) <= config.max_chars and len(whole) >= config.min_chars and config.max_chunks:
+        # a document that fits one chunk would have its sections packed back together as they
+        # are: no parse needed (it was half of reading short READMEs)
+        return [whole]
     chunks: list[str] = []
     current = ""
     for section in split_sections(markdown):

@@ -77,6 +77,15 @@ def test_only_the_first_chunks_are_kept():
     assert len(chunk_markdown(markdown, ChunkConfig(max_chunks=3))) == 3
 
 
+def test_a_document_that_fits_one_chunk_is_that_chunk_stripped():
+    markdown = "\n\n# Title\nintro line\n```\n# not a heading\n```\nTitle two\n---\nmore text\n\n"
+    fits = ChunkConfig(min_chars=20, max_chars=len(markdown))
+    assert len(split_sections(markdown)) == 2
+    assert chunk_markdown(markdown, fits) == ["".join(split_sections(markdown)).strip()]
+    # without the blank lines before its first heading it is too short to stand alone
+    assert chunk_markdown(markdown, fits.model_copy(update={"min_chars": len(markdown) - 1})) == []
+
+
 def test_the_hash_split_is_fixed_across_runs_and_machines():
     # sha256-based: these values must never change, or published splits would reshuffle
     assert [hash_split(f"doc-{i}") for i in (0, 7, 19, 50, 52)] == [
