@@ -33,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import Dataset, Features, Value, concatenate_datasets
+from datasets.arrow_writer import ArrowWriter
 from pydantic import BaseModel, ValidationError
 
 from lettuce_build.core.memory import give_back
@@ -73,6 +74,23 @@ class PassRecord(BaseModel):
 def work_folder(dataset: Dataset) -> Path | None:
     """Where a dataset's files are, which its passes are kept beside; None for one in memory."""
     return Path(dataset.cache_files[0]["filename"]).parent if dataset.cache_files else None
+
+
+def _flattened(dataset: Dataset, path: Path, fingerprint: str) -> Dataset:
+    """``dataset``'s rows in order, without its indices mapping: copied into ``path`` by Arrow
+    (`Dataset.flatten_indices` converts every row to Python and back: a twentieth of a build's
+    driver time), or read from there when an earlier run copied them."""
+    if not path.exists():
+        staged = path.with_suffix(".tmp")
+        rows = dataset.with_format("arrow")
+        with ArrowWriter(path=str(staged), features=dataset.features) as writer:
+            for start in range(0, len(dataset), MAP_BATCH):
+                writer.write_table(rows[start : start + MAP_BATCH])
+            writer.finalize()
+        staged.replace(path)
+    flat = Dataset.from_file(str(path))
+    # fingerprinted by name, not by the file's modification time (which a re-run may change)
+    return flat.select(range(len(flat)), new_fingerprint=fingerprint)
 
 
 def request_seed(build_seed: int, key: str, attempt: int) -> int:
@@ -282,6 +300,11 @@ class _StageRun:
         data = keep / f"pass-{name}.arrow" if keep else None
         record_path = keep / f"pass-{name}.json" if keep else None
         reuse = data is not None and record_path is not None and record_path.exists() and data.exists()
+        if keep is not None and pending._indices is not None:
+            # a selection (a balancing wave, a retry): its rows copied once, beside the pass, so
+            # that the pass's columns join them without `datasets` flattening them row by row.
+            # "-part-": pruned with the pass's record (see builds/items.py `prune`)
+            pending = _flattened(pending, keep / f"pass-{name}-part-items.arrow", f"{name}-items")
         before = (stats.passed_through, stats.cache_hits + stats.cache_misses)
         prefetched: set[str] = set()
         if not reuse:

@@ -295,6 +295,18 @@ def test_a_rerun_over_items_on_disk_loads_each_pass_and_renders_nothing(tmp_path
     assert kept.stats.sampling == made.stats.sampling
 
 
+def test_a_pass_over_a_selection_keeps_its_rows_beside_it_and_a_rerun_joins_the_same(tmp_path):
+    every = on_disk(items(20, skip=False), tmp_path / "items")
+    first, made = run_kept(tmp_path, every.select([15, 2, 9, 4], new_fingerprint="picked"))
+    assert list((tmp_path / "items").glob("pass-*-part-items.arrow"))  # the selection's rows, copied
+    assert made.ok["key"] == [every[i]["key"] for i in (15, 2, 9, 4)]
+
+    every = Dataset.load_from_disk(str(tmp_path / "items"))
+    again, kept = run_kept(tmp_path, every.select([15, 2, 9, 4], new_fingerprint="picked"))
+    assert again.renders == 0
+    assert kept.ok.to_list() == made.ok.to_list() and kept.ok._fingerprint == made.ok._fingerprint
+
+
 def test_a_pass_is_kept_only_for_what_decided_it(tmp_path):
     run_kept(tmp_path, on_disk(items(20, skip=False), tmp_path / "items"))
     other_seed, _ = run_kept(tmp_path, Dataset.load_from_disk(str(tmp_path / "items")), seed=1)
