@@ -131,9 +131,12 @@ def seeded_request(
     stage: Stage, item: dict[str, Any], build_seed: int, attempt: int, schema: dict[str, Any] | None
 ) -> ChatRequest:
     """The stage's request for an item, with the attempt's own seed and the stage's JSON schema."""
-    request = stage.render(item).with_params(seed=request_seed(build_seed, item["key"], attempt))
+    seed = request_seed(build_seed, item["key"], attempt)
     schema = stage.item_schema(item) or schema
-    return request if schema is None else request.with_params(json_schema=schema)
+    request = stage.render(item)
+    if schema is None:
+        return request.with_params(seed=seed)
+    return request.with_params(seed=seed, json_schema=schema)  # one copy of the request, not two
 
 
 class Runner:

@@ -86,7 +86,8 @@ def sentences(text: str) -> list[tuple[int, str]]:
 
 
 def _prose_candidates(text: str, offset: int, found: dict[str, int]) -> None:
-    starts = {start for start, _ in sentences(text)}
+    split = sentences(text)
+    starts = {start for start, _ in split}
     for match in _FACT.finditer(text):
         value = match.group(0).strip()
         single_word_opening = match.start() in starts and " " not in value and value[:1].isupper()
@@ -95,7 +96,7 @@ def _prose_candidates(text: str, offset: int, found: dict[str, int]) -> None:
         found.setdefault(value, offset + match.start())
     for match in _BACKTICKED.finditer(text):
         found.setdefault(match.group(1), offset + match.start(1))
-    for start, sentence in sentences(text):
+    for start, sentence in split:
         if len(sentence) >= 12:
             found.setdefault(sentence, offset + start)
             for clause in _CLAUSE.finditer(sentence):
