@@ -29,6 +29,7 @@ from lettuce_build.core.schema import (
     sample_to_row,
 )
 from lettuce_build.core.version import code_fingerprint
+from lettuce_build.engine.columns import arrow_column, batch_rows
 from lettuce_build.engine.records import FailureRow
 from lettuce_build.engine.runner import work_folder
 from lettuce_build.sources.base import Source
@@ -61,7 +62,7 @@ def assemble(source: Source, finished: Dataset) -> Assembled:
         json.dumps([finished._fingerprint, source.name, code_fingerprint()]).encode()
     ).hexdigest()[:32]
     work = work_folder(finished)
-    where = finished.select_columns(["split"]).with_format("arrow")[:]["split"]  # no string per row
+    where = arrow_column(finished, "split")
     splits = DatasetDict()
     invalid: list[FailureRow] = []
     for split in SPLITS:
@@ -111,7 +112,7 @@ def assemble(source: Source, finished: Dataset) -> Assembled:
 
 
 def _samples(source: Source, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    rows = [dict(zip(batch, values, strict=True)) for values in zip(*batch.values(), strict=True)]
+    rows = batch_rows(batch)
     out: dict[str, list[Any]] = {name: [] for name in [*FEATURES, _FAILURE]}
     for row in rows:
         sample = source.sample(row)

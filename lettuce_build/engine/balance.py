@@ -35,6 +35,7 @@ from datasets import Dataset, Features, Value, concatenate_datasets
 from pydantic import BaseModel, Field
 
 from lettuce_build.core.seeding import fraction
+from lettuce_build.engine.columns import arrow_column, empty_dataset
 from lettuce_build.engine.records import FailureRow, StageResult, StageStats
 from lettuce_build.engine.runner import Check, Runner
 from lettuce_build.engine.stage import Stage
@@ -117,8 +118,7 @@ def balance(
     and later waves top up for it like for any failed injection.
     """
     if len(items) == 0:  # every item failed before this stage: an empty result with its columns
-        features = Features({**items.features, "inject": Value("bool"), **stage.outputs})
-        empty = Dataset.from_dict({name: [] for name in features}, features=features)
+        empty = empty_dataset(Features({**items.features, "inject": Value("bool"), **stage.outputs}))
         return Balanced(
             ok=empty, failures=[], stats=StageStats.of(stage, 0), report=RatioReport(requested=ratio)
         )
@@ -188,8 +188,7 @@ def _ranks(keys: pa.Array, seed: int) -> np.ndarray:
 
 def _positions(done: Dataset, keys: pa.Array) -> np.ndarray:
     """Where each of ``done``'s items is among ``keys`` (every one of them is)."""
-    found = done.select_columns(["key"]).with_format("arrow")[:]["key"]
-    return pc.index_in(found, value_set=keys).to_numpy(zero_copy_only=False)
+    return pc.index_in(arrow_column(done, "key"), value_set=keys).to_numpy(zero_copy_only=False)
 
 
 def _offered(items: Dataset, indices: np.ndarray, wave: int) -> Dataset:

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ValidationError
 from lettuce_build.core.memory import give_back
 from lettuce_build.core.seeding import number
 from lettuce_build.core.version import code_fingerprint
+from lettuce_build.engine.columns import arrow_column, batch_rows, empty_dataset
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.progress import StageBar
 from lettuce_build.engine.records import FailureRow, Judgement, StageResult, StageStats
@@ -156,10 +157,7 @@ class Runner:
         if len(dataset) == 0:
             # nothing reached this stage (every item failed before it): a normal, empty result
             # with the stage's columns, which `map` would not add over zero rows
-            columns = [*dataset.column_names, *stage.outputs]
-            empty = Dataset.from_dict(
-                {name: [] for name in columns}, features=Features({**dataset.features, **stage.outputs})
-            )
+            empty = empty_dataset(Features({**dataset.features, **stage.outputs}))
             return StageResult(ok=empty, failures=[], stats=stats)
         _check_columns(dataset, stage)
         return _StageRun(self, stage, stats, checks).over(dataset)
@@ -181,7 +179,7 @@ def _check_columns(dataset: Dataset, stage: Stage) -> None:
             f"stage {stage.name}: work items lack column(s) {missing}; "
             f"they have {dataset.column_names}; it requires {['key', *stage.requires]}"
         )
-    keys = dataset.select_columns(["key"]).with_format("arrow")[:]["key"]  # no Python string per item
+    keys = arrow_column(dataset, "key")
     if pc.count_distinct(keys).as_py() < len(keys):
         counts = pc.value_counts(keys)
         duplicates = counts.field("values").filter(pc.greater(counts.field("counts"), 1)).to_pylist()
@@ -214,8 +212,7 @@ class _StageRun:
         """Every request of one pass by key (for completions that want a pass at once)."""
         wanted: dict[str, ChatRequest] = {}
         for batch in items.iter(batch_size=self.runner.batch_size):
-            rows = [dict(zip(batch, values, strict=True)) for values in zip(*batch.values(), strict=True)]
-            requests = self.requests([row for row in rows if self.stage.applies(row)], attempt)
+            requests = self.requests([row for row in batch_rows(batch) if self.stage.applies(row)], attempt)
             wanted.update(zip(self.keys(requests), requests, strict=True))
         return wanted
 
@@ -226,7 +223,7 @@ class _StageRun:
         batches of the runner's size, each parsed into outputs or failure rows. Returned as an
         Arrow table of the declared features, which `datasets` writes without converting again."""
         stage = self.stage
-        items = [dict(zip(batch, values, strict=True)) for values in zip(*batch.values(), strict=True)]
+        items = batch_rows(batch)
         size = self.runner.batch_size
         done = [
             self.answered(items[at : at + size], attempt, prefetched, bar)
@@ -382,8 +379,7 @@ class _StageRun:
             mapped = self.one_pass(pending, attempt, f"{fingerprint}-attempt{attempt}", keep, bar)
             if self.checks:
                 mapped = self.judged(mapped, attempt, f"{fingerprint}-judged{attempt}", bar)
-            # a slice is one Arrow conversion; iterating a Column is row by row
-            flags = np.asarray(mapped["_ok"][:], dtype=bool)
+            flags = arrow_column(mapped, "_ok").to_numpy().astype(bool)
             ok_at, failed_at = np.flatnonzero(flags), np.flatnonzero(~flags)
             ok_rows = mapped.select(ok_at, new_fingerprint=f"{fingerprint}-ok{attempt}")
             done.append(ok_rows.remove_columns(list(_FAILURE_COLUMNS)))
