@@ -8,11 +8,12 @@ inject with the generic factual menu into a seeded share of the items.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
+from lettuce_build.core.files import each_name, sorted_names
 from lettuce_build.core.seeding import fraction
 from lettuce_build.core.tables import read_table
 from lettuce_build.engine.stage import Stage
@@ -51,7 +52,13 @@ def decode_document(raw: bytes, max_bytes: int = MAX_DOCUMENT_BYTES) -> tuple[st
     return text, None
 
 
-def read_ahead(folder: Path, names: Sequence[str]) -> Iterator[bytes]:
+def is_markdown(name: str) -> bool:
+    """A file name a document folder is read for: markdown or text, or any README."""
+    file = PurePath(name)
+    return file.suffix.lower() in MARKDOWN_SUFFIXES or file.name.upper().startswith("README")
+
+
+def read_ahead(folder: Path, names: Iterable[str]) -> Iterator[bytes]:
     """Each named file's bytes, in order, read by a few threads ahead of the caller: a folder
     of many small files costs the latency of its reads (measured: 100,000 READMEs not in the
     page cache took 60 s one after the other, 7 s on four threads), not their size."""
@@ -140,16 +147,10 @@ class ReadmeSource(DocumentSource):
             )
         path = Path(input_path)
         if path.is_dir():
-            # names as strings, not paths: a folder of 100,000 files is listed at once
-            names = sorted(
-                str(p.relative_to(path))
-                for p in path.rglob("*")
-                if (p.suffix.lower() in MARKDOWN_SUFFIXES or p.name.upper().startswith("README"))
-                and p.is_file()
-            )
-            if not names:
+            names = sorted_names(path, is_markdown)
+            if not len(names):
                 raise SourceError(f"{path}: no markdown files inside")
-            for name, raw in zip(names, read_ahead(path, names), strict=True):
+            for name, raw in zip(each_name(names), read_ahead(path, each_name(names)), strict=True):
                 text, why = decode_document(raw)
                 if why:
                     tally.skipped[why] += 1

@@ -3,7 +3,7 @@ them changed, and pruned when no run uses them."""
 
 import time
 
-from lettuce_build.builds.items import PART_ITEMS, load_items, prune
+from lettuce_build.builds.items import PART_ITEMS, input_signature, load_items, prune
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.documents import ReadmeSource
 
@@ -43,6 +43,18 @@ def test_the_same_load_is_reused_and_a_changed_input_is_read_again(tmp_path):
     limited = CountingReadmes()
     load_items(limited, str(docs), LoadOptions(limit=2), tmp_path / "work")
     assert changed.reads == 4 and limited.reads == 2
+
+
+def test_an_input_folder_is_known_by_its_files_in_any_order_and_changes_with_any_of_them(tmp_path):
+    docs = write_many_readmes(tmp_path / "docs", 3)
+    before = input_signature(str(docs))
+    assert input_signature(str(docs)) == before
+    first = sorted(docs.iterdir())[0]
+    first.write_text(first.read_text() + "more\n")  # one file's size changes
+    assert input_signature(str(docs)) != before
+    changed = input_signature(str(docs))
+    first.rename(docs / ("renamed" + first.suffix))
+    assert input_signature(str(docs)) not in (before, changed)
 
 
 def test_prune_removes_what_no_run_since_used_and_keeps_parts_of_a_used_load(tmp_path):

@@ -1,0 +1,57 @@
+"""A folder's files, listed without holding them as Python objects.
+
+`Path.rglob` and `os.walk` list each directory's entries before yielding any: a folder of
+100,000 READMEs is about 50 MB of entry objects at once, and the allocator keeps most of that
+memory after they are freed (measured: 28 MB more private memory for the rest of the build).
+Here entries are read one at a time, and names that must be sorted are kept in Arrow.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+#: names gathered into one Arrow chunk before they are appended
+_CHUNK = 10_000
+
+
+def walk_files(folder: Path) -> Iterator[os.DirEntry[str]]:
+    """Every file under ``folder`` (links to files included, links to folders not followed),
+    one directory entry at a time, in no particular order."""
+    pending = [str(folder)]
+    while pending:
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                elif entry.is_file():
+                    yield entry
+
+
+def sorted_names(folder: Path, keep: Callable[[str], bool]) -> pa.BinaryArray:
+    """The paths, relative to ``folder`` and sorted by their bytes, of the files under it that
+    ``keep`` accepts. Kept as the file system's bytes: a name need not be UTF-8."""
+    prefix = len(str(folder).rstrip(os.sep)) + 1
+    chunks: list[pa.Array] = []
+    chunk: list[bytes] = []
+    for entry in walk_files(folder):
+        name = entry.path[prefix:]
+        if keep(name):
+            chunk.append(os.fsencode(name))
+            if len(chunk) == _CHUNK:
+                chunks.append(pa.array(chunk, pa.binary()))
+                chunk = []
+    chunks.append(pa.array(chunk, pa.binary()))
+    names = pa.concat_arrays(chunks)
+    return names.take(pc.sort_indices(names))
+
+
+def each_name(names: pa.BinaryArray) -> Iterator[str]:
+    """The names as strings, a chunk at a time (never the whole array as a list)."""
+    for start in range(0, len(names), _CHUNK):
+        for name in names.slice(start, _CHUNK).to_pylist():
+            yield os.fsdecode(name)
