@@ -97,6 +97,10 @@ def _guarded(method: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
+#: pages of write-ahead log (4 KiB each) before they are copied into the database file
+CHECKPOINT_PAGES = 10_000
+
+
 class RequestCache:
     """One writer per process; `put_many` commits, so a crash loses at most the batch in flight."""
 
@@ -107,6 +111,10 @@ class RequestCache:
             self._db = sqlite3.connect(self.path)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
+            # the log is copied into the file every CHECKPOINT_PAGES pages, not SQLite's 1,000:
+            # each batch's keys land on pages all over the key index, and copying them back
+            # with every few batches was most of a write (benchmarks/cache_writes.py)
+            self._db.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
             self._db.executescript(_SCHEMA)
             self._db.commit()
             # a half-written file opens fine and fails on first read: read its structure now

@@ -39,8 +39,13 @@ class PromptTemplate(BaseModel):
 
     def render(self, **variables: Any) -> tuple[str, str]:
         """(system, user) with the variables filled in; a missing variable raises."""
-        system, user = _compiled(self.system), _compiled(self.user)
-        return system.render(**variables).strip(), user.render(**variables).strip()
+        return _rendered(self.system, variables), _rendered(self.user, variables)
+
+
+def _rendered(text: str, variables: dict[str, Any]) -> str:
+    if not any(mark in text for mark in ("{{", "{%", "{#")):
+        return text.strip()  # no template syntax: the text is its rendering (most system messages)
+    return _compiled(text).render(**variables).strip()
 
 
 @functools.lru_cache(maxsize=256)

@@ -8,6 +8,7 @@ from lettuce_build.core.gates import (
     normalised,
     question_problem,
     support,
+    words,
 )
 
 CONTEXT = """# fastgrid
@@ -193,3 +194,23 @@ def test_a_code_answer_may_use_builtins_and_what_it_imports_or_defines_but_nothi
     )
     assert ungrounded_names(answer, "def helper(rows): ...") == ["TooManyRedirects"]
     assert ungrounded_names(answer, "from .exceptions import TooManyRedirects\ndef helper(rows): ...") == []
+
+
+def test_words_are_the_same_whether_or_not_the_text_is_ascii():
+    text = "Don't run v1.2-beta's CLI_tool; see e.g. docs/API.md -- 3,000 rows.\n"
+    ascii_words = words(text)
+    assert ascii_words == [
+        "don't",
+        "run",
+        "v1.2-beta's",
+        "cli",
+        "tool",
+        "see",
+        "e.g",
+        "docs",
+        "api.md",
+        "3",
+        "000",
+        "rows",
+    ]
+    assert words(text + " café") == [*ascii_words, "café"]  # the same text, read the other way
