@@ -17,7 +17,6 @@ import keyword
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
 from operator import itemgetter
 
 from pydantic import BaseModel, Field
@@ -148,31 +147,36 @@ def prompt_words(text: str, *contexts: str) -> list[str]:
 
 
 def repeated(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
-    """The first sentence, line or word n-gram that occurs ``max_repeats`` times or more."""
-    units: Iterable[str] = (
-        *(" ".join(words(s)) for s in _SENTENCE.findall(text)),
-        *(" ".join(words(line)) for line in text.splitlines()),
-    )
-    counted = Counter(u for u in units if len(u.split()) >= 2)
+    """The most repeated sentence, line or word n-gram that occurs ``max_repeats`` times or
+    more, each kind counted apart (counted together, an answer of one line of one sentence of
+    n words was its own repetition three times over)."""
+    sentences = Counter(" ".join(words(s)) for s in _SENTENCE.findall(text))
+    lines = Counter(" ".join(words(line)) for line in text.splitlines())
     tokens = words(text)
     n = config.repeat_ngram
-    counted.update(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
-    if not counted:
-        return None
-    unit, times = max(counted.items(), key=itemgetter(1))  # the first most repeated, unsorted
-    return unit if times >= config.max_repeats else None
+    grams = Counter(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+    found = [
+        (times, unit)
+        for counted in (sentences, lines, grams)
+        for unit, times in counted.items()
+        if times >= config.max_repeats and " " in unit  # a unit is two words or more
+    ]
+    return max(found, key=itemgetter(0))[1] if found else None
 
 
 def markup_share(text: str) -> float:
     """The share of the text's non-space characters inside URLs, image or link markup, HTML tags."""
-    total = len(re.sub(r"\s", "", text))
+    spans = sorted(match.span() for pattern in (_URL, _MARKUP) for match in pattern.finditer(text))
+    total = len(re.sub(r"\s", "", text)) if spans else 0
     if not total:
         return 0.0
-    covered = [False] * len(text)
-    for pattern in (_URL, _MARKUP):
-        for match in pattern.finditer(text):
-            covered[match.start() : match.end()] = [True] * (match.end() - match.start())
-    return sum(1 for i, c in enumerate(text) if covered[i] and not c.isspace()) / total
+    covered, reached = 0, 0
+    for start, end in spans:  # overlapping spans counted once
+        start = max(start, reached)
+        if end > start:
+            covered += sum(not c.isspace() for c in text[start:end])
+            reached = end
+    return covered / total
 
 
 def asks_question(text: str) -> str | None:

@@ -45,6 +45,13 @@ def test_a_sentence_repeated_three_times_is_a_loop():
     assert reason(answer_problem(twice, CONTEXT)) != "answer_repetition"
 
 
+def test_an_answer_of_one_sentence_as_long_as_an_ngram_is_said_once_not_three_times():
+    answer = "fastgrid renders large tables in the terminal quickly."  # a sentence, a line, an 8-gram
+    assert answer_problem(answer, CONTEXT) is None
+    three_lines = "\n".join(["fastgrid renders large tables in the terminal quickly."] * 3)
+    assert reason(answer_problem(three_lines, CONTEXT)) == "answer_repetition"
+
+
 def test_a_word_ngram_repeated_inside_one_long_line_is_a_loop():
     run = "page through a CSV file with the default page size "
     assert reason(answer_problem("fastgrid lets you " + run * 3, CONTEXT)) == "answer_repetition"
@@ -55,6 +62,7 @@ def test_an_answer_of_urls_and_images_is_not_prose_but_code_answers_are_not_judg
         "See ![logo](https://img.example.com/logo.png) and https://example.com/fastgrid/docs/tables.html now."
     )
     assert markup_share(urls) > 0.6
+    assert markup_share("[docs](https://x.io/a) ok") == 22 / 24  # the link's URL is in it: counted once
     assert reason(answer_problem(urls, CONTEXT + urls)) == "answer_mostly_markup"
     assert reason(answer_problem(urls, CONTEXT + urls, prose=False)) is None
 
