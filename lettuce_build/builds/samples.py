@@ -89,14 +89,10 @@ def assemble(source: Source, finished: Dataset) -> Assembled:
             made = made.select([i for i, raw in enumerate(failures) if raw is None])
         invalid += rejected
         splits[split] = made.remove_columns(_FAILURE)
-    categories: list[int | None] = [c for split in splits.values() for c in split["category"][:]]
+    by_split: dict[str, list[int | None]] = {name: split["category"][:] for name, split in splits.items()}
+    categories = [c for held in by_split.values() for c in held]
     labelled = next(
-        (
-            (split, i)
-            for split in splits.values()
-            for i, c in enumerate(split["category"][:])
-            if c is not None
-        ),
+        ((splits[name], i) for name, held in by_split.items() for i, c in enumerate(held) if c is not None),
         None,
     )
     first = labelled or next(((split, 0) for split in splits.values() if len(split)), None)

@@ -86,7 +86,11 @@ def words(text: str) -> list[str]:
 
 def content_words(text: str) -> list[str]:
     """The words that carry content: not stopwords, not one-letter."""
-    return [w for w in words(text) if w not in STOPWORDS and len(w) > 1]
+    return [w for w in words(text) if _is_content(w)]
+
+
+def _is_content(word: str) -> bool:
+    return word not in STOPWORDS and len(word) > 1
 
 
 @functools.lru_cache(maxsize=1 << 16)  # called for every word of every gate: words repeat
@@ -101,8 +105,7 @@ def _stem(word: str) -> str:
 @functools.lru_cache(maxsize=256)  # one context is read by several gates of one item
 def context_stems(context: str) -> frozenset[str]:
     """The stems of a context's content words, which a text's words are looked up in."""
-    unique = set(words(context)).difference(STOPWORDS)  # each word once, before it is stemmed
-    return frozenset(map(_stem, [w for w in unique if len(w) > 1]))
+    return frozenset(map(_stem, filter(_is_content, set(words(context)))))  # each word once
 
 
 def support(text: str, context: str) -> tuple[float, int]:

@@ -7,6 +7,7 @@ inject with the generic factual menu into a seeded share of the items.
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -150,7 +151,9 @@ class ReadmeSource(DocumentSource):
             names = sorted_names(path, is_markdown)
             if not len(names):
                 raise SourceError(f"{path}: no markdown files inside")
-            for name, raw in zip(each_name(names), read_ahead(path, each_name(names)), strict=True):
+            # one pass over the names, shared: the reads run at most READ_AHEAD names ahead
+            listed, to_read = itertools.tee(each_name(names))
+            for name, raw in zip(listed, read_ahead(path, to_read), strict=True):
                 text, why = decode_document(raw)
                 if why:
                     tally.skipped[why] += 1
