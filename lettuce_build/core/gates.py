@@ -15,6 +15,7 @@ import functools
 import itertools
 import keyword
 import re
+import string
 import unicodedata
 from collections import Counter
 from operator import itemgetter
@@ -102,10 +103,17 @@ def _stem(word: str) -> str:
     return word
 
 
+#: what is never a content word of ASCII text: its stopwords and one-character words
+_ASCII_NOT_CONTENT = STOPWORDS | frozenset(string.ascii_lowercase + string.digits)
+
+
 @functools.lru_cache(maxsize=256)  # one context is read by several gates of one item
 def context_stems(context: str) -> frozenset[str]:
     """The stems of a context's content words, which a text's words are looked up in."""
-    return frozenset(map(_stem, filter(_is_content, set(words(context)))))  # each word once
+    found = set(words(context))  # each word once
+    # in ASCII text a set difference finds the content words without a call per word
+    content = found - _ASCII_NOT_CONTENT if context.isascii() else filter(_is_content, found)
+    return frozenset(map(_stem, content))
 
 
 def support(text: str, context: str) -> tuple[float, int]:

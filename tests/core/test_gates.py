@@ -3,6 +3,7 @@
 from lettuce_build.core.gates import (
     GateConfig,
     answer_problem,
+    context_stems,
     edit_problem,
     markup_share,
     normalised,
@@ -222,3 +223,10 @@ def test_words_are_the_same_whether_or_not_the_text_is_ascii():
         "rows",
     ]
     assert words(text + " café") == [*ascii_words, "café"]  # the same text, read the other way
+
+
+def test_a_contexts_stems_leave_out_stopwords_and_one_character_words_on_either_path():
+    text = "It renders 3 columns of x rows; see docs."
+    stems = {"render", "column", "rows", "see", "docs"}  # "rows"/"docs": too short to lose an s
+    assert context_stems(text) == stems
+    assert context_stems(text + " café") == {*stems, "café"}  # the same text, read the other way
