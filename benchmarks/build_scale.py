@@ -37,8 +37,8 @@ def folder_bytes(path: Path) -> int:
 class PeakAnon:
     """The peak of the process's private memory (RssAnon), sampled every 20 ms. Peak RSS also
     counts the pages of memory-mapped Arrow files the build has read, which are the kernel's
-    page cache: shared, and dropped under memory pressure (Ray's memory monitor counts a
-    worker's memory as RSS less shared pages for this reason)."""
+    page cache: shared, and dropped under memory pressure (Ray's memory guide, too, counts a
+    worker's memory as RSS less its shared pages)."""
 
     def __init__(self) -> None:
         self.peak = 0
@@ -223,7 +223,7 @@ def main() -> None:
         f"{'first RSS MB':>13} {'rerun RSS MB':>13} {'first anon MB':>14} {'rerun anon MB':>14} "
         f"{'cache MB':>9} {'output MB':>10}"
     )
-    previous: dict[str, float] | None = None
+    rows: list[dict[str, float]] = []  # one per size
     with tempfile.TemporaryDirectory() as tmp:
         for items in sizes:
             docs = write_docs(Path(tmp) / f"docs-{items}", items)
@@ -249,17 +249,17 @@ def main() -> None:
                 f"{row['rerun_rss']:>13.0f} {row['first_anon']:>14.0f} {row['rerun_anon']:>14.0f} "
                 f"{row['cache']:>9.1f} {row['output']:>10.1f}"
             )
-            before_last = previous or row
-            if previous is not None:
+            if rows:
+                previous = rows[-1]
                 growth = {k: row[k] / previous[k] if previous[k] else float("nan") for k in row}
                 print(
                     "   growth: "
                     + ", ".join(f"{k} x{v:.2f}" for k, v in growth.items())
                     + "  (per-item figures: x1.00 is linear; sizes: x10 is linear)"
                 )
-            previous = row
+            rows.append(row)
         if len(sizes) > 1:
-            capped(Path(tmp), sizes[-1], round(1.5 * before_last["first_rss"]), sizes[-2])
+            capped(Path(tmp), sizes[-1], round(1.5 * rows[-2]["first_rss"]), sizes[-2])
         if args.ray:
             items = 10_000
             docs = Path(tmp) / f"docs-{items}"
