@@ -8,13 +8,11 @@ inject with the generic factual menu into a seeded share of the items.
 from __future__ import annotations
 
 import itertools
-from collections import deque
-from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterator
 from pathlib import Path, PurePath
 from typing import Any
 
-from lettuce_build.core.files import each_name, sorted_names
+from lettuce_build.core.files import each_name, read_ahead, sorted_names
 from lettuce_build.core.seeding import fraction
 from lettuce_build.core.tables import read_table
 from lettuce_build.engine.stage import Stage
@@ -33,9 +31,6 @@ from lettuce_build.stages.questions import FocusedQuestionStage, QuestionStage
 
 MAX_DOCUMENT_BYTES = 2_000_000
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx", ".rst", ".txt"}
-#: files of a folder being read at once, and at most this many read before they are used
-READ_THREADS = 4
-READ_AHEAD = 256
 
 
 def decode_document(raw: bytes, max_bytes: int = MAX_DOCUMENT_BYTES) -> tuple[str | None, str | None]:
@@ -57,20 +52,6 @@ def is_markdown(name: str) -> bool:
     """A file name a document folder is read for: markdown or text, or any README."""
     file = PurePath(name)
     return file.suffix.lower() in MARKDOWN_SUFFIXES or file.name.upper().startswith("README")
-
-
-def read_ahead(folder: Path, names: Iterable[str]) -> Iterator[bytes]:
-    """Each named file's bytes, in order, read by a few threads ahead of the caller: a folder
-    of many small files costs the latency of its reads (measured: 100,000 READMEs not in the
-    page cache took 60 s one after the other, 7 s on four threads), not their size."""
-    with ThreadPoolExecutor(READ_THREADS) as pool:
-        pending: deque[Future[bytes]] = deque()
-        for name in names:
-            pending.append(pool.submit((folder / name).read_bytes))
-            if len(pending) >= READ_AHEAD:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
 
 
 class DocumentSource(Source):
@@ -151,7 +132,7 @@ class ReadmeSource(DocumentSource):
             names = sorted_names(path, is_markdown)
             if not len(names):
                 raise SourceError(f"{path}: no markdown files inside")
-            # one pass over the names, shared: the reads run at most READ_AHEAD names ahead
+            # one pass over the names, shared: the reads run at most `READ_AHEAD` names ahead
             listed, to_read = itertools.tee(each_name(names))
             for name, raw in zip(listed, read_ahead(path, to_read), strict=True):
                 text, why = decode_document(raw)

@@ -1,9 +1,10 @@
-"""A folder's files, listed one entry at a time and their names sorted in Arrow."""
+"""A folder's files, listed one entry at a time, their names sorted in Arrow, read ahead of use."""
 
+import itertools
 import os
 
 from lettuce_build.core import files
-from lettuce_build.core.files import each_name, sorted_names, walk_files
+from lettuce_build.core.files import READ_AHEAD, each_name, read_ahead, sorted_names, walk_files
 
 
 def test_every_file_in_nested_folders_is_walked_and_a_linked_folder_is_not_followed(tmp_path):
@@ -32,3 +33,15 @@ def test_names_past_one_chunk_come_back_whole_and_in_order(tmp_path, monkeypatch
     for number in range(8):
         (tmp_path / f"{number}.md").write_text("x")
     assert list(each_name(sorted_names(tmp_path, lambda name: True))) == [f"{n}.md" for n in range(8)]
+
+
+def test_a_folder_is_read_ahead_in_name_order_and_can_be_left_early(tmp_path):
+    names = [f"doc{i:04d}.md" for i in range(READ_AHEAD * 2 + 5)]
+    for name in names:
+        (tmp_path / name).write_text(f"# {name}\n")
+    assert list(read_ahead(tmp_path, names)) == [f"# {name}\n".encode() for name in names]
+    assert list(itertools.islice(read_ahead(tmp_path, names), 3)) == [
+        b"# doc0000.md\n",
+        b"# doc0001.md\n",
+        b"# doc0002.md\n",
+    ]

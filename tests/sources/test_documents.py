@@ -1,6 +1,5 @@
 """README and Wikipedia loaders: chunks become work items; bad documents are skipped and counted."""
 
-import itertools
 import json
 
 import pyarrow as pa
@@ -9,7 +8,7 @@ import pytest
 
 from lettuce_build.core.tables import TableError
 from lettuce_build.sources.base import LoadOptions
-from lettuce_build.sources.documents import READ_AHEAD, ReadmeSource, WikipediaSource, read_ahead
+from lettuce_build.sources.documents import ReadmeSource, WikipediaSource
 from lettuce_build.sources.registry import SOURCES, UnknownSource, get_source
 
 from ..support.documents import README_A, README_B, write_readmes
@@ -54,18 +53,6 @@ def test_binary_non_utf8_empty_and_enormous_files_are_skipped_and_counted(tmp_pa
 
 def test_the_limit_caps_work_items(tmp_path):
     assert len(ReadmeSource().load(str(write_readmes(tmp_path / "d")), LoadOptions(limit=1)).items) == 1
-
-
-def test_a_folder_is_read_ahead_in_name_order_and_can_be_left_early(tmp_path):
-    names = [f"doc{i:04d}.md" for i in range(READ_AHEAD * 2 + 5)]
-    for name in names:
-        (tmp_path / name).write_text(f"# {name}\n")
-    assert list(read_ahead(tmp_path, names)) == [f"# {name}\n".encode() for name in names]
-    assert list(itertools.islice(read_ahead(tmp_path, names), 3)) == [
-        b"# doc0000.md\n",
-        b"# doc0001.md\n",
-        b"# doc0002.md\n",
-    ]
 
 
 def test_a_jsonl_of_repo_and_readme(tmp_path):
