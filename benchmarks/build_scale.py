@@ -4,11 +4,9 @@ at 1k, 10k and 100k work items (1M with --big).
 
 For each size: ms per item for the first build and for the fully cached rerun (wall clock, and
 the CPU time of the build's process beside it), peak RSS of each (every run in a process of its
-own), the cache's size on disk and the output's, and the growth from each size to the next
-(linear is x10 per x10 items). Then the largest size's build once more in a memory cgroup
-capped at 1.5x the peak RSS of the size before it, where the kernel may keep no more than that,
-page cache included (see `MemoryCap`). Then, with --ray, the same
-build at 10k items under Ray with 2 actors, and the engines started (one line per engine
+own) and of its private memory, the cache's size on disk and the output's, and the growth from
+each size to the next (linear is x10 per x10 items; memory should not grow). Then, with --ray,
+the same build at 10k items under Ray with 2 actors, and the engines started (one line per engine
 started, however many passes the build made).
 
     python benchmarks/build_scale.py [--big] [--ray] [--sizes 1000,10000]
@@ -18,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -35,10 +32,8 @@ def folder_bytes(path: Path) -> int:
 
 
 class PeakAnon:
-    """The peak of the process's private memory (RssAnon), sampled every 20 ms. Peak RSS also
-    counts the pages of memory-mapped Arrow files the build has read, which are the kernel's
-    page cache: shared, and dropped under memory pressure (Ray's memory guide, too, counts a
-    worker's memory as RSS less its shared pages)."""
+    """The peak of the process's private memory (RssAnon), sampled every 20 ms: peak RSS less
+    the pages of files it maps (the libraries', and the Arrow files the build is reading)."""
 
     def __init__(self) -> None:
         self.peak = 0
@@ -57,48 +52,6 @@ class PeakAnon:
         self.running = False
         self.thread.join()
         return self.peak
-
-
-class MemoryCap:
-    """A memory cgroup of its own, limited to ``mb``: a build run in it may hold no more than
-    that, page cache included, so the kernel must take back the pages of Arrow files the build
-    has read (which peak RSS counts) or kill it. Needs a writable cgroup file system (root, or a
-    delegated cgroup); `create` says why not when there is none."""
-
-    def __init__(self, folder: Path, v2: bool) -> None:
-        self.folder = folder
-        self.v2 = v2
-
-    @classmethod
-    def create(cls, mb: int) -> MemoryCap | str:
-        """A new cgroup capped at ``mb``, or why one cannot be made here."""
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-        v1 = next((ln.split(":", 2)[2] for ln in lines if ln.split(":")[1] == "memory"), None)
-        if v1 is not None:
-            parent, limit, v2 = Path("/sys/fs/cgroup/memory") / v1.lstrip("/"), "memory.limit_in_bytes", False
-        else:
-            own = next((ln.split(":", 2)[2] for ln in lines if ln.startswith("0::")), None)
-            if own is None:
-                return "this machine has no memory cgroup"
-            parent, limit, v2 = Path("/sys/fs/cgroup") / own.lstrip("/"), "memory.max", True
-        folder = parent / f"build-scale-{os.getpid()}"
-        try:
-            folder.mkdir()
-            (folder / limit).write_text(str(mb * 1024 * 1024))
-        except OSError as err:
-            return f"cannot make a memory cgroup in {parent}: {err.strerror}"
-        return cls(folder, v2)
-
-    def enter(self) -> None:
-        """Moves the calling process into the cgroup (a child's ``preexec_fn``)."""
-        (self.folder / "cgroup.procs").write_text(str(os.getpid()))
-
-    def peak_mb(self) -> float:
-        name = "memory.peak" if self.v2 else "memory.max_usage_in_bytes"
-        return int((self.folder / name).read_text()) / 1024 / 1024
-
-    def remove(self) -> None:
-        self.folder.rmdir()
 
 
 def child(docs: Path, out: Path, items: int, ray: bool, loads: Path) -> None:
@@ -155,44 +108,17 @@ def run(
     items: int,
     ray: bool = False,
     loads: Path | None = None,
-    cap: MemoryCap | None = None,
 ) -> dict[str, float]:
     command = [sys.executable, __file__, "--child", str(docs), str(out), str(items), str(ray), str(loads)]
-    result = subprocess.run(
-        command, capture_output=True, text=True, check=False, preexec_fn=cap.enter if cap else None
-    )
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
     line = next((ln for ln in result.stdout.splitlines() if ln.startswith("FIGURES ")), None)
     if line is None:
-        how = f"exit {result.returncode}"
-        if cap is not None and result.returncode == -9:
-            how += ", killed: out of memory under the cap"
-        raise SystemExit(f"the build of {items} items failed ({how}):\n{result.stderr[-3000:]}")
+        failed = f"the build of {items} items failed (exit {result.returncode})"
+        raise SystemExit(f"{failed}:\n{result.stderr[-3000:]}")
     figures = json.loads(line.removeprefix("FIGURES "))
     if figures["items"] != items:  # per-item figures are per work item the build really made
         raise SystemExit(f"asked for {items} work items, the build made {figures['items']}")
     return figures
-
-
-def capped(tmp: Path, items: int, mb: int, smaller: int) -> None:
-    """The build of ``items`` (first and rerun, in a fresh folder) in a cgroup capped at ``mb``."""
-    cap = MemoryCap.create(mb)
-    if isinstance(cap, str):
-        print(f"capped at {mb} MB: not measured ({cap})")
-        return
-    try:
-        out = tmp / f"capped-{items}"
-        first = run(tmp / f"docs-{items}", out, items, cap=cap)
-        again = run(tmp / f"docs-{items}", out, items, cap=cap)
-        per_item = [figures["seconds"] * 1000 / items for figures in (first, again)]
-        print(
-            f"{items} items in a cgroup capped at {mb} MB (1.5x the first build's peak RSS at {smaller}): "
-            f"first {per_item[0]:.2f} ms/item, rerun {per_item[1]:.2f} ms/item; "
-            f"peak RSS {first['rss_mb']:.0f} / {again['rss_mb']:.0f} MB; the cgroup's peak "
-            f"{cap.peak_mb():.0f} MB (its page cache included; pages read before, like the "
-            "libraries', are charged where they were first read)"
-        )
-    finally:
-        cap.remove()
 
 
 def warm(folder: Path) -> None:
@@ -258,8 +184,6 @@ def main() -> None:
                     + "  (per-item figures: x1.00 is linear; sizes: x10 is linear)"
                 )
             rows.append(row)
-        if len(sizes) > 1:
-            capped(Path(tmp), sizes[-1], round(1.5 * rows[-2]["first_rss"]), sizes[-2])
         if args.ray:
             items = 10_000
             docs = Path(tmp) / f"docs-{items}"

@@ -19,6 +19,8 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 from pydantic import BaseModel
 
+from lettuce_build.core.memory import pages_released
+
 DATASET_DIR = "dataset"
 HUB_DIR = "hub"
 
@@ -85,8 +87,9 @@ def write_output(dataset_dict: DatasetDict, out_dir: str | Path, config_name: st
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     if len(dataset_dict):
-        dataset_dict.save_to_disk(str(staging / DATASET_DIR))
-        write_hub_folder(dataset_dict, staging / HUB_DIR, config_name)
+        with pages_released(*dataset_dict.values()):
+            dataset_dict.save_to_disk(str(staging / DATASET_DIR))
+            write_hub_folder(dataset_dict, staging / HUB_DIR, config_name)
     for name in (DATASET_DIR, HUB_DIR):
         _replace(staging / name, out / name)
     shutil.rmtree(staging, ignore_errors=True)

@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 from datasets import Dataset
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,7 +30,7 @@ from lettuce_build.builds.output import write_output
 from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.builds.samples import ASSEMBLE_STAGE, assemble
 from lettuce_build.builds.shards import Shard, take_slice
-from lettuce_build.core.memory import give_back
+from lettuce_build.core.memory import give_back, system_arrow_memory
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.engine.balance import RatioReport, balance
 from lettuce_build.engine.records import Judgement, StageStats
@@ -199,7 +198,7 @@ def run_build(
     or ``failed`` with the error, never ``running``.
     """
     build = BuildDir(options.out)
-    with build.lock(), build_log(build.path), _system_arrow_memory():
+    with build.lock(), build_log(build.path), system_arrow_memory():
         log.info(
             "build %s into %s on %s (%s), seed %d, limit %s",
             options.source,
@@ -230,19 +229,6 @@ def run_build(
             build.write_manifest(manifest)
             log.error("build failed: %s", manifest.error)
             raise
-
-
-@contextmanager
-def _system_arrow_memory() -> Iterator[None]:
-    """Arrow's allocations on the C library's allocator while a build runs. Arrow's default
-    (mimalloc) keeps what a build's batches freed, so the driver's memory grew with the build
-    (measured: 181 against 138 MB of private memory for a re-run of 30,000 items, no slower)."""
-    before = pa.default_memory_pool()
-    pa.set_memory_pool(pa.system_memory_pool())
-    try:
-        yield
-    finally:
-        pa.set_memory_pool(before)
 
 
 def build_stages(
@@ -356,7 +342,7 @@ def _run(
             build, manifest, backend, options.seed, options.ratio, batch_size, plan, judges
         ) as loop:
             result = loop.run(stages, source.prepare(items), _checks(stages) if judges else None)
-    made = assemble(source, source.finish(items, result.done) if len(items) else items)
+    made = assemble(source, source.finish(items, result.done) if len(items) else items, build.path / WORK_DIR)
     build.record_stage(
         manifest,
         StageStats(

@@ -2,8 +2,8 @@
 
 Each row becomes a `HallucinationSample` (the source says how: `Source.sample`) and is checked
 (`check_sample`); one that fails its check is a failure row of the ``assemble`` stage, never a
-sample. Like the stages, this is a `Dataset.map`: on disk beside the work items, and reused by a
-re-run of the same build (it is named for the finished rows and the package's code).
+sample. Each split is a file beside the work items, reused by a re-run of the same build (named
+for the finished rows and the package's code).
 """
 
 from __future__ import annotations
@@ -12,13 +12,17 @@ import hashlib
 import json
 import os
 from collections import Counter
+from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
-import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import Dataset, DatasetDict, Features, Value
+from datasets.arrow_writer import ArrowWriter
 from pydantic import BaseModel, ConfigDict
 
+from lettuce_build.core.memory import pages_released
 from lettuce_build.core.schema import (
     CATEGORY_FEATURE,
     FEATURES,
@@ -29,9 +33,9 @@ from lettuce_build.core.schema import (
     sample_to_row,
 )
 from lettuce_build.core.version import code_fingerprint
-from lettuce_build.engine.columns import arrow_column, batch_rows
+from lettuce_build.engine.columns import batch_rows
 from lettuce_build.engine.records import FailureRow
-from lettuce_build.engine.runner import work_folder
+from lettuce_build.engine.runner import MAP_BATCH
 from lettuce_build.sources.base import Source
 
 ASSEMBLE_STAGE = "assemble"
@@ -54,35 +58,26 @@ class Assembled(BaseModel):
         return sum(len(split) for split in self.splits.values())
 
 
-def assemble(source: Source, finished: Dataset) -> Assembled:
-    """``finished`` (the rows after the last stage) as samples by split."""
-    if len(finished) == 0:  # `map` adds no column over zero rows
+def assemble(source: Source, finished: Dataset, work: Path) -> Assembled:
+    """``finished`` (the rows after the last stage) as samples by split, each split a file in
+    ``work`` (kept for a re-run of the same build)."""
+    if len(finished) == 0:  # no rows: no split files
         return Assembled(splits=DatasetDict(), invalid=[], by_category={}, hallucinated=0, example=None)
     name = hashlib.sha256(
         json.dumps([finished._fingerprint, source.name, code_fingerprint()]).encode()
     ).hexdigest()[:32]
-    work = work_folder(finished)
-    where = arrow_column(finished, "split")
+    paths = {split: work / f"assembled-{name}-{split}.arrow" for split in SPLITS}
+    if all(path.exists() for path in paths.values()):
+        for path in paths.values():
+            os.utime(path)  # still in use (see builds/items.prune)
+    else:
+        _write_splits(source, finished, paths)
     splits = DatasetDict()
     invalid: list[FailureRow] = []
-    for split in SPLITS:
-        held = np.flatnonzero(pc.equal(where, split).to_numpy(zero_copy_only=False))
-        if not len(held):
+    for split, path in paths.items():
+        made = Dataset.from_file(str(path))
+        if not len(made):
             continue
-        # each split is made into a file of its own, so writing it streams from disk
-        rows = finished.select(held, new_fingerprint=f"{name}-{split}")
-        kept = work / f"assembled-{name}-{split}.arrow" if work else None
-        if kept is not None and kept.exists():
-            os.utime(kept)  # still in use (see builds/items.prune)
-        made = rows.map(
-            lambda batch: _samples(source, batch),
-            batched=True,
-            remove_columns=rows.column_names,
-            features=Features({**FEATURES, _FAILURE: Value("string")}),
-            new_fingerprint=f"assembled-{name}-{split}",
-            cache_file_name=str(kept) if kept else None,
-            load_from_cache_file=kept is not None,
-        )
         failures: list[str | None] = made[_FAILURE][:]
         rejected = [FailureRow.model_validate_json(raw) for raw in failures if raw is not None]
         if rejected:  # else the split is its file as it is, not a selection of it
@@ -105,6 +100,28 @@ def assemble(source: Source, finished: Dataset) -> Assembled:
         hallucinated=sum(c is not None for c in categories),
         example=None if first is None else row_to_sample(first[0][first[1]]),
     )
+
+
+def _write_splits(source: Source, finished: Dataset, paths: dict[str, Path]) -> None:
+    """One pass over ``finished`` in its order, each batch's samples written to their split's
+    file. In file order because a small split's rows are spread over all of ``finished``: read
+    as a selection of their own, every batch of them would touch pages across every work file."""
+    features = Features({**FEATURES, _FAILURE: Value("string")})
+    staged = {split: path.with_suffix(".tmp") for split, path in paths.items()}
+    with ExitStack() as open_writers, pages_released(finished):
+        writers = {
+            split: open_writers.enter_context(ArrowWriter(path=str(path), features=features))
+            for split, path in staged.items()
+        }
+        for batch in finished.iter(batch_size=MAP_BATCH):
+            made = pa.Table.from_pydict(_samples(source, batch), schema=features.arrow_schema)
+            where = pa.array(batch["split"], pa.string())
+            for split, writer in writers.items():
+                writer.write_table(made.filter(pc.equal(where, split)))
+        for writer in writers.values():
+            writer.finalize()
+    for split, path in staged.items():
+        path.replace(paths[split])  # a run stopped before the last of these writes them all again
 
 
 def _samples(source: Source, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:

@@ -1,26 +1,60 @@
-"""Giving the memory a build step freed back to the system.
+"""Giving back the memory a build no longer uses.
 
 Arrow's buffers and the batches' Python objects are freed by the C library's allocator, which
 keeps freed pages for later instead of returning them: a driver's memory then grows with the
 work it has done, not with what it holds (measured on a re-run of 100,000 items: 224 MB of
 private memory at the peak, 185 MB when each stage gives back what it freed).
+
+A build also reads its work files through memory maps (`datasets` maps every Arrow file it
+opens), and a page of a mapped file, once read, counts in the process's RSS until the file is
+closed, which a build's files are not until it ends: its RSS grew with everything it had read
+(746 MB at 100,000 items, of which 194 MB private). `pages_released` hands those pages back to
+the kernel's page cache while a step reads, so a page read again is found there (a minor fault)
+or read from disk, and RSS holds only what the step read in the last moments.
 """
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import ctypes.util
 import functools
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pyarrow as pa
+from datasets import Dataset
+
+#: Linux's madvise advice "the process does not need these pages": for a file mapped without
+#: write access, the next read maps the file's page again, unchanged
+MADV_DONTNEED = 4
+#: how often a step's pages are handed back: a step may read at memory speed (save_to_disk
+#: copies a split at about 1 GB/s), and each time costs a few system calls
+RELEASE_EVERY = 0.01
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    name = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name, use_errno=True) if name else None
+    except OSError:
+        return None
 
 
 @functools.cache
 def _trim() -> Callable[[int], int] | None:
-    name = ctypes.util.find_library("c")
-    try:
-        return ctypes.CDLL(name).malloc_trim if name else None
-    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to give back this way
-        return None
+    return getattr(_libc(), "malloc_trim", None)  # only glibc has it (not musl, not macOS)
+
+
+@functools.cache
+def _madvise() -> Callable[[int, int, int], int] | None:
+    advise = getattr(_libc(), "madvise", None)
+    if advise is not None:
+        advise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    return advise
 
 
 def give_back() -> None:
@@ -28,3 +62,90 @@ def give_back() -> None:
     trim = _trim()
     if trim is not None:
         trim(0)
+
+
+@contextmanager
+def system_arrow_memory() -> Iterator[None]:
+    """Arrow's allocations on the C library's allocator while the block runs. Arrow's default
+    (mimalloc) keeps what a build's batches freed, so the driver's memory grew with the build
+    (measured: 181 against 138 MB of private memory for a re-run of 30,000 items, no slower)."""
+    before = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(before)
+
+
+def _read_only_file_mappings() -> list[tuple[int, int]]:
+    """This process's mappings of files without write access, sorted by address (from Linux's
+    /proc/self/maps; none elsewhere). A writable private mapping may hold the process's own
+    changes, which releasing would lose: never listed."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except FileNotFoundError:
+        return []
+    ranges = []
+    for line in maps.splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and fields[5].startswith("/") and "w" not in fields[1]:
+            start, end = fields[0].split("-")
+            ranges.append((int(start, 16), int(end, 16)))
+    return sorted(ranges)
+
+
+def file_mappings_of(datasets: tuple[Dataset, ...]) -> list[tuple[int, int]]:
+    """The mappings that hold ``datasets``' Arrow data: every read-only file mapping one of their
+    buffers lies in. A buffer in memory of the process's own (a dataset built in memory, a
+    copy) lies in none, so it is never released."""
+    mappings = _read_only_file_mappings()
+    starts = [start for start, _ in mappings]
+    held: set[tuple[int, int]] = set()
+    for dataset in datasets:
+        for column in dataset.data.table.columns:
+            for chunk in column.chunks:
+                for buffer in chunk.buffers():
+                    if buffer is None or not buffer.size:
+                        continue
+                    at = bisect.bisect_right(starts, buffer.address) - 1
+                    if at >= 0 and buffer.address < mappings[at][1]:
+                        held.add(mappings[at])
+    return sorted(held)
+
+
+def release(mappings: list[tuple[int, int]]) -> None:
+    """Hand the pages of ``mappings`` back to the page cache. Only for mappings the caller keeps
+    in place (by holding what maps them): an address unmapped and mapped again to other memory
+    would lose that memory's contents."""
+    advise = _madvise()
+    if advise is not None:
+        for start, end in mappings:
+            advise(start, end - start, MADV_DONTNEED)
+
+
+@contextmanager
+def pages_released(*datasets: Dataset, every: float = RELEASE_EVERY) -> Iterator[None]:
+    """While the block reads ``datasets``, hand the pages it has read of their files back to the
+    page cache every ``every`` seconds (and once at the end).
+
+    A thread, because the reading happens inside `datasets`' own loops (a map step's input,
+    `save_to_disk`), which a build cannot step into. The thread holds ``datasets``, so the files
+    it releases stay mapped where it found them until it has stopped."""
+    mappings = file_mappings_of(datasets)
+    if not mappings:
+        yield
+        return
+    stop = threading.Event()
+
+    def keep_releasing(_held: tuple[Dataset, ...]) -> None:
+        while not stop.wait(every):
+            release(mappings)
+        release(mappings)
+
+    thread = threading.Thread(target=keep_releasing, args=(datasets,), name="pages-released", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

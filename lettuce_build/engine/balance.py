@@ -122,10 +122,9 @@ def balance(
         return Balanced(
             ok=empty, failures=[], stats=StageStats.of(stage, 0), report=RatioReport(requested=ratio)
         )
-    columns = items.select_columns(["key", "split"]).with_format("arrow")[:]  # no item text
-    keys = columns["key"].combine_chunks()
+    keys = arrow_column(items, "key").combine_chunks()
     rank = _ranks(keys, runner.seed)
-    encoded = pc.dictionary_encode(columns["split"]).combine_chunks()  # codes by first appearance
+    encoded = pc.dictionary_encode(arrow_column(items, "split")).combine_chunks()  # codes by first appearance
     codes = encoded.indices.to_numpy(zero_copy_only=False)
     order: dict[str, np.ndarray] = {}  # per split, its items' positions in draw order
     for code, split in enumerate(encoded.dictionary.to_pylist()):

@@ -9,8 +9,13 @@ from datasets import Dataset, Features
 
 
 def arrow_column(dataset: Dataset, name: str) -> pa.ChunkedArray:
-    """One column in Arrow: no Python object per row (a column's slice converts every value)."""
-    return dataset.select_columns([name]).with_format("arrow")[:][name]
+    """One column in Arrow, in the dataset's order: no Python object per row. A selection's
+    rows are taken by Arrow in one call: `datasets` would gather them one by one, a Python int
+    and a one-row slice per row (measured: 49 MB and 0.5 s for the key column of 75,000 rows)."""
+    column = dataset.data.column(name)
+    if dataset._indices is None:
+        return column
+    return column.take(dataset._indices.column(0))
 
 
 def batch_rows(batch: dict[str, list[Any]]) -> list[dict[str, Any]]:

@@ -36,7 +36,7 @@ from datasets import Dataset, Features, Value, concatenate_datasets
 from datasets.arrow_writer import ArrowWriter
 from pydantic import BaseModel, ValidationError
 
-from lettuce_build.core.memory import give_back
+from lettuce_build.core.memory import give_back, pages_released
 from lettuce_build.core.seeding import number
 from lettuce_build.core.version import code_fingerprint
 from lettuce_build.engine.columns import arrow_column, batch_rows, empty_dataset
@@ -84,7 +84,7 @@ def _flattened(dataset: Dataset, path: Path, fingerprint: str) -> Dataset:
     if not path.exists():
         staged = path.with_suffix(".tmp")
         rows = dataset.with_format("arrow")
-        with ArrowWriter(path=str(staged), features=dataset.features) as writer:
+        with ArrowWriter(path=str(staged), features=dataset.features) as writer, pages_released(dataset):
             for start in range(0, len(dataset), MAP_BATCH):
                 writer.write_table(rows[start : start + MAP_BATCH])
             writer.finalize()
@@ -306,23 +306,24 @@ class _StageRun:
             # "-part-": pruned with the pass's record (see builds/items.py `prune`)
             pending = _flattened(pending, keep / f"pass-{name}-part-items.arrow", f"{name}-items")
         before = (stats.passed_through, stats.cache_hits + stats.cache_misses)
-        prefetched: set[str] = set()
-        if not reuse:
-            prefetched = self.completions.prefetch(
-                stage.cache_version, functools.partial(self.pass_requests, pending, attempt), stats
+        with pages_released(pending):  # the pass reads its items once: their pages go back as it goes
+            prefetched: set[str] = set()
+            if not reuse:
+                prefetched = self.completions.prefetch(
+                    stage.cache_version, functools.partial(self.pass_requests, pending, attempt), stats
+                )
+            # the pass writes only what it adds; the items' own columns are joined back beside it
+            outputs = pending.map(
+                functools.partial(self.batch, attempt=attempt, prefetched=prefetched, bar=bar),
+                batched=True,
+                batch_size=max(MAP_BATCH, self.runner.batch_size),
+                remove_columns=pending.column_names,
+                features=self.features,
+                new_fingerprint=name,
+                cache_file_name=str(data) if data else None,
+                load_from_cache_file=reuse,
+                desc=f"stage {stage.name}" + (f" (retry {attempt})" if attempt else ""),  # --verbose
             )
-        # the pass writes only what it adds; the items' own columns are joined back beside it
-        outputs = pending.map(
-            functools.partial(self.batch, attempt=attempt, prefetched=prefetched, bar=bar),
-            batched=True,
-            batch_size=max(MAP_BATCH, self.runner.batch_size),
-            remove_columns=pending.column_names,
-            features=self.features,
-            new_fingerprint=name,
-            cache_file_name=str(data) if data else None,
-            load_from_cache_file=reuse,
-            desc=f"stage {stage.name}" + (f" (retry {attempt})" if attempt else ""),  # --verbose
-        )
         mapped = concatenate_datasets([pending, outputs], axis=1)
         if record_path is None:
             return mapped

@@ -1,0 +1,21 @@
+"""A dataset's column as Arrow, in the dataset's own order, whether it is a file, a slice or a selection."""
+
+from datasets import Dataset
+
+from lettuce_build.engine.columns import arrow_column, batch_rows
+
+
+def test_a_column_of_a_selection_holds_the_selected_rows_in_the_selections_order(tmp_path):
+    Dataset.from_dict({"key": [f"k{i}" for i in range(100)], "n": list(range(100))}).save_to_disk(
+        str(tmp_path)
+    )
+    dataset = Dataset.load_from_disk(str(tmp_path))
+    picked = [97, 3, 50, 3, 0]
+    assert arrow_column(dataset.select(picked), "key").to_pylist() == ["k97", "k3", "k50", "k3", "k0"]
+    assert arrow_column(dataset.select(range(10, 20)), "n").to_pylist() == list(range(10, 20))
+    assert arrow_column(dataset.select(picked).select([4, 0]), "n").to_pylist() == [0, 97]
+    assert arrow_column(dataset, "n").to_pylist() == list(range(100))
+
+
+def test_a_batch_becomes_one_dict_per_row():
+    assert batch_rows({"a": [1, 2], "b": ["x", "y"]}) == [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]
