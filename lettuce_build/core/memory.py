@@ -39,7 +39,7 @@ RELEASE_EVERY = 0.01
 def _libc() -> ctypes.CDLL | None:
     name = ctypes.util.find_library("c")
     try:
-        return ctypes.CDLL(name, use_errno=True) if name else None
+        return ctypes.CDLL(name) if name else None
     except OSError:
         return None
 
@@ -104,12 +104,14 @@ def file_mappings_of(datasets: tuple[Dataset, ...]) -> list[tuple[int, int]]:
     for dataset in datasets:
         for column in dataset.data.table.columns:
             for chunk in column.chunks:
-                for buffer in chunk.buffers():
-                    if buffer is None or not buffer.size:
-                        continue
-                    at = bisect.bisect_right(starts, buffer.address) - 1
-                    if at >= 0 and buffer.address < mappings[at][1]:
-                        held.add(mappings[at])
+                # a chunk read from a file has its buffers there, so one says which mapping; a
+                # buffer in a file mapping keeps that mapping in place, one in memory is in none
+                buffer = next((b for b in chunk.buffers() if b is not None and b.size), None)
+                if buffer is None:
+                    continue
+                at = bisect.bisect_right(starts, buffer.address) - 1
+                if at >= 0 and buffer.address < mappings[at][1]:
+                    held.add(mappings[at])
     return sorted(held)
 
 
