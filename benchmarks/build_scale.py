@@ -6,8 +6,9 @@ For each size: ms per item for the first build and for the fully cached rerun (w
 the CPU time of the build's process beside it), peak RSS of each (every run in a process of its
 own) and of its private memory, the cache's size on disk and the output's, and the growth from
 each size to the next (linear is x10 per x10 items; memory should not grow). Then, with --ray,
-the same build at 10k items under Ray with 2 actors, and the engines started (one line per engine
-started, however many passes the build made).
+the same build at 10k items under Ray with 2 actors, the engines started (one line per engine
+started, however many passes the build made) and the driver's peak memory beside the local
+build's (the driver hands the actors a pass as they take it, so it should hold no more).
 
     python benchmarks/build_scale.py [--big] [--ray] [--sizes 1000,10000]
 """
@@ -197,7 +198,9 @@ def main() -> None:
             print(
                 f"Ray, 2 actors, {items} items: {remote['seconds'] * 1000 / items:.2f} ms per item "
                 f"({remote['seconds'] / local['seconds']:.2f}x the local build), {remote['passes']} passes "
-                f"asked the model, {started} engines started"
+                f"asked the model, {started} engines started; the driver's peak RSS "
+                f"{remote['rss_mb']:.0f} MB, private {remote['anon_mb']:.0f} MB (local build: "
+                f"{local['rss_mb']:.0f} and {local['anon_mb']:.0f} MB)"
             )
 
 

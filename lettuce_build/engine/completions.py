@@ -5,9 +5,9 @@ the misses go to the backend in one call and are committed before they are retur
 crash loses at most the batch in flight. Two variants change how, never what:
 
 - `StreamingCompletions`, for a backend that takes a whole pass at once (engines in a Ray
-  actor pool, llm/ray_pool.py): before each pass it hands every miss of the pass to the
-  backend as one stream and commits each answered chunk as it arrives; the pass then finds
-  them in the cache;
+  actor pool, llm/ray_pool.py): before each pass it hands the pass's misses to the backend as
+  one stream, rendered as the backend takes them, and commits each answered chunk as it
+  arrives; the pass then finds them in the cache;
 - ``replay=True``, for a build made again from runs that already happened (a merge of shards):
   a cached answer counts against an item's budget of model calls as it did when it was made.
 
@@ -17,12 +17,15 @@ Which one a build uses is decided once, by the build (builds/plan.py).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from lettuce_build.engine.records import StageStats
 from lettuce_build.llm.cache import RequestCache, request_key
 from lettuce_build.llm.protocol import Backend, ChatRequest, Completion, StreamingBackend
+
+#: a pass's requests, gone through a batch of (key, request) pairs at a time
+PassRequests = Callable[[], Iterable[list[tuple[str, ChatRequest]]]]
 
 
 class Completions:
@@ -52,11 +55,10 @@ class Completions:
             for r in requests
         ]
 
-    def prefetch(
-        self, prompt_version: str, pass_requests: Callable[[], dict[str, ChatRequest]], stats: StageStats
-    ) -> set[str]:
-        """Called before each pass with a way to list the pass's requests by key; returns the keys
-        it asked the backend for. Here nothing: each batch asks for its own misses."""
+    def prefetch(self, prompt_version: str, pass_requests: PassRequests, stats: StageStats) -> set[str]:
+        """Called before each pass with a way to go through the pass's requests, a batch of
+        (key, request) pairs at a time; returns the keys it asked the backend for. Here nothing:
+        each batch asks for its own misses."""
         return set()
 
     def complete(
@@ -103,22 +105,32 @@ class StreamingCompletions(Completions):
     def __init__(self, backend: StreamingBackend, cache: RequestCache, *, replay: bool = False) -> None:
         super().__init__(backend, cache, replay=replay)
 
-    def prefetch(
-        self, prompt_version: str, pass_requests: Callable[[], dict[str, ChatRequest]], stats: StageStats
-    ) -> set[str]:
-        """Every request of the pass that the cache lacks, sent as one stream, each answered
-        chunk committed as it arrives."""
-        wanted = pass_requests()
-        found = self.cache.get_many(list(wanted))
-        missing = [key for key in wanted if key not in found]
-        if not missing:
-            return set()
+    def prefetch(self, prompt_version: str, pass_requests: PassRequests, stats: StageStats) -> set[str]:
+        """Every request of the pass that the cache lacks, sent as one stream that is rendered
+        only as the backend takes it, each answered chunk committed as it arrives: the driver
+        holds a batch of the pass's requests at a time, never the pass."""
+        asked: set[str] = set()  # the n-th key asked is the stream's position n
+        unanswered: dict[int, str] = {}  # positions taken by the backend, not yet answered
+
+        def misses() -> Iterator[ChatRequest]:
+            for batch in pass_requests():
+                held = self.cache.present([key for key, _ in batch])
+                for key, request in batch:
+                    if key not in held and key not in asked:
+                        unanswered[len(asked)] = key
+                        asked.add(key)
+                        yield request
+
         started = time.perf_counter()
-        for chunk in self.backend.stream([wanted[key] for key in missing]):
-            answered = [(missing[index], completion) for index, completion in chunk]
+        for chunk in self.backend.stream(misses()):
+            answered = [(unanswered.pop(index), completion) for index, completion in chunk]
             self.cache.put_many(self.backend.model_id, prompt_version, answered)
             stats.prompt_tokens += sum(c.prompt_tokens for _, c in answered)
             stats.completion_tokens += sum(c.completion_tokens for _, c in answered)
+        if not asked:
+            return set()
+        # the time of the pass's rendering and cache look-ups is in it too: they are done as
+        # the engines take requests, behind the engines' own work
         stats.backend_seconds += time.perf_counter() - started
         stats.backend_calls += 1
-        return set(missing)
+        return asked

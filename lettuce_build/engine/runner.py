@@ -25,7 +25,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -208,13 +208,12 @@ class _StageRun:
     def keys(self, requests: Sequence[ChatRequest]) -> list[str]:
         return self.completions.keys(self.stage.cache_version, requests, self.schema, self.schema_text)
 
-    def pass_requests(self, items: Dataset, attempt: int) -> dict[str, ChatRequest]:
-        """Every request of one pass by key (for completions that want a pass at once)."""
-        wanted: dict[str, ChatRequest] = {}
+    def pass_requests(self, items: Dataset, attempt: int) -> Iterator[list[tuple[str, ChatRequest]]]:
+        """One pass's requests with their keys, a batch at a time (for completions that want a
+        pass at once)."""
         for batch in items.iter(batch_size=self.runner.batch_size):
             requests = self.requests([row for row in batch_rows(batch) if self.stage.applies(row)], attempt)
-            wanted.update(zip(self.keys(requests), requests, strict=True))
-        return wanted
+            yield list(zip(self.keys(requests), requests, strict=True))
 
     def batch(
         self, batch: dict[str, list[Any]], attempt: int, prefetched: set[str], bar: StageBar

@@ -13,7 +13,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -136,24 +136,29 @@ class RequestCache:
     @_guarded
     def get_many(self, keys: Sequence[str]) -> dict[str, Completion]:
         found: dict[str, Completion] = {}
+        for key, text, finish, p_tok, c_tok, reasoning in self._select(
+            "key, text, finish_reason, prompt_tokens, completion_tokens, reasoning", keys
+        ):
+            found[key] = Completion(
+                text=text,
+                finish_reason=finish,
+                prompt_tokens=p_tok,
+                completion_tokens=c_tok,
+                reasoning=reasoning,
+            )
+        return found
+
+    @_guarded
+    def present(self, keys: Sequence[str]) -> set[str]:
+        """Which of ``keys`` the cache holds, their answers left on disk."""
+        return {key for (key,) in self._select("key", keys)}
+
+    def _select(self, columns: str, keys: Sequence[str]) -> Iterator[tuple[Any, ...]]:
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), 500):  # SQLite caps bound parameters
             chunk = unique[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(
-                "SELECT key, text, finish_reason, prompt_tokens, completion_tokens, reasoning "
-                f"FROM responses WHERE key IN ({marks})",
-                chunk,
-            )
-            for key, text, finish, p_tok, c_tok, reasoning in rows:
-                found[key] = Completion(
-                    text=text,
-                    finish_reason=finish,
-                    prompt_tokens=p_tok,
-                    completion_tokens=c_tok,
-                    reasoning=reasoning,
-                )
-        return found
+            yield from self._db.execute(f"SELECT {columns} FROM responses WHERE key IN ({marks})", chunk)
 
     @_guarded
     def put_many(self, model: str, prompt_version: str, entries: Sequence[tuple[str, Completion]]) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -158,10 +158,12 @@ class Backend(Protocol):
 @runtime_checkable
 class StreamingBackend(Backend, Protocol):
     """A backend spread over several engines (a Ray actor pool): given a whole pass of requests
-    at once, it answers them in chunks as engines finish, each chunk (position in ``requests``,
-    completion) pairs. The runner commits each chunk to the cache as it arrives."""
+    as an iterable, it answers them in chunks as engines finish, each chunk (position in
+    ``requests``, completion) pairs. It takes requests only as engines have room for them, so
+    a pass of any length holds a few batches in memory; the runner commits each chunk to the
+    cache as it arrives."""
 
-    def stream(self, requests: Sequence[ChatRequest]) -> Iterator[list[tuple[int, Completion]]]: ...
+    def stream(self, requests: Iterable[ChatRequest]) -> Iterator[list[tuple[int, Completion]]]: ...
 
     def close(self) -> None:
         """Release the engines: the build that used them has ended."""

@@ -3,9 +3,10 @@ once per build and released at its end.
 
 `RayBackend` wraps the backend a build would run locally (vLLM, unstarted). The stage loop
 and the request cache stay in the driver: before each pass of a stage, the runner gives
-`stream` every request the cache lacks; the pool sends them in batches to its actors, keeping
-each actor two batches deep so it never waits for the driver, and hands each answered batch
-back as it finishes, so the runner commits it to the one cache before anything is parsed. The
+`stream` the requests the cache lacks, as an iterable it renders lazily; the pool takes them a
+batch at a time, keeping each actor two batches deep so it never waits for the driver (and the
+driver never holds more of a pass than that), and hands each answered batch back as it
+finishes, so the runner commits it to the one cache before anything is parsed. The
 actors outlive the pass: every pass of every stage (attempts, balancing's waves) is served by
 the engines the first one loaded; `close` (the stage loop calls it when the build ends) kills
 them. Keys, seeds and parsing are the local build's, so given the same cache a Ray build writes
@@ -17,9 +18,9 @@ not yet handed back.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import logging
-from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -82,35 +83,40 @@ class RayBackend:
             answers.update(chunk)
         return [answers[index] for index in range(len(requests))]
 
-    def stream(self, requests: Sequence[ChatRequest]) -> Iterator[list[tuple[int, Completion]]]:
-        if not requests:
+    def stream(self, requests: Iterable[ChatRequest]) -> Iterator[list[tuple[int, Completion]]]:
+        numbered = enumerate(requests)
+        size = self.options.batch_size
+
+        def next_batch() -> list[tuple[int, ChatRequest]]:
+            # taken from the caller's iterable only when an actor has room for it
+            return list(itertools.islice(numbered, size))
+
+        batch = next_batch()
+        if not batch:  # nothing to ask: no actor is started
             return
         ray = _ray()
         actors = self._pool(ray)
-        size = self.options.batch_size
-        waiting = deque(
-            range(start, min(start + size, len(requests))) for start in range(0, len(requests), size)
-        )
-        texts = [request.to_json() for request in requests]
-        in_flight: dict[Any, tuple[int, range]] = {}
+        in_flight: dict[Any, tuple[int, list[int]]] = {}
 
-        def send(actor: int) -> None:
-            batch = waiting.popleft()
-            in_flight[actors[actor].generate.remote([texts[i] for i in batch])] = (actor, batch)
+        def send(actor: int, batch: list[tuple[int, ChatRequest]]) -> None:
+            texts = [request.to_json() for _, request in batch]
+            in_flight[actors[actor].generate.remote(texts)] = (actor, [index for index, _ in batch])
 
         for _ in range(DEPTH):
             for actor in range(len(actors)):
-                if waiting:
-                    send(actor)
+                if batch:
+                    send(actor, batch)
+                    batch = next_batch()
         while in_flight:
             [ready], _ = ray.wait(list(in_flight), num_returns=1)
-            actor, batch = in_flight.pop(ready)
+            actor, indices = in_flight.pop(ready)
             answered = ray.get(ready)
-            if waiting:
-                send(actor)
+            if batch:
+                send(actor, batch)
+                batch = next_batch()
             yield [
                 (index, Completion.model_validate_json(text))
-                for index, text in zip(batch, answered, strict=True)
+                for index, text in zip(indices, answered, strict=True)
             ]
 
     def start(self, request: ChatRequest) -> None:

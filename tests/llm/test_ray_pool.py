@@ -13,13 +13,14 @@ from lettuce_build.builds.folder import BuildDir
 from lettuce_build.engine.completions import Completions, StreamingCompletions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.cache import RequestCache
-from lettuce_build.llm.ray_pool import RayBackend, RayOptions
+from lettuce_build.llm.protocol import ChatRequest
+from lettuce_build.llm.ray_pool import DEPTH, RayBackend, RayOptions
 from lettuce_build.llm.settings import EngineSettings
 
 from ..support.documents import flaky_respond, write_many_readmes
 from ..support.ray_engines import LoggedEngine
 from ..support.scripted import ScriptedBackend
-from ..support.stages import COUNTRIES, CapitalStage
+from ..support.stages import COUNTRIES, CapitalStage, correct
 
 ray = pytest.importorskip("ray")
 
@@ -114,6 +115,32 @@ def test_a_killed_actor_loses_only_its_batch_and_the_build_completes(tmp_path):
     asked = len(log.read_text().splitlines())
     answered = RequestCache.in_build(tmp_path / "ray").stats().rows
     assert 0 < asked - answered <= 4  # the dead actor's batch, asked again of a restarted actor
+
+
+def test_the_pool_takes_a_pass_from_the_driver_as_its_actors_have_room(tmp_path):
+    """A pass of 200 requests given as an iterable: when the first batch comes back, the pool
+    has taken the batches its 2 actors hold (2 deep) and the next one, not the pass."""
+    taken = []
+
+    def the_pass():
+        for n in range(200):
+            taken.append(n)
+            yield ChatRequest.of("Double the number.", f"number {n}", temperature=0.0, max_tokens=8)
+
+    backend = pool(ScriptedBackend(correct, record=False), actors=2, batch_size=8)
+    try:
+        chunks = backend.stream(the_pass())
+        first = next(chunks)
+        assert len(taken) <= (2 * DEPTH + 2) * 8 < 200
+        positions = [index for index, _ in first] + [index for chunk in chunks for index, _ in chunk]
+    finally:
+        backend.close()
+    assert sorted(positions) == list(range(200)) and len(taken) == 200
+
+
+def test_an_empty_pass_starts_no_actor():
+    backend = pool(ScriptedBackend(correct))
+    assert list(backend.stream(iter([]))) == [] and backend._actors == []
 
 
 @pytest.mark.usefixtures("real_engine")
