@@ -30,7 +30,7 @@ from lettuce_build.builds.output import write_output
 from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.builds.samples import ASSEMBLE_STAGE, assemble
 from lettuce_build.builds.shards import Shard, take_slice
-from lettuce_build.core.memory import give_back, system_arrow_memory
+from lettuce_build.core.memory import give_back, release_read, system_arrow_memory
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.engine.balance import RatioReport, balance
 from lettuce_build.engine.records import Judgement, StageStats
@@ -356,6 +356,7 @@ def _run(
         made.invalid,
     )
     give_back()  # what the stages freed, before the outputs are written
+    release_read(items, result.done)  # and the pages of their files that balancing read
     # always written: a build with no samples removes the outputs of the build before it. The
     # config is named for the source, as `push` publishes it
     write_output(made.splits, options.out, source.name)

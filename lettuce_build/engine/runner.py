@@ -36,7 +36,7 @@ from datasets import Dataset, Features, Value, concatenate_datasets
 from datasets.arrow_writer import ArrowWriter
 from pydantic import BaseModel, ValidationError
 
-from lettuce_build.core.memory import give_back, pages_released
+from lettuce_build.core.memory import give_back, pages_released, release_read
 from lettuce_build.core.seeding import number
 from lettuce_build.core.version import code_fingerprint
 from lettuce_build.engine.columns import arrow_column, batch_rows, empty_dataset
@@ -160,7 +160,10 @@ class Runner:
             empty = empty_dataset(Features({**dataset.features, **stage.outputs}))
             return StageResult(ok=empty, failures=[], stats=stats)
         _check_columns(dataset, stage)
-        return _StageRun(self, stage, stats, checks).over(dataset)
+        result = _StageRun(self, stage, stats, checks).over(dataset)
+        # what the stage read of its files between passes (keys, flags, failures) goes back too
+        release_read(dataset, result.ok)
+        return result
 
 
 class Check(NamedTuple):

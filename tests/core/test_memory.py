@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from datasets import Dataset
 
-from lettuce_build.core.memory import file_mappings_of, pages_released, release
+from lettuce_build.core.memory import file_mappings_of, pages_released, release, release_read
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/smaps")
 
@@ -61,3 +61,13 @@ def test_a_file_the_block_did_not_name_keeps_its_pages(tmp_path):
     release(file_mappings_of((dataset,)))
     assert resident_kb(file) == 0
     assert resident_kb(other_file) > 0
+
+
+def test_what_a_step_read_outside_a_block_goes_back_when_it_says_it_is_done(tmp_path):
+    dataset, file = on_disk(tmp_path / "build")
+    other, other_file = on_disk(tmp_path / "other")
+    assert dataset["key"][:] == other["key"][:] == ROWS["key"]  # a column read, as between passes
+    assert resident_kb(file) > 0
+    release_read(dataset)
+    assert resident_kb(file) == 0 and resident_kb(other_file) > 0
+    assert dataset["key"][:] == ROWS["key"]
