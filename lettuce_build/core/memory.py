@@ -115,7 +115,7 @@ def file_mappings_of(datasets: tuple[Dataset, ...]) -> list[tuple[int, int]]:
     return sorted(held)
 
 
-def release(mappings: list[tuple[int, int]]) -> None:
+def _release(mappings: list[tuple[int, int]]) -> None:
     """Hand the pages of ``mappings`` back to the page cache. Only for mappings the caller keeps
     in place (by holding what maps them): an address unmapped and mapped again to other memory
     would lose that memory's contents."""
@@ -129,7 +129,7 @@ def release_read(*datasets: Dataset) -> None:
     """Hand back now the pages read so far of the files that hold ``datasets``: for the reads a
     step makes outside `pages_released` (a column or two), once it is done with them. The
     caller holds ``datasets``, so their files stay mapped while this runs."""
-    release(file_mappings_of(datasets))
+    _release(file_mappings_of(datasets))
 
 
 @contextmanager
@@ -148,8 +148,8 @@ def pages_released(*datasets: Dataset, every: float = RELEASE_EVERY) -> Iterator
 
     def keep_releasing(_held: tuple[Dataset, ...]) -> None:
         while not stop.wait(every):
-            release(mappings)
-        release(mappings)
+            _release(mappings)
+        _release(mappings)
 
     thread = threading.Thread(target=keep_releasing, args=(datasets,), name="pages-released", daemon=True)
     thread.start()

@@ -98,22 +98,22 @@ class RayBackend:
         actors = self._pool(ray)
         in_flight: dict[Any, tuple[int, list[int]]] = {}
 
-        def send(actor: int, batch: list[tuple[int, ChatRequest]]) -> None:
-            texts = [request.to_json() for _, request in batch]
-            in_flight[actors[actor].generate.remote(texts)] = (actor, [index for index, _ in batch])
+        def send(actor: int) -> None:
+            """The batch taken last, to ``actor``, and the next one taken (none when the pass ends)."""
+            nonlocal batch
+            if batch:
+                texts = [request.to_json() for _, request in batch]
+                in_flight[actors[actor].generate.remote(texts)] = (actor, [index for index, _ in batch])
+                batch = next_batch()
 
         for _ in range(DEPTH):
             for actor in range(len(actors)):
-                if batch:
-                    send(actor, batch)
-                    batch = next_batch()
+                send(actor)
         while in_flight:
             [ready], _ = ray.wait(list(in_flight), num_returns=1)
             actor, indices = in_flight.pop(ready)
             answered = ray.get(ready)
-            if batch:
-                send(actor, batch)
-                batch = next_batch()
+            send(actor)
             yield [
                 (index, Completion.model_validate_json(text))
                 for index, text in zip(indices, answered, strict=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from datasets import Dataset
 
-from lettuce_build.core.memory import file_mappings_of, pages_released, release, release_read
+from lettuce_build.core.memory import file_mappings_of, pages_released, release_read
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/smaps")
 
@@ -54,20 +54,14 @@ def test_a_dataset_in_memory_has_no_file_mapping_so_nothing_of_it_is_released(tm
         assert in_memory["text"][:] == ROWS["text"]
 
 
-def test_a_file_the_block_did_not_name_keeps_its_pages(tmp_path):
+def test_what_a_step_read_goes_back_when_it_says_it_is_done_and_a_file_it_did_not_name_keeps_its_pages(
+    tmp_path,
+):
     dataset, file = on_disk(tmp_path / "build")
     other, other_file = on_disk(tmp_path / "other")
-    assert dataset["text"][:] == other["text"][:]  # every page of both read
-    release(file_mappings_of((dataset,)))
-    assert resident_kb(file) == 0
-    assert resident_kb(other_file) > 0
-
-
-def test_what_a_step_read_outside_a_block_goes_back_when_it_says_it_is_done(tmp_path):
-    dataset, file = on_disk(tmp_path / "build")
-    other, other_file = on_disk(tmp_path / "other")
-    assert dataset["key"][:] == other["key"][:] == ROWS["key"]  # a column read, as between passes
+    assert dataset["text"][:] == other["text"][:]  # every page of both read, outside any block
     assert resident_kb(file) > 0
     release_read(dataset)
-    assert resident_kb(file) == 0 and resident_kb(other_file) > 0
-    assert dataset["key"][:] == ROWS["key"]
+    assert resident_kb(file) == 0
+    assert resident_kb(other_file) > 0
+    assert dataset["key"][:] == ROWS["key"]  # read again from the page cache, unchanged
