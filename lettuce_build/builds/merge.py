@@ -29,7 +29,18 @@ from lettuce_build.sources.base import LoadResult
 
 #: recipe settings that may differ between shards of one build: they change where and how
 #: fast a shard runs, never what it writes
-PER_SHARD = {"out", "shard", "batch_size", "concurrency", "executor", "ray_address", "ray_actors"}
+PER_SHARD = {
+    "out",
+    "shard",
+    "batch_size",
+    "concurrency",
+    "request_timeout",
+    "max_retries",
+    "max_provider_failures",
+    "executor",
+    "ray_address",
+    "ray_actors",
+}
 
 
 @dataclass

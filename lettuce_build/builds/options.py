@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from lettuce_build.builds.shards import Shard
 from lettuce_build.engine.balance import RatioReport
+from lettuce_build.engine.completions import DEFAULT_MAX_PROVIDER_FAILURES
 from lettuce_build.llm.embedded import EMBEDDED_MODELS
 from lettuce_build.sources.base import ItemOptions, LoadOptions
 from lettuce_build.stages.answers import AnswerMode
@@ -42,6 +43,9 @@ class BuildOptions(ItemOptions):
     #: a judge checks every clean answer and every injection inside the stages' success tests
     #: (stages/judge.py); the judge models are the recipe's
     verify: bool = False
+    #: the build stops (its answers committed) once the provider has refused or failed more
+    #: than this share of a run's requests (and at least 10 of them)
+    max_provider_failures: float = Field(default=DEFAULT_MAX_PROVIDER_FAILURES, ge=0.0, le=1.0)
 
     def answer_mode(self, model: str) -> AnswerMode:
         """The answers this build makes with ``model``: the embedded model's free answers were

@@ -8,7 +8,11 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from lettuce_build.builds.shards import Shard
-from lettuce_build.engine.completions import Completions, StreamingCompletions
+from lettuce_build.engine.completions import (
+    DEFAULT_MAX_PROVIDER_FAILURES,
+    Completions,
+    StreamingCompletions,
+)
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import Backend, StreamingBackend
 
@@ -21,6 +25,8 @@ class ExecutionPlan(BaseModel):
     #: made again from runs that already happened (`merge`): cached answers count as the
     #: model calls they were when they were made
     replay: bool = False
+    #: the share of this run's requests the provider may fail before the build stops
+    max_provider_failures: float = DEFAULT_MAX_PROVIDER_FAILURES
 
     @property
     def max_waves(self) -> int | None:
@@ -30,6 +36,7 @@ class ExecutionPlan(BaseModel):
 
     def completions(self, backend: Backend, cache: RequestCache) -> Completions:
         """A backend that takes whole passes (a Ray pool) is handed each pass as one stream."""
+        limit = self.max_provider_failures
         if isinstance(backend, StreamingBackend):
-            return StreamingCompletions(backend, cache, replay=self.replay)
-        return Completions(backend, cache, replay=self.replay)
+            return StreamingCompletions(backend, cache, replay=self.replay, max_provider_failures=limit)
+        return Completions(backend, cache, replay=self.replay, max_provider_failures=limit)

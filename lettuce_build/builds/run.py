@@ -337,7 +337,11 @@ def _run(
     build.write_manifest(manifest)
     result = LoopResult(done=items)
     if len(items):  # a shard may hold no item of a small build
-        plan = ExecutionPlan(shard=options.shard, replay=replay is not None)
+        plan = ExecutionPlan(
+            shard=options.shard,
+            replay=replay is not None,
+            max_provider_failures=options.max_provider_failures,
+        )
         with open_stage_loop(
             build, manifest, backend, options.seed, options.ratio, batch_size, plan, judges
         ) as loop:

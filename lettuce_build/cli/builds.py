@@ -250,6 +250,12 @@ BUILD_EXAMPLES = (
     "--base-url", default=default_of(Recipe, "base_url"), show_default=True, help="For --backend openai."
 )
 @endpoint_options()
+@share(
+    "--max-provider-failures",
+    default_of(Recipe, "max_provider_failures"),
+    "Stop the build (its answers kept) once the provider refused or failed more than this share "
+    "of the run's requests, and at least 10; the failed items are failure rows either way.",
+)
 @count("--batch-size", "Items per model call.", default=default_of(Recipe, "batch_size"))
 @count("--tensor-parallel-size", "vLLM: GPUs to shard the model over.")
 @count("--max-model-len", "vLLM: the context length to allocate for.", minimum=16)

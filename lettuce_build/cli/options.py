@@ -121,7 +121,8 @@ def instances_option(help_text: str) -> Decorator:
 
 
 def endpoint_options(prefix: str = "") -> Decorator:
-    """--api-key-env and --concurrency of an OpenAI-compatible endpoint (``prefix``: whose)."""
+    """--api-key-env, --concurrency, --request-timeout and --max-retries of an OpenAI-compatible
+    endpoint (``prefix``: whose key)."""
     return combined(
         click.option(
             f"--{prefix}api-key-env",
@@ -133,6 +134,20 @@ def endpoint_options(prefix: str = "") -> Decorator:
             "--concurrency",
             "Requests in flight to an OpenAI-compatible endpoint.",
             default=default_of(EndpointSettings, "concurrency"),
+        ),
+        click.option(
+            "--request-timeout",
+            type=click.FloatRange(min=0.0, min_open=True),
+            default=default_of(EndpointSettings, "request_timeout"),
+            show_default=True,
+            help="Seconds one request to an OpenAI-compatible endpoint may take before it is retried.",
+        ),
+        count(
+            "--max-retries",
+            "Retries of a request after 408/409/429, 5xx, a timeout or a dropped connection "
+            "(exponential backoff, Retry-After honoured); then it is a provider_error failure row.",
+            default=default_of(EndpointSettings, "max_retries"),
+            minimum=0,
         ),
     )
 

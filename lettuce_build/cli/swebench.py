@@ -151,6 +151,8 @@ def squeez(
     teacher_base_url: str | None,
     teacher_api_key_env: str,
     concurrency: int,
+    request_timeout: float,
+    max_retries: int,
     limit: int | None,
     seed: int,
     allow_network: bool,
@@ -173,7 +175,11 @@ def squeez(
     if teacher_model is not None:
         kind = "vllm" if teacher_base_url is None else "openai"
         endpoint = EndpointSettings(
-            base_url=teacher_base_url or "", api_key_env=teacher_api_key_env, concurrency=concurrency
+            base_url=teacher_base_url or "",
+            api_key_env=teacher_api_key_env,
+            concurrency=concurrency,
+            request_timeout=request_timeout,
+            max_retries=max_retries,
         )
         teacher = make_backend(kind, teacher_model, endpoint=endpoint)
     pipeline = Squeez(

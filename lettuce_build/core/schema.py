@@ -14,6 +14,7 @@ import regex
 from datasets import ClassLabel, Features, List, Value
 from pydantic import BaseModel, ConfigDict, Field, Strict
 
+from lettuce_build.core.characters import invalid_character
 from lettuce_build.core.taxonomy import (
     DEFAULT_TAXONOMY,
     INJECTABLE_CATEGORIES,
@@ -187,8 +188,11 @@ def check_sample(
 
     answer = sample.answer
     for field in ("prompt", "context", "question", "answer"):
-        if not _is_unicode(getattr(sample, field)):
+        text = getattr(sample, field)
+        if not _is_unicode(text):
             add(field, "not_unicode", "holds a lone surrogate (not encodable as UTF-8)")
+        elif problem := invalid_character(text):
+            add(field, "invalid_characters", f"holds {problem} (control, bidi or zero-width)")
     if not answer.strip():
         add("answer", "empty_answer", "the answer is empty")
     if sample.prompt.startswith(PROMPT_PREFIX) and sample.prompt != default_prompt(
@@ -210,8 +214,14 @@ def check_sample(
             add(
                 where,
                 "span_out_of_range",
-                f"[{span.start}, {span.end}) must satisfy 0 <= start <= end <= {len(answer)} "
+                f"[{span.start}, {span.end}) must satisfy 0 <= start < end <= {len(answer)} "
                 "(len(answer), in code points)",
+            )
+        elif span.start == span.end:
+            add(
+                where,
+                "empty_span",
+                f"[{span.start}, {span.end}) marks no character: a span needs start < end",
             )
         elif answer[span.start : span.end] != span.text:
             add(

@@ -12,6 +12,12 @@ crash loses at most the batch in flight. Two variants change how, never what:
   a cached answer counts against an item's budget of model calls as it did when it was made.
 
 Which one a build uses is decided once, by the build (builds/plan.py).
+
+What the provider did not answer (`Completion.answered` is false: refused, failed after every
+retry, malformed) is handed to the stage, which makes it a failure row of its item, and is never
+cached, so a re-run asks for it again. When such failures pass a share of what this run asked
+(``max_provider_failures``), the build stops after committing what was answered: a dead key or
+a provider that is down should not burn through a dataset one failure row at a time.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from lettuce_build.core.errors import LettuceError
 from lettuce_build.engine.records import StageStats
 from lettuce_build.llm.cache import RequestCache, request_key
 from lettuce_build.llm.protocol import Backend, ChatRequest, Completion, StreamingBackend
@@ -27,14 +34,63 @@ from lettuce_build.llm.protocol import Backend, ChatRequest, Completion, Streami
 #: a pass's requests, gone through a batch of (key, request) pairs at a time
 PassRequests = Callable[[], Iterable[list[tuple[str, ChatRequest]]]]
 
+#: the share of a run's requests the provider may fail before the build stops
+DEFAULT_MAX_PROVIDER_FAILURES = 0.1
+#: a build stops for the share only past this many failures: one refusal among a build's first
+#: few requests is an item's problem, not the provider's
+MIN_FAILURES_TO_STOP = 10
+
+
+class ProviderFailuresError(LettuceError):
+    """The provider failed too many of a run's requests; what it answered is committed."""
+
 
 class Completions:
     """A backend behind a request cache."""
 
-    def __init__(self, backend: Backend, cache: RequestCache, *, replay: bool = False) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        cache: RequestCache,
+        *,
+        replay: bool = False,
+        max_provider_failures: float = DEFAULT_MAX_PROVIDER_FAILURES,
+    ) -> None:
         self.backend = backend
         self.cache = cache
         self.replay = replay
+        self.max_provider_failures = max_provider_failures
+        #: requests this run asked the backend, and how many of them the provider did not answer
+        self.asked = 0
+        self.failed = 0
+        self.first_failure: str | None = None
+        #: what the provider failed in a pass's prefetch, handed to the pass's batches (a
+        #: failure is not cached, so they would not find it there)
+        self.unanswered: dict[str, Completion] = {}
+
+    def commit(
+        self, prompt_version: str, answered: Sequence[tuple[str, Completion]], stats: StageStats
+    ) -> None:
+        """Keep what the provider answered (the rest is never cached: a re-run asks again),
+        count what it did not, and stop the build once that passes its share."""
+        kept = [(key, c) for key, c in answered if c.answered]
+        self.cache.put_many(self.backend.model_id, prompt_version, kept)
+        stats.prompt_tokens += sum(c.prompt_tokens for _, c in answered)
+        stats.completion_tokens += sum(c.completion_tokens for _, c in answered)
+        self.asked += len(answered)
+        failed = [c for _, c in answered if not c.answered]
+        if not failed:
+            return
+        self.failed += len(failed)
+        stats.provider_failures += len(failed)
+        self.first_failure = self.first_failure or f"{failed[0].finish_reason}: {failed[0].text[:200]}"
+        if self.failed >= MIN_FAILURES_TO_STOP and self.failed > self.max_provider_failures * self.asked:
+            raise ProviderFailuresError(
+                f"the provider failed {self.failed} of {self.asked} requests this run (more than "
+                f"--max-provider-failures {self.max_provider_failures:g}), the first with "
+                f"{self.first_failure}; every answer so far is cached: fix the cause and run the same "
+                "command again to continue (or raise --max-provider-failures)"
+            )
 
     @property
     def model_id(self) -> str:
@@ -72,6 +128,7 @@ class Completions:
         """The answers in request order, and which of them are fresh (asked of the model in this
         run: now, or by the pass's prefetch); misses are committed before this returns."""
         found = self.cache.get_many(list(keys))
+        found.update((key, self.unanswered[key]) for key in keys if key in self.unanswered)
         missing = [k for k in dict.fromkeys(keys) if k not in found]
         if missing:
             by_key = dict(zip(keys, requests, strict=True))
@@ -81,10 +138,8 @@ class Completions:
             stats.backend_calls += 1
             if len(fresh) != len(missing):
                 raise RuntimeError(f"backend answered {len(fresh)} of {len(missing)} requests")
-            self.cache.put_many(self.backend.model_id, prompt_version, list(zip(missing, fresh, strict=True)))
+            self.commit(prompt_version, list(zip(missing, fresh, strict=True)), stats)
             found.update(zip(missing, fresh, strict=True))
-            stats.prompt_tokens += sum(c.prompt_tokens for c in fresh)
-            stats.completion_tokens += sum(c.completion_tokens for c in fresh)
         fresh_keys = set(missing) | prefetched.intersection(keys)
         hits = len(keys) - len(fresh_keys)
         self.cache.count(hits, len(fresh_keys))
@@ -102,8 +157,15 @@ class StreamingCompletions(Completions):
 
     backend: StreamingBackend
 
-    def __init__(self, backend: StreamingBackend, cache: RequestCache, *, replay: bool = False) -> None:
-        super().__init__(backend, cache, replay=replay)
+    def __init__(
+        self,
+        backend: StreamingBackend,
+        cache: RequestCache,
+        *,
+        replay: bool = False,
+        max_provider_failures: float = DEFAULT_MAX_PROVIDER_FAILURES,
+    ) -> None:
+        super().__init__(backend, cache, replay=replay, max_provider_failures=max_provider_failures)
 
     def prefetch(self, prompt_version: str, pass_requests: PassRequests, stats: StageStats) -> set[str]:
         """Every request of the pass that the cache lacks, sent as one stream that is rendered
@@ -122,11 +184,11 @@ class StreamingCompletions(Completions):
                         yield request
 
         started = time.perf_counter()
+        self.unanswered.clear()
         for chunk in self.backend.stream(misses()):
             answered = [(unanswered.pop(index), completion) for index, completion in chunk]
-            self.cache.put_many(self.backend.model_id, prompt_version, answered)
-            stats.prompt_tokens += sum(c.prompt_tokens for _, c in answered)
-            stats.completion_tokens += sum(c.completion_tokens for _, c in answered)
+            self.unanswered.update((key, c) for key, c in answered if not c.answered)
+            self.commit(prompt_version, answered, stats)
         if not asked:
             return set()
         # the time of the pass's rendering and cache look-ups is in it too: they are done as

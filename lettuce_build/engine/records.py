@@ -39,6 +39,8 @@ class StageStats(BaseModel):
     backend_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: requests the provider refused or failed (never cached: a re-run asks them again)
+    provider_failures: int = 0
     seconds: float = 0.0
     backend_seconds: float = 0.0
     failure_reasons: dict[str, int] = Field(default_factory=dict)
@@ -78,6 +80,7 @@ class StageStats(BaseModel):
             "backend_calls",
             "prompt_tokens",
             "completion_tokens",
+            "provider_failures",
         )
         for part in parts:
             self.sampling = self.sampling or part.sampling

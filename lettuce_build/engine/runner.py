@@ -36,6 +36,7 @@ from datasets import Dataset, Features, Value, concatenate_datasets
 from datasets.arrow_writer import ArrowWriter
 from pydantic import BaseModel, ValidationError
 
+from lettuce_build.core.characters import displayable, invalid_in
 from lettuce_build.core.memory import give_back, pages_released, release_read
 from lettuce_build.core.seeding import number
 from lettuce_build.core.version import code_fingerprint
@@ -104,6 +105,10 @@ def check_response(stage: Stage, completion: Completion) -> Any:
     if completion.finish_reason == PROMPT_TOO_LONG:
         detail = f"{completion.prompt_tokens} prompt tokens do not fit the model's context"
         raise ParseFailure("prompt_too_long", detail, retry=False)
+    if not completion.answered:
+        # the provider's failure is the item's, not the build's: a re-run asks again (it was
+        # never cached), so this run does not spend another attempt on it
+        raise ParseFailure(str(completion.finish_reason), completion.text, retry=False)
     if not text.strip() and completion.reasoning:
         detail = f"the model only thought ({len(completion.reasoning)} characters), it gave no answer"
         raise ParseFailure("thinking_only", detail)
@@ -126,6 +131,15 @@ def check_response(stage: Stage, completion: Completion) -> Any:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise ParseFailure("schema_mismatch", f"{where}: {first['msg']}") from err
+
+
+def parsed_output(stage: Stage, item: dict[str, Any], completion: Completion) -> dict[str, Any]:
+    """What ``stage`` makes of ``completion`` for ``item``, or `ParseFailure`; an output holding
+    a character no published text may hold (core/characters.py) fails and is retried."""
+    outputs = stage.parse(item, check_response(stage, completion))
+    if problem := invalid_in(outputs):
+        raise ParseFailure("invalid_characters", problem)
+    return outputs
 
 
 def seeded_request(
@@ -263,16 +277,16 @@ class _StageRun:
             for i, completion, was_fresh in zip(pending, completions, fresh, strict=True):
                 fresh_flags[i] = was_fresh
                 try:
-                    results[i] = stage.parse(items[i], check_response(stage, completion))
+                    results[i] = parsed_output(stage, items[i], completion)
                 except ParseFailure as failure:
                     failures[i] = FailureRow(
                         key=items[i]["key"],
                         stage=stage.name,
                         reason=failure.reason,
-                        detail=failure.detail,
+                        detail=displayable(failure.detail),
                         attempt=attempt,
                         finish_reason=completion.finish_reason,
-                        raw_excerpt=completion.text[:RAW_EXCERPT_CHARS],
+                        raw_excerpt=displayable(completion.text[:RAW_EXCERPT_CHARS]),
                         retryable=failure.retry,
                     )
         failed_now = sum(f is not None for f in failures)
@@ -307,7 +321,7 @@ class _StageRun:
             # that the pass's columns join them without `datasets` flattening them row by row.
             # "-part-": pruned with the pass's record (see builds/items.py `prune`)
             pending = _flattened(pending, keep / f"pass-{name}-part-items.arrow", f"{name}-items")
-        before = (stats.passed_through, stats.cache_hits + stats.cache_misses)
+        before = (stats.passed_through, stats.cache_hits + stats.cache_misses, stats.provider_failures)
         with pages_released(pending):  # the pass reads its items once: their pages go back as it goes
             prefetched: set[str] = set()
             if not reuse:
@@ -327,7 +341,9 @@ class _StageRun:
                 desc=f"stage {stage.name}" + (f" (retry {attempt})" if attempt else ""),  # --verbose
             )
         mapped = concatenate_datasets([pending, outputs], axis=1)
-        if record_path is None:
+        if record_path is None or stats.provider_failures > before[2]:
+            # a pass the provider failed part of is not kept: a re-run runs it again from the
+            # cache, asking the provider only for what it did not answer
             return mapped
         if reuse:
             record = PassRecord.model_validate_json(record_path.read_text())
@@ -494,4 +510,4 @@ def call_stage(
     """
     schema = stage.response_model.model_json_schema() if stage.response_model else None
     [completion] = backend.generate([seeded_request(stage, item, seed, attempt, schema)])
-    return stage.parse(item, check_response(stage, completion))
+    return parsed_output(stage, item, completion)

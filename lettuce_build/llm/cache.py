@@ -69,6 +69,23 @@ def request_key(model: str, request: ChatRequest, prompt_version: str, schema_te
     return digest.hexdigest()
 
 
+def _stored(text: str | None) -> str | bytes | None:
+    """A model's text as SQLite can keep it whole: text as it is, or, when it holds a lone
+    surrogate (which no UTF-8 text can), its code points as bytes (``surrogatepass``) in the
+    same column, so the cache keeps exactly what the model wrote and a stage judges it."""
+    if text is None or text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+    return text
+
+
+def _loaded(value: str | bytes | None) -> str | None:
+    return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
+
+
 class CacheStats(BaseModel):
     rows: int
     hits: int
@@ -140,11 +157,11 @@ class RequestCache:
             "key, text, finish_reason, prompt_tokens, completion_tokens, reasoning", keys
         ):
             found[key] = Completion(
-                text=text,
+                text=_loaded(text),
                 finish_reason=finish,
                 prompt_tokens=p_tok,
                 completion_tokens=c_tok,
-                reasoning=reasoning,
+                reasoning=_loaded(reasoning),
             )
         return found
 
@@ -170,11 +187,11 @@ class RequestCache:
                     key,
                     model,
                     prompt_version,
-                    c.text,
+                    _stored(c.text),
                     c.finish_reason,
                     c.prompt_tokens,
                     c.completion_tokens,
-                    c.reasoning,
+                    _stored(c.reasoning),
                     now,
                 )
                 for key, c in entries

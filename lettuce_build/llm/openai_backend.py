@@ -3,7 +3,15 @@
 
 The SDK retries 408, 409, 429, 5xx, timeouts and dropped connections with backoff, honouring
 ``Retry-After``; on top of it: a concurrency limit, JSON-schema responses (``"strict": true``),
-reasoning text kept apart from the answer, token usage on every completion. The API key is read
+reasoning text kept apart from the answer, token usage on every completion.
+
+A request the provider does not answer is a completion of its own, never an exception that
+takes the batch down with it: a refusal (a 4xx the SDK does not retry: a content filter, a bad
+key) is ``provider_refused``, what is still failing after every retry ``provider_error``, a 200
+that is no chat completion ``malformed_response``; the text says why (status and the provider's
+message). The runner turns each into a failure row of its item and commits the batch's answers.
+
+The API key is read
 from an environment variable when a batch is sent and given to the SDK's client for that batch
 only: it goes into the Authorization header and nowhere else, not into errors (a server may echo
 it: they are redacted), logs, the cache or `info()`.
@@ -21,7 +29,14 @@ import openai
 from openai import AsyncOpenAI
 
 from lettuce_build.core.leaks import SecretScanner, public_url
-from lettuce_build.llm.protocol import BackendError, BackendInfo, ChatRequest, Completion
+from lettuce_build.llm.protocol import (
+    MALFORMED_RESPONSE,
+    PROVIDER_ERROR,
+    PROVIDER_REFUSED,
+    BackendInfo,
+    ChatRequest,
+    Completion,
+)
 from lettuce_build.llm.settings import EndpointSettings
 
 #: what the SDK is given as the key when the variable is unset (a local server needs none)
@@ -29,10 +44,6 @@ NO_KEY = "no-key"
 
 
 class OpenAIOptions(EndpointSettings):
-    #: retries after the first try (the SDK's backoff: exponential with jitter, Retry-After first)
-    max_retries: int = 5
-    #: seconds per request
-    timeout: float = 300.0
     response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
     extra_body: dict[str, Any] = {}
 
@@ -89,16 +100,26 @@ class OpenAIBackend:
             try:
                 response = await client.chat.completions.create(**self._arguments(request))
             except openai.APIStatusError as err:
-                problem = f"HTTP {err.status_code} from {shown}: {self._redacted(err.response.text[:300])}"
+                said = self._redacted(" ".join(err.response.text.split())[:300])
+                problem = f"HTTP {err.status_code} from {shown}: {said}"
                 if err.status_code in RETRIED_STATUS:
-                    problem = f"gave up after {tries}: {problem}"
-                raise BackendError(problem) from None
+                    return _failed(PROVIDER_ERROR, f"gave up after {tries}: {problem}")
+                return _failed(PROVIDER_REFUSED, problem)
             except openai.APITimeoutError:
-                raise BackendError(f"gave up after {tries}: timed out talking to {shown}") from None
+                return _failed(PROVIDER_ERROR, f"gave up after {tries}: timed out talking to {shown}")
             except openai.APIConnectionError as err:
                 cause = type(err.__cause__).__name__ if err.__cause__ else "connection error"
-                raise BackendError(f"gave up after {tries}: {cause} talking to {shown}") from None
-        return _completion(response)
+                return _failed(PROVIDER_ERROR, f"gave up after {tries}: {cause} talking to {shown}")
+            except openai.APIResponseValidationError as err:
+                return _failed(MALFORMED_RESPONSE, f"{shown} answered with no chat completion: {err.message}")
+            except ValueError as err:  # a body that says it is JSON and is not (an HTML error page)
+                return _failed(
+                    MALFORMED_RESPONSE, f"{shown} answered 200 with a body that is not JSON: {err}"
+                )
+        try:
+            return _completion(response)
+        except _NotACompletion as err:
+            return _failed(MALFORMED_RESPONSE, f"{shown} answered 200 with {self._redacted(str(err))}")
 
     async def _generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         gate = asyncio.Semaphore(self.options.concurrency)
@@ -106,7 +127,7 @@ class OpenAIBackend:
             api_key=os.environ.get(self.options.api_key_env) or NO_KEY,
             base_url=self.options.base_url,
             max_retries=self.options.max_retries,
-            timeout=self.options.timeout,
+            timeout=self.options.request_timeout,
         )
         async with client:
             return list(await asyncio.gather(*(self._one(client, gate, r) for r in requests)))
@@ -154,9 +175,26 @@ def strict_schema(schema: Any) -> Any:
 RETRIED_STATUS = frozenset({408, 409, 429, *range(500, 600)})
 
 
+class _NotACompletion(Exception):
+    """A 200 whose body is not a chat completion (an HTML page, no choices, no message)."""
+
+
+def _failed(reason: str, why: str) -> Completion:
+    return Completion(text=why, finish_reason=reason)
+
+
 def _completion(response: Any) -> Completion:
+    # a body that is not JSON reaches us as text; one that is JSON but no completion as a model
+    # with its fields missing: either is the provider's fault, not the request's
+    if isinstance(response, str | bytes) or not hasattr(response, "choices"):
+        excerpt = " ".join(str(response).split())[:200]
+        raise _NotACompletion(f"a body that is not a chat completion: {excerpt!r}")
+    if not response.choices:
+        raise _NotACompletion("no choices")
     choice = response.choices[0]
-    message = choice.message
+    message = getattr(choice, "message", None)
+    if message is None or not isinstance(message.content, str | None):
+        raise _NotACompletion("a choice without a message")
     usage = response.usage
     # vLLM and others put a thinking model's deliberation beside the content (not in the SDK's
     # own fields: read from the message's extra fields)

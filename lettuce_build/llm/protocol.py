@@ -86,6 +86,14 @@ class ChatRequest:
 
 #: the finish_reason of a request never sent: its prompt alone exceeds the model's context
 PROMPT_TOO_LONG = "prompt_too_long"
+#: finish_reasons of a request the provider did not answer; the completion's text says why.
+#: Refused: a 4xx other than 408/409/429 (a content filter, a bad key); error: a 5xx, a timeout
+#: or a dropped connection, after every retry; malformed: a 200 that is no chat completion.
+PROVIDER_REFUSED = "provider_refused"
+PROVIDER_ERROR = "provider_error"
+MALFORMED_RESPONSE = "malformed_response"
+#: a completion with one of these is no answer: it is never cached, so a re-run asks again
+PROVIDER_FAILURES = frozenset({PROVIDER_REFUSED, PROVIDER_ERROR, MALFORMED_RESPONSE})
 
 
 class Completion(BaseModel):
@@ -96,6 +104,11 @@ class Completion(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     reasoning: str | None = None
+
+    @property
+    def answered(self) -> bool:
+        """Whether the provider answered (a failure of the provider is no answer to keep)."""
+        return self.finish_reason not in PROVIDER_FAILURES
 
     @classmethod
     def of(cls, raw: str, reasoning: str | None = None, **usage: Any) -> Completion:

@@ -19,6 +19,11 @@ class EndpointSettings(BaseModel):
     api_key_env: str = "OPENAI_API_KEY"
     #: requests in flight
     concurrency: int = Field(default=8, ge=1)
+    #: seconds one request may take before it is given up (and retried)
+    request_timeout: float = Field(default=300.0, gt=0.0)
+    #: retries of a request after its first try, with exponential backoff (``Retry-After`` when
+    #: the server gives one), for 408, 409, 429, 5xx, timeouts and dropped connections
+    max_retries: int = Field(default=5, ge=0)
 
 
 class EngineSettings(BaseModel):

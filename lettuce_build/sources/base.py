@@ -9,6 +9,7 @@ names normalised, metadata as JSON, each item checked against
 from __future__ import annotations
 
 import json
+import logging
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -19,6 +20,7 @@ from typing import Any, ClassVar
 from datasets import Dataset
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from lettuce_build.core.characters import clean_text, displayable, invalid_character, invalid_in
 from lettuce_build.core.schema import HallucinationSample, Span, Split, default_prompt, normal_split
 from lettuce_build.core.tables import TableError, read_input
 from lettuce_build.core.taxonomy import sample_category
@@ -28,7 +30,25 @@ from lettuce_build.stages.code_edits import DEFAULT_STRUCT_RATIO
 from lettuce_build.stages.injection import EditAnchors
 from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE
 
-#: upstream split names and the split they are published as
+log = logging.getLogger("lettuce_build")
+
+#: the columns of an item whose text spans point into: cleaning them would move the spans
+_SPANNED = ("answer",)
+
+
+def _unclean(item: dict[str, Any]) -> str | None:
+    """Clean an item's text in place (core/characters.py: controls, bidi and zero-width
+    characters removed); what refuses it, when a column spans point into holds one, or its key
+    or metadata does (they name files and rows: removing characters would merge two of them)."""
+    if problem := invalid_in([item["key"], item.get("metadata")]):
+        return f"key or metadata holds {problem.split(': ', 1)[1]}"
+    for name, value in item.items():
+        if not isinstance(value, str) or not (problem := invalid_character(value)):
+            continue
+        if name in _SPANNED and item.get("labels"):
+            return f"{name} holds {problem}, and labelled spans point into it"
+        item[name] = clean_text(value)
+    return None
 
 
 class SourceError(TableError):
@@ -94,6 +114,12 @@ class Tally(BaseModel):
     documents: int = 0
     skipped: Counter[str] = Field(default_factory=Counter)
 
+    def skip(self, reason: str, where: str, why: str) -> None:
+        """Count an input skipped for ``reason``; the build log names it (``where``: the file
+        and row or item, ``why``: what was wrong and what was expected)."""
+        self.skipped[reason] += 1
+        log.warning("skipped %s: %s (%s)", where, why, reason)
+
 
 class LoadResult(BaseModel):
     items: list[dict[str, Any]]
@@ -156,16 +182,23 @@ class Source(ABC):
     ) -> Iterator[dict[str, Any]]:
         seen: set[str] = set()
         for item in items:
+            where = f"{self.name} item {displayable(str(item['key']))!r}"
             if item["key"] in seen:
                 tally.skipped["duplicate_key"] += 1  # a document given twice: the first one stays
                 continue
             seen.add(item["key"])
+            if problem := _unclean(item):
+                tally.skip("invalid_characters", where, problem)
+                continue
             item["split"] = normal_split(item.get("split"))
             item["metadata"] = json.dumps(item.get("metadata") or {})
             try:
                 WorkItem.model_validate(item)
             except ValidationError as err:
-                raise SourceError(f"{self.name}: work item {item['key']!r} is malformed: {err}") from err
+                first = err.errors()[0]
+                field = ".".join(str(p) for p in first["loc"]) or "(row)"
+                tally.skip("malformed_item", where, f"{field}: {first['msg']}")
+                continue
             yield item
 
     def sample(self, row: dict[str, Any]) -> HallucinationSample:

@@ -7,11 +7,13 @@ inject with the generic factual menu into a seeded share of the items.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Iterator
 from pathlib import Path, PurePath
 from typing import Any
 
+from lettuce_build.core.characters import displayable
 from lettuce_build.core.files import each_name, read_ahead, sorted_names
 from lettuce_build.core.seeding import fraction
 from lettuce_build.core.tables import read_table
@@ -48,6 +50,25 @@ def decode_document(raw: bytes, max_bytes: int = MAX_DOCUMENT_BYTES) -> tuple[st
     return text, None
 
 
+#: what a document skipped for each of `decode_document`'s reasons was expected to be
+_SKIPPED_DOCUMENT = {
+    "too_large": f"expected at most {MAX_DOCUMENT_BYTES:,} bytes",
+    "binary": "holds NUL bytes: expected text",
+    "not_utf8": "expected UTF-8 text",
+    "empty": "expected some text",
+}
+
+
+def _is_utf8(name: str) -> bool:
+    """Whether a file name as Python decoded it was UTF-8 on disk (else it holds the lone
+    surrogates that stand for its undecodable bytes)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def is_markdown(name: str) -> bool:
     """A file name a document folder is read for: markdown or text, or any README."""
     file = PurePath(name)
@@ -69,7 +90,17 @@ class DocumentSource(Source):
         raise NotImplementedError
 
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
+        seen: set[bytes] = set()  # digests of the documents read: only the same text is a duplicate
         for doc_id, text in self.documents(input_path, options, tally):
+            digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            if digest in seen:
+                tally.skip(
+                    "duplicate_document",
+                    f"{self.name} document {doc_id!r}",
+                    "the same text as an earlier one",
+                )
+                continue
+            seen.add(digest)
             if len(text) < self.min_document_chars:
                 tally.skipped["too_short"] += 1
                 continue
@@ -135,22 +166,32 @@ class ReadmeSource(DocumentSource):
             # one pass over the names, shared: the reads run at most `READ_AHEAD` names ahead
             listed, to_read = itertools.tee(each_name(names))
             for name, raw in zip(listed, read_ahead(path, to_read), strict=True):
+                if not _is_utf8(name):
+                    tally.skip("name_not_utf8", f"{path}/{displayable(name)}", "a file name must be UTF-8")
+                    continue
                 text, why = decode_document(raw)
                 if why:
-                    tally.skipped[why] += 1
+                    tally.skip(why, f"{path}/{name}", _SKIPPED_DOCUMENT[why])
                     continue
-                yield str(Path(name).with_suffix("")), text
+                # the whole name is the document's identity: tool.md and tool.txt are two documents
+                yield name, text
         elif path.exists():
             for number, row in read_table(path, ("repo", "readme")):
-                readme = row["readme"]
+                where = f"{path}:{number}"
+                readme, repo = row["readme"], row["repo"]
                 if not isinstance(readme, str):
-                    tally.skipped["not_a_string"] += 1
+                    tally.skip(
+                        "not_a_string", where, f"readme: expected a string, got {type(readme).__name__}"
+                    )
+                    continue
+                if repo is not None and not isinstance(repo, str):
+                    tally.skip("not_a_string", where, f"repo: expected a string, got {type(repo).__name__}")
                     continue
                 text, why = decode_document(readme.encode("utf-8", "surrogatepass"))
                 if why:
-                    tally.skipped[why] += 1
+                    tally.skip(why, where, f"readme: {_SKIPPED_DOCUMENT[why]}")
                     continue
-                yield str(row["repo"] or f"line-{number}"), text
+                yield repo or f"line-{number}", text
         else:
             raise SourceError(f"{path}: no such file or folder")
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from datasets import load_dataset
+from datasets import load_dataset, load_from_disk
 
 from lettuce_build.builds.folder import BuildDir
 from lettuce_build.builds.run import BuildOptions, run_build
@@ -193,7 +193,7 @@ def test_a_document_given_twice_is_skipped_and_counted(tmp_path, readmes):
         (tmp_path / "readmes" / "fastgrid.md").read_text()
     )
     summary = build(readmes, tmp_path / "out", ScriptedBackend(respond))
-    assert summary.skipped["duplicate_key"] >= 1 and summary.failures == {}
+    assert summary.skipped["duplicate_document"] == 1 and summary.failures == {}
     rows = tmp_path / "repos.jsonl"
     rows.write_text(
         json.dumps({"repo": "line-2", "readme": (tmp_path / "readmes" / "pebble.md").read_text()})
@@ -203,6 +203,20 @@ def test_a_document_given_twice_is_skipped_and_counted(tmp_path, readmes):
     )
     twice = build(str(rows), tmp_path / "out2", ScriptedBackend(respond))
     assert twice.skipped["duplicate_key"] >= 1
+
+
+def test_two_files_of_one_stem_are_two_documents(tmp_path, readmes):
+    (tmp_path / "readmes" / "fastgrid.txt").write_text(
+        (tmp_path / "readmes" / "pebble.md").read_text() + "\nGravel is its sibling.\n"
+    )
+    summary = build(readmes, tmp_path / "out", ScriptedBackend(respond))
+    assert summary.skipped == {} and summary.documents == 4
+    keys = {
+        json.loads(m)["doc_id"]
+        for split in load_from_disk(str(tmp_path / "out" / "dataset")).values()
+        for m in split["metadata"]
+    }
+    assert {"fastgrid.md", "fastgrid.txt"} <= keys
 
 
 def test_a_build_stopped_by_an_error_is_marked_failed_not_running(tmp_path, readmes):

@@ -1,4 +1,7 @@
-"""The OpenAI-compatible backend against a scripted HTTP server on loopback: retries, errors, secrets."""
+"""The OpenAI-compatible backend against a scripted HTTP server on loopback: retries, errors, secrets.
+
+A request the provider does not answer is a completion of its own (``provider_refused``,
+``provider_error``, ``malformed_response``), never an exception that takes the batch with it."""
 
 from __future__ import annotations
 
@@ -10,8 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from lettuce_build.llm.openai_backend import BackendError, OpenAIBackend, OpenAIOptions
-from lettuce_build.llm.protocol import ChatRequest
+from lettuce_build.llm.openai_backend import OpenAIBackend, OpenAIOptions
+from lettuce_build.llm.protocol import MALFORMED_RESPONSE, PROVIDER_ERROR, PROVIDER_REFUSED, ChatRequest
 
 SECRET = "sk-test-0123456789-do-not-leak"
 
@@ -81,7 +84,7 @@ def server() -> Iterator[tuple[str, Script]]:
 
 
 def backend(url: str, **options) -> OpenAIBackend:
-    defaults = dict(base_url=url, max_retries=3, timeout=2.0, api_key_env="LB_TEST_KEY")
+    defaults = dict(base_url=url, max_retries=3, request_timeout=2.0, api_key_env="LB_TEST_KEY")
     return OpenAIBackend("teacher", OpenAIOptions(**{**defaults, **options}))
 
 
@@ -140,23 +143,49 @@ def test_retryable_statuses_are_retried(server, status):
 def test_a_timeout_is_retried(server):
     url, script = server
     script.answers = [(200, ok_body("late"), 1.5), (200, ok_body("in time"), 0.0)]
-    [completion] = backend(url, timeout=0.5).generate([request()])
+    [completion] = backend(url, request_timeout=0.5).generate([request()])
     assert completion.text == "in time"
 
 
-def test_a_client_error_is_not_retried_and_names_the_status(server):
+def test_a_client_error_is_a_refusal_of_that_request_not_retried_naming_the_status(server):
     url, script = server
     script.answers = [(400, {"error": "bad schema"}, 0.0)]
-    with pytest.raises(BackendError, match="HTTP 400 .*bad schema"):
-        backend(url).generate([request()])
+    [completion] = backend(url).generate([request()])
+    assert completion.finish_reason == PROVIDER_REFUSED and not completion.answered
+    assert "HTTP 400" in completion.text and "bad schema" in completion.text
     assert len(script.received) == 1
 
 
-def test_giving_up_after_the_retries_says_so(server):
+def test_one_refused_request_leaves_the_rest_of_the_batch_answered(server):
+    url, script = server
+    script.answers = [
+        (200, ok_body("one"), 0.0),
+        (400, {"error": "content filter"}, 0.0),
+        (200, ok_body("three"), 0.0),
+    ]
+    completions = backend(url, concurrency=1).generate([request(), request(), request()])
+    assert [c.finish_reason for c in completions] == ["stop", PROVIDER_REFUSED, "stop"]
+    assert [c.text for c in completions][::2] == ["one", "three"]
+
+
+def test_giving_up_after_the_retries_is_a_provider_error(server):
     url, script = server
     script.answers = [(503, {"error": "down"}, 0.0)]
-    with pytest.raises(BackendError, match="gave up after 4 tries: HTTP 503"):
-        backend(url).generate([request()])
+    [completion] = backend(url).generate([request()])
+    assert completion.finish_reason == PROVIDER_ERROR
+    assert completion.text.startswith("gave up after 4 tries: HTTP 503")
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["<html><body>Bad gateway</body></html>", {"choices": []}, {"id": "x", "object": "chat.completion"}],
+    ids=["html", "no-choices", "no-choices-field"],
+)
+def test_a_200_that_is_no_chat_completion_is_a_malformed_response(server, body):
+    url, script = server
+    script.answers = [(200, body, 0.0)]
+    [completion] = backend(url).generate([request()])
+    assert completion.finish_reason == MALFORMED_RESPONSE and not completion.answered
 
 
 def test_reasoning_is_kept_apart_from_the_answer(server):
@@ -178,13 +207,12 @@ def test_the_key_goes_only_into_the_authorization_header(server, monkeypatch):
     monkeypatch.setenv("LB_TEST_KEY", SECRET)
     script.answers = [(401, {"error": "nope"}, 0.0)]
     chosen = backend(url)
-    with pytest.raises(BackendError) as raised:
-        chosen.generate([request()])
+    [refused] = chosen.generate([request()])
     headers = script.headers[0]
     assert headers["authorization"] == f"Bearer {SECRET}"
     assert not [name for name, value in headers.items() if SECRET in value and name != "authorization"]
     assert SECRET not in json.dumps(script.received)
-    assert SECRET not in str(raised.value)
+    assert SECRET not in refused.text
     assert SECRET not in chosen.info().model_dump_json()
 
 
@@ -192,10 +220,10 @@ def test_an_error_body_that_echoes_the_key_is_redacted(server, monkeypatch):
     url, script = server
     monkeypatch.setenv("LB_TEST_KEY", SECRET)
     script.answers = [(401, {"error": f"Incorrect API key provided: Bearer {SECRET}"}, 0.0)]
-    with pytest.raises(BackendError) as raised:
-        backend(url).generate([request()])
-    assert "HTTP 401" in str(raised.value) and "[redacted]" in str(raised.value)
-    assert SECRET not in str(raised.value) and "Bearer sk" not in str(raised.value)
+    [refused] = backend(url).generate([request()])
+    assert refused.finish_reason == PROVIDER_REFUSED
+    assert "HTTP 401" in refused.text and "[redacted]" in refused.text
+    assert SECRET not in refused.text and "Bearer sk" not in refused.text
 
 
 def test_credentials_in_the_base_url_are_never_recorded():
@@ -205,11 +233,10 @@ def test_credentials_in_the_base_url_are_never_recorded():
     assert chosen.info().options["base_url"] == "https://api.example.org/v1?api-key=%5Bredacted%5D&region=eu"
 
 
-def test_an_unreachable_endpoint_is_a_one_line_error():
-    with pytest.raises(
-        BackendError, match="gave up after 2 tries: ConnectError talking to http://127.0.0.1:9/"
-    ):
-        backend("http://127.0.0.1:9/v1", max_retries=1).generate([request()])
+def test_an_unreachable_endpoint_is_a_provider_error_that_names_it():
+    [completion] = backend("http://127.0.0.1:9/v1", max_retries=1).generate([request()])
+    assert completion.finish_reason == PROVIDER_ERROR
+    assert completion.text.startswith("gave up after 2 tries: ConnectError talking to http://127.0.0.1:9/")
 
 
 def test_concurrency_is_limited(server):
