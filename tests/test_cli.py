@@ -163,6 +163,11 @@ def test_validate_with_a_custom_taxonomy_accepts_its_subcategories(tmp_path, sam
         (lambda r: r.update(question=r["question"] + " \ud800"), "question: not_unicode"),
         (lambda r: r.update(context="Something else entirely."), "prompt: prompt_mismatch"),
         (lambda r: r.update(dataset="made-up"), "dataset: unknown_dataset"),
+        (lambda r: r["labels"][0].update(end=r["labels"][0]["start"], text=""), "labels[0]: empty_span"),
+        (lambda r: r.update(question=r["question"] + " \x00"), "question: invalid_characters"),
+        (lambda r: r.update(question=r["question"] + " \x1b[2J"), "question: invalid_characters"),
+        (lambda r: r.update(question="\u202e" + r["question"]), "question: invalid_characters"),
+        (lambda r: r.update(question=r["question"] + "\u200b"), "question: invalid_characters"),
     ],
 )
 def test_validate_lets_nothing_through(tmp_path, samples, corrupt, expected):

@@ -66,10 +66,12 @@ class GateConfig(BaseModel):
     repeat_ngram: int = Field(default=8, ge=3)
     #: prose and markdown answers: at most this share of characters in URLs, image tags or markup
     max_markup_share: float = Field(default=0.4, ge=0.0, le=1.0)
-    #: a clean answer needs at least this share of its content words in the context
+    #: a clean answer needs at least this share of its content words in the context, whatever
+    #: its length (a one-word answer the context never says is as unsupported as a long one)
     min_support: float = Field(default=0.5, ge=0.0, le=1.0)
-    #: answers with fewer content words than this are not measured for support (too few to tell)
-    min_support_words: int = Field(default=4, ge=1)
+    #: one character this many times in a row (not a space, nor a markdown rule's "-", "=" or
+    #: "*") is a loop: a server that ignores max_tokens writes a million "x"
+    max_char_run: int = Field(default=50, ge=8)
     #: an answer sharing a run of this many words with the prompt's instructions echoes them
     echo_words: int = Field(default=6, ge=3)
 
@@ -161,6 +163,8 @@ def repeated(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
     """The most repeated sentence, line or word n-gram that occurs ``max_repeats`` times or
     more, each kind counted apart (counted together, an answer of one line of one sentence of
     n words was its own repetition three times over)."""
+    if run := char_run(text, config):
+        return run
     sentences = Counter(" ".join(words(s)) for s in _SENTENCE.findall(text))
     lines = Counter(" ".join(words(line)) for line in text.splitlines())
     tokens = words(text)
@@ -173,6 +177,19 @@ def repeated(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
         if times >= config.max_repeats and " " in unit  # a unit is two words or more
     ]
     return max(found, key=itemgetter(0))[1] if found else None
+
+
+#: markdown draws rules and underlines headings with long runs of these: never a loop
+_RULE_CHARACTERS = "-=*_~#."
+
+
+def char_run(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
+    """A run of ``max_char_run`` or more of one character (a space or a rule's excepted), shown
+    as the character and the run's length."""
+    for match in re.finditer(rf"(\S)\1{{{config.max_char_run - 1},}}", text):
+        if match.group(1) not in _RULE_CHARACTERS:
+            return f"{match.group(1)!r} x{len(match.group())}"
+    return None
 
 
 def markup_share(text: str) -> float:
@@ -229,12 +246,19 @@ def answer_problem(
         return "answer_asks_question", f"the answer asks {question[:80]!r}"
     if instructions and (run := echo(answer, instructions, config)):
         return "answer_echoes_prompt", f"the answer repeats the instructions: {run!r}"
+    if why := unsupported(answer, context, config):
+        return "answer_unsupported", why
+    return None
+
+
+def unsupported(answer: str, context: str, config: GateConfig = DEFAULT_GATES) -> str | None:
+    """Why a clean answer is not supported by its context, at any length: too few of its content
+    words occur there, or it has no content word at all (nothing it says can be checked)."""
     share, counted = support(answer, context)
-    if counted >= config.min_support_words and share < config.min_support:
-        return (
-            "answer_unsupported",
-            f"{share:.0%} of its content words occur in the context (< {config.min_support:.0%})",
-        )
+    if counted == 0:
+        return "the answer has no content word to find in the context"
+    if share < config.min_support:
+        return f"{share:.0%} of its content words occur in the context (< {config.min_support:.0%})"
     return None
 
 
@@ -287,6 +311,8 @@ def stutters(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
     at all: what a looping model writes into an edit."""
     if not words(text):
         return "(no word)"
+    if run := char_run(text, config):
+        return run
     if any(unicodedata.category(c) == "Cf" for c in text):
         return "(invisible characters)"
     if _PADDED.search(text):

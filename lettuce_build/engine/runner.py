@@ -49,6 +49,10 @@ from lettuce_build.llm.cache import schema_json
 from lettuce_build.llm.protocol import PROMPT_TOO_LONG, Backend, ChatRequest, Completion
 
 RAW_EXCERPT_CHARS = 300
+#: more characters than this per token of max_tokens is an answer past its limit, whatever the
+#: server says of its token count (the longest tokens of common vocabularies are runs of 16 or
+#: so spaces; no answer averages more)
+MAX_CHARS_PER_TOKEN = 24
 #: items per batch: per model call and per step of `Dataset.map`
 DEFAULT_BATCH_SIZE = 64
 #: rows per step of `Dataset.map`: `datasets` converts and writes each step's rows at once, so
@@ -109,6 +113,12 @@ def check_response(stage: Stage, completion: Completion) -> Any:
         # the provider's failure is the item's, not the build's: a re-run asks again (it was
         # never cached), so this run does not spend another attempt on it
         raise ParseFailure(str(completion.finish_reason), completion.text, retry=False)
+    limit = stage.sampling.max_tokens
+    if completion.completion_tokens > limit or len(text) > limit * MAX_CHARS_PER_TOKEN:
+        # a server that ignores max_tokens (and says "stop") must not hand a stage a million
+        # characters: the answer is longer than the request allowed
+        detail = f"{len(text):,} characters, {completion.completion_tokens} tokens for max_tokens {limit}"
+        raise ParseFailure("too_long", detail)
     if not text.strip() and completion.reasoning:
         detail = f"the model only thought ({len(completion.reasoning)} characters), it gave no answer"
         raise ParseFailure("thinking_only", detail)

@@ -11,6 +11,7 @@ schema, and LettuceDetect-format JSON/JSONL (``prompt``, ``answer``, ``labels`` 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import statistics
@@ -19,9 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir
+from lettuce_build.core.characters import invalid_in
 from lettuce_build.core.gates import (
     ADDING,
     DEFAULT_GATES,
@@ -37,14 +39,18 @@ from lettuce_build.core.gates import (
     stutters,
     support,
     ungrounded_names,
+    unsupported,
 )
-from lettuce_build.core.schema import row_to_sample
+from lettuce_build.core.schema import COLUMNS, row_to_sample
 from lettuce_build.core.tables import iter_jsonl
 from lettuce_build.stages.judge import JudgeReport
 from lettuce_build.view.audit import read_rows
 
+#: rows that could not be read, named in the report (all are counted)
+MAX_UNREADABLE_SHOWN = 20
 #: the signals whose presence in published rows fails `audit --strict`
 GATE_SIGNALS = (
+    "invalid_characters",
     "repetition",
     "mostly_markup",
     "asks_question",
@@ -123,53 +129,133 @@ class QualityReport(BaseModel):
     def signal_total(self, name: str) -> int:
         return sum(g.signals[name] for g in self.groups.values())
 
+    #: rows that could not be read (not JSON, not the schema, spans out of range), and a few
+    #: of them named
+    unreadable: int = 0
+    unreadable_examples: list[str] = Field(default_factory=list)
+
     @property
     def clean(self) -> bool:
-        """No gate's signal in any published row (what `--strict` requires)."""
-        return not any(self.signal_total(s) for s in GATE_SIGNALS)
+        """What `--strict` requires: rows were read, every one of them, and no gate's signal is
+        in any."""
+        return self.rows > 0 and not self.unreadable and not any(self.signal_total(s) for s in GATE_SIGNALS)
 
 
-def _lettucedetect_rows(path: Path) -> Iterator[Row] | None:
-    """Rows of a LettuceDetect-format file, or None when the file is in another format."""
+class Unreadable(BaseModel):
+    """A row the report could not read: where, which field, and what was expected."""
+
+    where: str
+    field: str
+    reason: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.field}: {self.reason} - {self.message}"
+
+
+def _records(path: Path) -> Iterator[tuple[str, dict[str, Any] | Unreadable]]:
+    """(where, record) of each record of a JSON array or JSONL file; a line that is no JSON
+    object is an `Unreadable` in its place."""
     if path.suffix == ".json":
-        data = json.loads(path.read_text(encoding="utf-8"))
-        records = [(i, r) for i, r in enumerate(data)] if isinstance(data, list) else []
-    else:
-        records = [(line.number, line.row) for line in iter_jsonl(path) if line.row is not None]
-    if not records or "context" in records[0][1] or "prompt" not in records[0][1]:
-        return None
-    return (_lettucedetect_row(f"{path}:{n}", r) for n, r in records)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ValueError(f"{path}: not a JSON file: {err}") from err
+        if isinstance(data, dict):
+            data = [data]
+        if not isinstance(data, list):
+            raise ValueError(f"{path}: expected a JSON array of records, got {type(data).__name__}")
+        for index, record in enumerate(data):
+            where = f"{path}[{index}]"
+            if isinstance(record, dict):
+                yield where, record
+            else:
+                got = type(record).__name__
+                yield where, Unreadable(where=where, field="(record)", reason="not_an_object", message=got)
+        return
+    for line in iter_jsonl(path):
+        where = f"{path}:{line.number}"
+        if line.row is None:
+            yield (
+                where,
+                Unreadable(where=where, field="(line)", reason=str(line.reason), message=str(line.message)),
+            )
+        else:
+            yield where, line.row
 
 
-def _lettucedetect_row(where: str, record: dict[str, Any]) -> Row:
-    answer = str(record.get("answer") or "")
-    labels = record.get("labels") or []
-    spans = [(answer[int(s["start"]) : int(s["end"])], str(s.get("label") or "")) for s in labels]
+def _ours(record: dict[str, Any]) -> bool:
+    """Whether a record is in this project's schema (every column, metadata a JSON string),
+    rather than LettuceDetect's (context and question may be null, metadata an object)."""
+    return all(column in record for column in COLUMNS) and isinstance(record.get("metadata"), str)
+
+
+def _lettucedetect_row(where: str, record: dict[str, Any]) -> Row | Unreadable:
+    """A row of LettuceDetect's own format (``HallucinationSample.to_json``): its ``context``
+    when it has one, else its prompt, is what the answer is checked against."""
+
+    def bad(field: str, reason: str, message: str) -> Unreadable:
+        return Unreadable(where=where, field=field, reason=reason, message=message)
+
+    for field in ("prompt", "answer"):
+        if not isinstance(record.get(field), str):
+            return bad(field, "not_a_string", f"expected a string, got {type(record.get(field)).__name__}")
+    answer: str = record["answer"]
+    labels = record.get("labels", [])
+    if not isinstance(labels, list):
+        return bad("labels", "not_a_list", f"expected a list of spans, got {type(labels).__name__}")
+    spans: list[tuple[str, str]] = []
+    for i, label in enumerate(labels):
+        start, end = (label.get("start"), label.get("end")) if isinstance(label, dict) else (None, None)
+        if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool):
+            return bad(f"labels[{i}]", "malformed_span", "expected an object with integer start and end")
+        if not 0 <= start < end <= len(answer):
+            message = f"[{start}, {end}) must satisfy 0 <= start < end <= {len(answer)} (len(answer))"
+            return bad(f"labels[{i}]", "span_out_of_range", message)
+        spans.append((answer[start:end], str(label.get("category") or label.get("label") or "")))
+    context = record.get("context")
     return Row(
         where=where,
-        context=str(record["prompt"]),
-        question="",
+        context=context if isinstance(context, str) else record["prompt"],
+        question=record.get("question") if isinstance(record.get("question"), str) else "",
         answer=answer,
         split=str(record.get("split") or "train"),
         dataset=str(record.get("dataset") or "(unknown)"),
-        modality="prose",
+        modality=str(record.get("context_modality") or "prose"),
         spans=spans,
-        category="hallucinated" if spans else None,
+        category=(record.get("category") or "hallucinated") if spans else None,
     )
 
 
-def rows_of(path: Path) -> Iterator[Row]:
-    """The rows of any output the report reads (a build folder: its published dataset/ only)."""
-    if path.is_file() and path.suffix in {".json", ".jsonl"} and (found := _lettucedetect_rows(path)):
-        yield from found
-        return
+def rows_of(path: Path) -> Iterator[Row | Unreadable]:
+    """The rows of any output the report reads (a build folder: its published dataset/ only),
+    each row it cannot read named in its place."""
+    if path.is_file() and path.suffix in {".json", ".jsonl"}:
+        records = _records(path)
+        first = next(records, None)
+        if first is None:
+            return
+        if isinstance(first[1], Unreadable) or not _ours(first[1]):
+            for where, record in itertools.chain([first], records):
+                yield record if isinstance(record, Unreadable) else _lettucedetect_row(where, record)
+            return
     source = path / "dataset" if (path / "dataset").is_dir() else path
     for raw in read_rows(source):
+        if raw.error is not None:
+            v = raw.error
+            yield Unreadable(where=raw.where, field=v.field, reason=v.reason, message=v.message)
+            continue
         try:
-            sample = row_to_sample(raw.data) if raw.data is not None else None
-        except ValueError:  # a broken row: `validate` reports it, this report measures the rest
-            sample = None
-        if sample is None:
+            sample = row_to_sample(raw.data or {})
+        except ValidationError as err:
+            first_error = err.errors()[0]
+            field = ".".join(str(part) for part in first_error["loc"]) or "(row)"
+            yield Unreadable(where=raw.where, field=field, reason="schema", message=first_error["msg"])
+            continue
+        except ValueError as err:  # metadata that is no JSON, a category id out of range
+            yield Unreadable(
+                where=raw.where, field="metadata/category", reason="undecodable", message=str(err)
+            )
             continue
         yield Row(
             where=raw.where,
@@ -213,6 +299,11 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
     near_questions: Counter[str] = Counter()
     near_answers: Counter[str] = Counter()
     for row in rows_of(path):
+        if isinstance(row, Unreadable):
+            report.unreadable += 1
+            if len(report.unreadable_examples) < MAX_UNREADABLE_SHOWN:
+                report.unreadable_examples.append(str(row))
+            continue
         report.rows += 1
         hallucinated = bool(row.spans)
         group = report.groups.setdefault(
@@ -228,6 +319,8 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
             if len(shown) < 3:
                 shown.append(f"{row.where}: {(text or row.answer)[:160]!r}")
 
+        if problem := invalid_in([row.context, row.question, row.answer]):
+            signal("invalid_characters", problem)
         if row.modality == "code":
             group.code_rows += 1
             if names := ungrounded_names(_blanked(row.answer, row.spans), row.context):
@@ -258,10 +351,10 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
         if asks_question(row.answer):
             signal("asks_question")
         share, counted = support(row.answer, row.context)
-        if counted >= config.min_support_words:
+        if counted:
             group.support.append(share)
-            if share < config.min_support:
-                signal("unsupported")
+        if unsupported(row.answer, row.context, config):
+            signal("unsupported")
     report.duplicate_questions = sum(n - 1 for n in question_count.values() if n > 1)
     report.duplicate_answers = sum(n - 1 for n in answer_count.values() if n > 1)
     report.near_duplicate_questions = sum(n - 1 for n in near_questions.values() if n > 1)
@@ -289,6 +382,13 @@ def _quantiles(values: list[float]) -> str:
 
 def quality_text(path: Path, report: QualityReport) -> str:
     lines = [f"data quality of {report.rows} rows in {path}"]
+    if report.unreadable:
+        lines.append(f"  unreadable rows: {report.unreadable} (not counted below)")
+        lines.extend(f"    {example}" for example in report.unreadable_examples)
+        if report.unreadable > len(report.unreadable_examples):
+            lines.append(f"    ... and {report.unreadable - len(report.unreadable_examples)} more")
+    if not report.rows:
+        lines.append("  no row could be read")
     for name, group in sorted(report.groups.items()):
         lines.append(f"  {name}: {group.rows} rows")
         if group.answer_chars:

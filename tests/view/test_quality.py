@@ -183,3 +183,95 @@ def test_near_duplicates_share_their_content_words_in_any_order(tmp_path):
     report = quality_report(write(tmp_path / "near.jsonl", rows))
     assert report.duplicate_questions == 0 and report.near_duplicate_questions == 1
     assert report.duplicate_answers == 0 and report.near_duplicate_answers == 1
+
+
+def test_rows_it_cannot_read_are_named_counted_and_fail_strict(tmp_path):
+    broken = sample_to_row(GOOD[0])
+    broken["labels"] = [{"start": "zero"}]
+    lines = [json.dumps(sample_to_row(GOOD[1])), "{not json", json.dumps(broken)]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = quality_report(path)
+    assert report.rows == 1 and report.unreadable == 2 and not report.clean
+    assert any(f"{path}:2" in e and "malformed_json" in e for e in report.unreadable_examples)
+    assert any(f"{path}:3" in e and "labels" in e for e in report.unreadable_examples)
+    result = CliRunner().invoke(main, ["audit", "--strict", str(path)])
+    assert result.exit_code == 1 and "unreadable rows: 2" in result.output
+
+
+def test_a_parquet_of_another_schema_reads_no_row_and_fails_strict(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"text": ["a", "b"], "label": [0, 1]}), path)
+    report = quality_report(path)
+    assert report.rows == 0 and report.unreadable == 1 and not report.clean
+    result = CliRunner().invoke(main, ["audit", "--strict", str(path)])
+    assert result.exit_code == 1 and "missing_column" in result.output
+
+
+def test_an_empty_file_fails_strict(tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_text("", encoding="utf-8")
+    result = CliRunner().invoke(main, ["audit", "--strict", str(path)])
+    assert result.exit_code == 1 and "no row could be read" in result.output
+
+
+def lettucedetect_record(answer, labels, **fields):
+    """A record as LettuceDetect's own `HallucinationSample.to_json` writes it: every key, the
+    context null for prose, metadata an object."""
+    return {
+        "prompt": f"User request: How big is a page?\n\n{CONTEXT}",
+        "answer": answer,
+        "labels": labels,
+        "split": "dev",
+        "task_type": "qa",
+        "dataset": "ragtruth",
+        "language": "en",
+        "context_modality": "prose",
+        "category": "contradiction" if labels else None,
+        "subcategory": None,
+        "context": None,
+        "question": None,
+        "metadata": {"source": "x"},
+        **fields,
+    }
+
+
+def test_lettucedetect_own_json_is_read_whole_in_array_and_lines(tmp_path):
+    records = [
+        lettucedetect_record("The default page size is 50 rows.", []),
+        lettucedetect_record(
+            "The default page size is 80 rows.",
+            [{"start": 25, "end": 27, "label": "x", "category": "contradiction"}],
+            context=CONTEXT,
+            question="How big is a page?",
+        ),
+    ]
+    array, lines = tmp_path / "ld.json", tmp_path / "ld.jsonl"
+    array.write_text(json.dumps(records), encoding="utf-8")
+    lines.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    for path in (array, lines):
+        report = quality_report(path)
+        assert report.rows == 2 and report.unreadable == 0, path
+        assert report.by_category == {"(clean)": 1, "contradiction": 1}
+
+
+def test_a_lettucedetect_span_out_of_range_is_reported_not_raised(tmp_path):
+    records = [
+        lettucedetect_record("The default page size is 50 rows.", []),
+        lettucedetect_record("Short.", [{"start": 3, "end": 40, "label": "x"}]),
+    ]
+    path = tmp_path / "ld.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    report = quality_report(path)
+    assert report.rows == 1 and report.unreadable == 1
+    assert "labels[0]: span_out_of_range" in report.unreadable_examples[0]
+
+
+def test_control_bidi_and_zero_width_characters_are_a_signal(tmp_path):
+    for text in ("fastgrid\x1b[31m renders tables.", "fastgrid \u202erenders tables.", "fast\u200bgrid renders."):
+        report = quality_report(write(tmp_path / "c.jsonl", [*GOOD, sample(text)]))
+        assert report.signal_total("invalid_characters") == 1, text
+        assert not report.clean
