@@ -29,6 +29,7 @@ from lettuce_build.builds.output import DATASET_DIR
 from lettuce_build.builds.recipe import RECIPE_FILE, Recipe
 from lettuce_build.builds.run import BuildSummary, run_build
 from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.paths import check_writable
 from lettuce_build.core.quiet import quiet
 from lettuce_build.core.tables import write_jsonl
 from lettuce_build.llm.protocol import Backend
@@ -69,6 +70,7 @@ def build(
     data = settings.pop("input", None)
     path = str(data) if isinstance(data, str | Path) else None
     recipe = _recipe(source, recipe, {"out": out, "input": path, **settings})
+    check_writable(recipe.out)  # before any input is read or model started
     if data is not None and path is None:  # rows in memory: a file the build (and a replay) reads
         recipe = recipe.model_copy(update={"input": str(_input_file(data, recipe.out))})
     backend = backend or recipe.make_backend()
@@ -137,10 +139,7 @@ def _recipe(source: str | None, recipe: Recipe | str | Path | None, settings: di
         recipe = Recipe.read(Path(recipe))
     given = {"source": source, **settings}
     chosen = {key: value for key, value in given.items() if value is not None}
-    if recipe is not None:
-        recipe = Recipe.model_validate({**recipe.model_dump(), **chosen})
-    else:
-        recipe = Recipe.model_validate(chosen)
+    recipe = Recipe.checked({**recipe.model_dump(), **chosen} if recipe is not None else chosen)
     return recipe.model_copy(update={"out": Path(recipe.out).resolve()})
 
 
@@ -166,12 +165,13 @@ def push(
 
     from huggingface_hub import HfApi
 
-    from lettuce_build.publish.hub import FolderTarget, HubTarget, Target, publish
+    from lettuce_build.publish.hub import FolderTarget, HubTarget, PublishError, Target, publish
 
     if dry_run is None and repo_id is None:
-        raise ValueError("give repo_id, or dry_run for a local folder")
+        raise PublishError("give repo_id, or dry_run for a local folder")
     target: Target
     if dry_run is not None:
+        check_writable(Path(dry_run), "--dry-run folder")
         target = FolderTarget(Path(dry_run).resolve(), repo_id or Path(dry_run).name)
     else:
         assert repo_id is not None

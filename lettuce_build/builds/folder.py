@@ -28,7 +28,7 @@ from lettuce_build.builds.shards import ShardRecord
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.tables import read_jsonl, write_atomic, write_jsonl
 from lettuce_build.engine.records import FailureRow, StageStats
-from lettuce_build.llm.cache import CACHE_FILE, RequestCache
+from lettuce_build.llm.cache import CACHE_FILE, RequestCache, answered_totals
 from lettuce_build.llm.protocol import BackendInfo
 
 MANIFEST_FILE = "manifest.json"
@@ -120,10 +120,31 @@ class Manifest(BaseModel):
         self.cache_namespaces = dict(previous.cache_namespaces) if previous else {}
         return self
 
-    def tally(self) -> None:
-        """Bring ``runs`` and ``cost`` up to date with this run's stages."""
+    def tally(self, answered: tuple[int, int, int] = (0, 0, 0)) -> None:
+        """Bring ``runs`` and ``cost`` up to date with this run's stages. ``answered``: the
+        answers, prompt and completion tokens the build's cache holds; a run that was killed
+        recorded none of its stages, yet every answer it cached was paid for, so the cost counts
+        at least those."""
         self.runs = [*self._earlier, RunCost.of(self.started, self.status, self.stages)]
-        self.cost = RunCost.total(self.runs)
+        total = RunCost.total(self.runs)
+        requests, prompt_tokens, completion_tokens = answered
+        self.cost = total.model_copy(
+            update={
+                "requests": max(total.requests, requests),
+                "prompt_tokens": max(total.prompt_tokens, prompt_tokens),
+                "completion_tokens": max(total.completion_tokens, completion_tokens),
+            }
+        )
+
+    def unfinished(self) -> str | None:
+        """What to say first of a folder whose last run did not finish: its outputs, if any,
+        are those of the run before it."""
+        if self.status == "finished":
+            return None
+        why = f": {self.error}" if self.error else " (killed, or still running)"
+        return (
+            f"note: the last run of this build did not finish ({self.status}{why}); outputs shown are older"
+        )
 
 
 class BuildDir:
@@ -175,6 +196,21 @@ class BuildDir:
         finally:
             handle.close()
 
+    def unfinished_note(self) -> str | None:
+        """`Manifest.unfinished` of this folder, when it is a build folder with a manifest."""
+        if not (self.path / MANIFEST_FILE).is_file():
+            return None
+        manifest = self.previous_manifest()
+        return manifest.unfinished() if manifest else f"note: {self.path / MANIFEST_FILE} cannot be read"
+
+    def require_build(self) -> None:
+        """Refuse a folder that no build wrote (no manifest): `failures` and `show` read builds."""
+        if not (self.path / MANIFEST_FILE).is_file():
+            raise ManifestError(
+                f"{self.path} is not a build folder (no {MANIFEST_FILE}): give the folder "
+                "`lettuce-build build --out` wrote"
+            )
+
     def previous_manifest(self) -> Manifest | None:
         """The manifest an earlier run left, if it can be read (a new folder has none)."""
         try:
@@ -184,7 +220,7 @@ class BuildDir:
 
     def write_manifest(self, manifest: Manifest) -> None:
         manifest.updated = time.time()
-        manifest.tally()
+        manifest.tally(answered_totals(self.cache_path))
         write_atomic(self.path / MANIFEST_FILE, manifest.model_dump_json(indent=2))
 
     def record_stage(self, manifest: Manifest, stats: StageStats, failures: list[FailureRow]) -> None:

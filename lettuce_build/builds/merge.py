@@ -22,6 +22,7 @@ from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.recipe import RECIPE_FILE, Recipe
 from lettuce_build.builds.run import BuildSummary, Replay, run_build
 from lettuce_build.builds.shards import ShardError, check_complete, check_same_settings
+from lettuce_build.core.paths import check_writable
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.prompts import prompts_from
@@ -60,6 +61,7 @@ def merge_builds(folders: Sequence[Path], out: Path, backend: Backend | None = N
     if not folders:
         raise ShardError("merge: give the shard folders to join")
     out = Path(out).resolve()
+    check_writable(out, "--out")
     shards = [read_shard(Path(folder).resolve()) for folder in folders]
     if any(shard.build.path == out for shard in shards):
         raise ShardError(f"merge: --out {out} is one of the shards; choose a new folder")

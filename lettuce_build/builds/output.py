@@ -13,12 +13,14 @@ import math
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 from datasets import Dataset, DatasetDict, DatasetInfo, SplitDict, SplitInfo
 from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 from pydantic import BaseModel
 
+from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.memory import pages_released
 
 DATASET_DIR = "dataset"
@@ -28,6 +30,24 @@ HUB_DIR = "hub"
 class OutputPaths(BaseModel):
     dataset: Path
     hub: Path
+
+
+class CorruptOutput(LettuceError):
+    """A saved dataset whose files cannot be read (truncated, overwritten, half copied)."""
+
+
+def read_saved(folder: Path) -> Dataset | DatasetDict:
+    """A folder `save_to_disk` wrote; one whose files cannot be read is named as corrupt."""
+    from datasets import load_from_disk
+
+    try:
+        return load_from_disk(str(folder))
+    except (OSError, ValueError, KeyError, pa.ArrowException) as err:
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+        raise CorruptOutput(
+            f"{folder} is corrupt and cannot be read ({type(err).__name__}: {first}); run the "
+            "build again to write it anew"
+        ) from err
 
 
 def _split_info(dataset_dict: DatasetDict) -> SplitDict:

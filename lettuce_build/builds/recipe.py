@@ -67,6 +67,19 @@ class Recipe(BuildOptions, EndpointSettings):
     judge_backend: BackendKind | None = None
     judge_base_url: str | None = None
 
+    @classmethod
+    def checked(cls, settings: dict[str, Any]) -> Recipe:
+        """A recipe from settings given by a person (flags, keywords): a value that does not fit
+        is a `RecipeError` naming its option and what was expected, not a validation dump."""
+        try:
+            return cls.model_validate(settings)
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            flag = "--" + where.split(".")[0].replace("_", "-") if where else "the settings"
+            detail = f" ({where})" if "." in where else ""
+            raise RecipeError(f"{flag}{detail}: {first['msg']}, got {first.get('input')!r}") from err
+
     def build_options(self) -> BuildOptions:
         return BuildOptions.model_validate(self.model_dump(include=set(BuildOptions.model_fields)))
 
@@ -135,6 +148,8 @@ def read_recipe_file(path: Path) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as err:
         raise RecipeError(f"{path}: cannot read the recipe: {err}") from err
+    except UnicodeDecodeError as err:
+        raise RecipeError(f"{path}: not a recipe (YAML text): {err.reason} at byte {err.start}") from err
     if not isinstance(data, dict):
         raise RecipeError(f"{path}: expected a mapping of build settings, got {type(data).__name__}")
     try:

@@ -33,12 +33,28 @@ class _Commands(click.Group):
             if ctx.meta.get(VERBOSE):
                 raise
             raise click.ClickException(str(err)) from err
+        except OSError as err:  # a path the user gave that cannot be read or written
+            if ctx.meta.get(VERBOSE):
+                raise
+            where = f": {err.filename}" if err.filename else ""
+            raise click.ClickException(f"{err.strerror or err}{where}") from err
         except click.UsageError as err:
             if ctx.meta.get(VERBOSE) or err.ctx is None:
                 raise
             one_line = click.ClickException(f"{err.format_message()} (see `{err.ctx.command_path} --help`)")
             one_line.exit_code = err.exit_code
             raise one_line from err
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as err:
+            # a bug, not the user's doing: still one line, which says how to see the traceback
+            if ctx.meta.get(VERBOSE):
+                raise
+            first = (str(err).strip().splitlines() or [""])[0][:300]
+            raise click.ClickException(
+                f"unexpected {type(err).__name__}: {first} (a bug: run with -v for the traceback, "
+                "and please report it)"
+            ) from err
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})

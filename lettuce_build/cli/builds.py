@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import get_args
 
 import click
+from pydantic import ValidationError
 
 from lettuce_build.builds.recipe import Recipe, StageSampling
 from lettuce_build.cli.options import (
@@ -41,7 +42,11 @@ def failures(build_dir: Path, stage: str | None, reason: str | None, as_json: bo
     from lettuce_build.builds.folder import BuildDir
     from lettuce_build.view.summary import failure_text
 
-    every = BuildDir(build_dir).failures()
+    build = BuildDir(build_dir)
+    build.require_build()
+    if note := build.unfinished_note():
+        click.echo(note)
+    every = build.failures()
     known = {row.reason for row in every}
     if reason is not None and reason not in known:
         listed = ", ".join(sorted(known)) or "none"
@@ -78,14 +83,24 @@ def show(
     from rich.console import Console
 
     from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.core.paths import check_writable
     from lettuce_build.view.samples import load_samples, page_html, sample_panel
     from lettuce_build.view.summary import failure_text
 
+    build = BuildDir(build_dir)
+    build.require_build()
+    if note := build.unfinished_note():
+        click.echo(note)
     if show_failures:
-        for row in BuildDir(build_dir).failures()[:n]:
+        for row in build.failures()[:n]:
             click.echo(failure_text(row))
         return
     if html_file is not None:
+        if html_file.is_dir():
+            raise click.BadParameter(
+                f"{html_file} is a folder; give the page's file name", param_hint="--html"
+            )
+        check_writable(html_file.parent, "folder of --html")
         samples = load_samples(build_dir, split=split, category=category)
         html_file.write_text(
             page_html(samples, f"{build_dir.name}: {len(samples)} samples"), encoding="utf-8"
@@ -168,13 +183,16 @@ def _load_config(ctx: click.Context, param: click.Parameter, path: Path | None) 
 def _stage_sampling(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict:
     """``answer:temperature=0.2`` (repeatable) -> {"answer": {"temperature": "0.2"}}."""
     found: dict[str, dict[str, str]] = {}
+    expected = f"expected STAGE:FIELD=VALUE, FIELD one of {', '.join(StageSampling.model_fields)}"
     for value in values:
         stage, _, setting = value.partition(":")
         key, _, number = setting.partition("=")
         if not stage or key not in StageSampling.model_fields or not number:
-            raise click.BadParameter(
-                f"{value!r}: expected STAGE:FIELD=VALUE, FIELD one of {', '.join(StageSampling.model_fields)}"
-            )
+            raise click.BadParameter(f"{value!r}: {expected}")
+        try:
+            StageSampling.model_validate({key: number})
+        except ValidationError as err:
+            raise click.BadParameter(f"{value!r}: {key} {err.errors()[0]['msg'].lower()}") from None
         found.setdefault(stage, {})[key] = number
     return found
 
@@ -401,7 +419,7 @@ def build(
 
     engine = {k: value for k in ENGINE_FIELDS if (value := settings.pop(k, None)) is not None}
     settings["judge_model"] = list(settings["judge_model"] or [])  # click gives a tuple
-    recipe = Recipe.model_validate({**settings, "engine": engine})
+    recipe = Recipe.checked({**settings, "engine": engine})
     if dry_run:
         from lettuce_build.api import dry_run as estimate
         from lettuce_build.view.summary import dry_run_text

@@ -32,8 +32,11 @@ def audit(path: Path, strict: bool) -> None:
     LettuceDetect's format), with no model: the quality gates' signals per dataset and class
     (loops, markup, answers that ask or lack support, added spans already in the context),
     duplicates and train/test overlap, lengths, coverage and the category mix."""
+    from lettuce_build.builds.folder import BuildDir
     from lettuce_build.view.quality import quality_report, quality_text
 
+    if path.is_dir() and (note := BuildDir(path).unfinished_note()):
+        click.echo(note)
     try:
         report = quality_report(path)
     except (FileNotFoundError, ValueError) as err:
@@ -53,9 +56,12 @@ def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:
     Prints counts per split, category and subcategory, then each violation with
     its row, field and reason. Exits 1 on any violation.
     """
+    from lettuce_build.builds.folder import BuildDir
     from lettuce_build.view.audit import audit
     from lettuce_build.view.summary import audit_text
 
+    if path.is_dir() and (note := BuildDir(path).unfinished_note()):
+        click.echo(note)
     try:
         report = audit(path, load_taxonomy(taxonomy_file))
     except (FileNotFoundError, ValueError) as err:

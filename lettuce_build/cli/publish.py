@@ -60,6 +60,7 @@ def push(
     """
     from huggingface_hub import HfApi
 
+    from lettuce_build.core.paths import check_writable
     from lettuce_build.publish.hub import FolderTarget, HubTarget, publish, push_jobs
 
     if (source_name is None) == (collection is None):
@@ -71,6 +72,7 @@ def push(
     if dry_run is None and repo is None:
         raise click.UsageError("--repo-id is required unless --dry-run is given")
     if dry_run is not None:
+        check_writable(dry_run, "--dry-run folder")
         target = FolderTarget(dry_run, repo or dry_run.name)
     else:
         assert repo is not None

@@ -98,9 +98,21 @@ def read_table(path: Path, required: Sequence[str] = ()) -> Iterator[tuple[int, 
         raise TableError(f"{path}: expected a .jsonl or .parquet file")
 
 
+#: suffixes that make a name a file's, never a Hub dataset's ("data/rows.jsonl")
+_FILE_SUFFIXES = frozenset({".jsonl", ".json", ".parquet", ".csv", ".tsv", ".md", ".txt", ".arrow"})
+
+
 def is_hub_id(source: str) -> bool:
-    """``org/name`` that is not a local path."""
-    return source.count("/") == 1 and not source.startswith((".", "/", "~")) and not Path(source).exists()
+    """``org/name`` that is not a local path: not a file name (by its suffix) and not under a
+    folder that exists here (``data/rows`` with a ``data/`` beside it means that folder)."""
+    path = Path(source)
+    return (
+        source.count("/") == 1
+        and not source.startswith((".", "/", "~"))
+        and path.suffix.lower() not in _FILE_SUFFIXES
+        and not path.exists()
+        and not path.parent.is_dir()
+    )
 
 
 def read_input(
@@ -119,16 +131,25 @@ def read_input(
         return
     dataset_id = source or hub_id
     if dataset_id is None or not is_hub_id(dataset_id):
-        raise TableError(f"{source}: no such file, and not a Hugging Face dataset id (org/name)")
+        raise TableError(f"{source}: no such file or folder (nor a Hugging Face dataset id, org/name)")
     from datasets import load_dataset
 
-    loaded = load_dataset(dataset_id, hub_config, streaming=True)
-    for split, rows in loaded.items():
-        if hub_splits is not None and split not in hub_splits:
-            continue
-        for index, row in enumerate(rows):
-            _check_columns(f"{dataset_id} ({split}) row {index}", row, required)
-            yield dict(row, split=split)
+    try:
+        loaded = load_dataset(dataset_id, hub_config, streaming=True)
+        for split, rows in loaded.items():
+            if hub_splits is not None and split not in hub_splits:
+                continue
+            for index, row in enumerate(rows):
+                _check_columns(f"{dataset_id} ({split}) row {index}", row, required)
+                yield dict(row, split=split)
+    except (OSError, ConnectionError, ValueError) as err:  # offline, no such dataset, no access
+        if isinstance(err, TableError):
+            raise
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+        raise TableError(
+            f"{dataset_id}: cannot read this Hugging Face dataset ({type(err).__name__}: {first}); "
+            "offline, download it elsewhere and pass the local .jsonl or .parquet file as --input"
+        ) from err
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -86,6 +86,26 @@ def _loaded(value: str | bytes | None) -> str | None:
     return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
 
 
+def answered_totals(path: Path) -> tuple[int, int, int]:
+    """(answers, prompt tokens, completion tokens) a cache file holds, read without opening it
+    for writing (a build may be writing it): what the build's model has answered so far, in any
+    run, a killed one included. Zeros when there is no readable file."""
+    if not path.exists():
+        return 0, 0, 0
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            row = db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) "
+                "FROM responses"
+            ).fetchone()
+        finally:
+            db.close()
+    except sqlite3.DatabaseError:  # damaged, or no table yet: the runs' own figures stand
+        return 0, 0, 0
+    return int(row[0]), int(row[1]), int(row[2])
+
+
 class CacheStats(BaseModel):
     rows: int
     hits: int

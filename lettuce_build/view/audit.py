@@ -13,10 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
-from datasets import Features, load_from_disk
+from datasets import Features
 from pydantic import BaseModel, Field, ValidationError
 
+from lettuce_build.builds.output import read_saved
 from lettuce_build.core.schema import COLUMNS, HallucinationSample, Violation, check_sample, row_to_sample
 from lettuce_build.core.tables import iter_jsonl
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy
@@ -79,7 +81,14 @@ def _jsonl_rows(path: Path) -> Iterator[_RawRow]:
 
 
 def _parquet_rows(path: Path) -> Iterator[_RawRow]:
-    table = pq.read_table(path)
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as err:
+        message = f"not a readable parquet file (truncated or corrupt?): {err}"
+        yield _RawRow(
+            where=str(path), row=-1, error=Violation(field="(file)", reason="unreadable", message=message)
+        )
+        return
     if missing := _missing_columns(table.column_names, path):
         yield _RawRow(where=str(path), row=-1, error=missing)
         return
@@ -89,7 +98,7 @@ def _parquet_rows(path: Path) -> Iterator[_RawRow]:
 
 
 def _saved_rows(path: Path) -> Iterator[_RawRow]:
-    loaded = load_from_disk(str(path))
+    loaded = read_saved(path)
     splits = loaded.items() if hasattr(loaded, "items") else [("data", loaded)]
     for split, dataset in splits:
         if missing := _missing_columns(dataset.column_names, path / split):

@@ -12,10 +12,12 @@ import html
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from datasets import DatasetDict
 from rich.console import Group
 from rich.panel import Panel
 from rich.text import Text
 
+from lettuce_build.builds.output import DATASET_DIR, read_saved
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.schema import HallucinationSample, Span, row_to_sample
 
@@ -38,12 +40,12 @@ def load_samples(
 ) -> list[HallucinationSample]:
     """Samples of a build folder (its ``dataset/``), optionally of one split or one category
     (``clean`` for samples without spans)."""
-    from datasets import load_from_disk
-
-    folder = out / "dataset"
+    folder = out / DATASET_DIR
     if not folder.exists():
         raise NoSamples(f"{out}: the build made no samples; its failures: `lettuce-build failures {out}`")
-    dataset = load_from_disk(str(folder))
+    dataset = read_saved(folder)
+    if not isinstance(dataset, DatasetDict):
+        raise NoSamples(f"{folder}: expected the splits a build writes, found one dataset")
     if split is not None and split not in dataset:
         raise NoSamples(f"{out}: no split {split!r}; its splits: {', '.join(dataset)}")
     chosen: list[HallucinationSample] = []

@@ -271,7 +271,11 @@ def test_a_lettucedetect_span_out_of_range_is_reported_not_raised(tmp_path):
 
 
 def test_control_bidi_and_zero_width_characters_are_a_signal(tmp_path):
-    for text in ("fastgrid\x1b[31m renders tables.", "fastgrid \u202erenders tables.", "fast\u200bgrid renders."):
+    for text in (
+        "fastgrid\x1b[31m renders tables.",
+        "fastgrid \u202erenders tables.",
+        "fast\u200bgrid renders.",
+    ):
         report = quality_report(write(tmp_path / "c.jsonl", [*GOOD, sample(text)]))
         assert report.signal_total("invalid_characters") == 1, text
         assert not report.clean
