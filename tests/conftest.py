@@ -72,3 +72,13 @@ def embedded_backend():
 def real_engine(embedded_backend) -> None:
     """For tests that start the embedded engine in another process (a server, a Ray actor, a
     notebook): they run wherever it starts in this one."""
+
+
+@pytest.fixture(scope="session")
+def vllm_server(real_engine):
+    """A real OpenAI-compatible server on loopback (vLLM's CPU build serving smollm2-135m),
+    started once for the modules that use it."""
+    from .support.vllm_server import vllm_openai_server
+
+    with vllm_openai_server() as url:
+        yield url

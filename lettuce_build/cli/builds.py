@@ -45,7 +45,7 @@ def failures(build_dir: Path, stage: str | None, reason: str | None, as_json: bo
     build = BuildDir(build_dir)
     build.require_build()
     if note := build.unfinished_note():
-        click.echo(note)
+        click.echo(note, err=True)
     every = build.failures()
     known = {row.reason for row in every}
     if reason is not None and reason not in known:
@@ -90,7 +90,7 @@ def show(
     build = BuildDir(build_dir)
     build.require_build()
     if note := build.unfinished_note():
-        click.echo(note)
+        click.echo(note, err=True)
     if show_failures:
         for row in build.failures()[:n]:
             click.echo(failure_text(row))

@@ -36,7 +36,7 @@ def audit(path: Path, strict: bool) -> None:
     from lettuce_build.view.quality import quality_report, quality_text
 
     if path.is_dir() and (note := BuildDir(path).unfinished_note()):
-        click.echo(note)
+        click.echo(note, err=True)
     try:
         report = quality_report(path)
     except (FileNotFoundError, ValueError) as err:
@@ -61,7 +61,7 @@ def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:
     from lettuce_build.view.summary import audit_text
 
     if path.is_dir() and (note := BuildDir(path).unfinished_note()):
-        click.echo(note)
+        click.echo(note, err=True)
     try:
         report = audit(path, load_taxonomy(taxonomy_file))
     except (FileNotFoundError, ValueError) as err:

@@ -36,7 +36,7 @@ from datasets import Dataset, Features, Value, concatenate_datasets
 from datasets.arrow_writer import ArrowWriter
 from pydantic import BaseModel, ValidationError
 
-from lettuce_build.core.characters import displayable, invalid_in
+from lettuce_build.core.characters import displayable, invalid_character, invalid_in
 from lettuce_build.core.memory import give_back, pages_released, release_read
 from lettuce_build.core.seeding import number
 from lettuce_build.core.version import code_fingerprint
@@ -104,7 +104,9 @@ def request_seed(build_seed: int, key: str, attempt: int) -> int:
 
 
 def check_response(stage: Stage, completion: Completion) -> Any:
-    """Turn a raw completion into what `stage.parse` takes, or raise `ParseFailure`."""
+    """Turn a raw completion into what `stage.parse` takes, or raise `ParseFailure`: what the
+    provider did not answer, what is longer than its max_tokens allows, what holds a character
+    no published text may (core/characters.py), what is cut or not the JSON asked for."""
     text = completion.text
     if completion.finish_reason == PROMPT_TOO_LONG:
         detail = f"{completion.prompt_tokens} prompt tokens do not fit the model's context"
@@ -130,26 +132,22 @@ def check_response(stage: Stage, completion: Completion) -> Any:
     if not text.strip():
         raise ParseFailure("empty_output", "the model returned no text")
     if stage.response_model is None:
+        if problem := invalid_character(text):
+            raise ParseFailure("invalid_characters", problem)
         return text
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise ParseFailure("malformed_json", f"{err.msg} at position {err.pos}") from err
+    # checked as decoded: JSON escapes ("\u202e", "\ud800") are characters only now
+    if problem := invalid_in(data):
+        raise ParseFailure("invalid_characters", problem)
     try:
         return stage.response_model.model_validate(data)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise ParseFailure("schema_mismatch", f"{where}: {first['msg']}") from err
-
-
-def parsed_output(stage: Stage, item: dict[str, Any], completion: Completion) -> dict[str, Any]:
-    """What ``stage`` makes of ``completion`` for ``item``, or `ParseFailure`; an output holding
-    a character no published text may hold (core/characters.py) fails and is retried."""
-    outputs = stage.parse(item, check_response(stage, completion))
-    if problem := invalid_in(outputs):
-        raise ParseFailure("invalid_characters", problem)
-    return outputs
 
 
 def seeded_request(
@@ -287,7 +285,7 @@ class _StageRun:
             for i, completion, was_fresh in zip(pending, completions, fresh, strict=True):
                 fresh_flags[i] = was_fresh
                 try:
-                    results[i] = parsed_output(stage, items[i], completion)
+                    results[i] = stage.parse(items[i], check_response(stage, completion))
                 except ParseFailure as failure:
                     failures[i] = FailureRow(
                         key=items[i]["key"],
@@ -520,4 +518,4 @@ def call_stage(
     """
     schema = stage.response_model.model_json_schema() if stage.response_model else None
     [completion] = backend.generate([seeded_request(stage, item, seed, attempt, schema)])
-    return parsed_output(stage, item, completion)
+    return stage.parse(item, check_response(stage, completion))

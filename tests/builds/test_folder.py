@@ -72,7 +72,7 @@ def test_failures_can_be_filtered_by_stage_and_reason(build):
     result = invoke("failures", build.path, "--reason", "wrong_value")
     assert "2 failure(s)" in result.output and "expected 6, got 999" in result.output
     assert "0 failure(s)" in invoke("failures", build.path, "--stage", "inject").output
-    rows = [json.loads(line) for line in invoke("failures", build.path, "--json").output.splitlines()]
+    rows = [json.loads(line) for line in invoke("failures", build.path, "--json").stdout.splitlines()]
     assert {r["key"] for r in rows} == {"k3", "k5"} and {r["attempt"] for r in rows} == {1}
 
 

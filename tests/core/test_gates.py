@@ -230,3 +230,22 @@ def test_a_contexts_stems_leave_out_stopwords_and_one_character_words_on_either_
     stems = {"render", "column", "rows", "see", "docs"}  # "rows"/"docs": too short to lose an s
     assert context_stems(text) == stems
     assert context_stems(text + " café") == {*stems, "café"}  # the same text, read the other way
+
+
+def test_a_short_answer_the_context_never_says_is_unsupported_at_any_length():
+    # the gate once measured only answers of four content words or more
+    assert reason(answer_problem("Barcelona.", CONTEXT)) == "answer_unsupported"
+    assert reason(answer_problem("Mostly Barcelona.", CONTEXT)) == "answer_unsupported"
+    assert reason(answer_problem("Yes.", CONTEXT)) == "answer_unsupported"  # nothing to check
+    assert answer_problem("50 rows.", CONTEXT) is None
+
+
+def test_a_run_of_one_character_is_a_loop_but_a_markdown_rule_is_not():
+    assert reason(answer_problem("fastgrid renders " + "x" * 60, CONTEXT)) == "answer_repetition"
+    assert reason(answer_problem("x" * 1_000_000, CONTEXT)) == "answer_repetition"
+    ruled = (
+        "fastgrid renders large tables in the terminal.\n" + "-" * 60 + "\nThe default page size is 50 rows."
+    )
+    assert answer_problem(ruled, CONTEXT) is None
+    edit = edit_problem("50 rows", "5" * 55 + " rows", "contradiction", CONTEXT)
+    assert reason(edit) == "degenerate_edit"

@@ -109,3 +109,48 @@ def test_wikipedia_parquet_without_the_markdown_column_is_named(tmp_path):
     pq.write_table(pa.table({"id": ["1"], "text": ["x"]}), path)
     with pytest.raises(TableError, match=r"missing column\(s\) \['markdown'\]"):
         WikipediaSource().load(str(path), LoadOptions())
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_and_named(tmp_path):
+    import os
+
+    folder = write_readmes(tmp_path / "docs")
+    (folder / os.fsdecode(b"caf\xe9.md")).write_text(README_B + "\nAnother one.\n")
+    loaded = ReadmeSource().load(str(folder), LoadOptions())
+    assert dict(loaded.skipped) == {"name_not_utf8": 1} and loaded.documents == 3
+
+
+def test_a_row_whose_repo_is_not_a_string_is_skipped_with_its_reason(tmp_path):
+    path = tmp_path / "readmes.jsonl"
+    path.write_text(
+        json.dumps({"repo": ["acme", "fastgrid"], "readme": README_A})
+        + "\n"
+        + json.dumps({"repo": "acme/pebble", "readme": README_B})
+        + "\n"
+    )
+    loaded = ReadmeSource().load(str(path), LoadOptions())
+    assert dict(loaded.skipped) == {"not_a_string": 1}
+    assert {json.loads(i["metadata"])["doc_id"] for i in loaded.items} == {"acme/pebble"}
+
+
+def test_control_bidi_and_zero_width_characters_are_cleaned_from_inputs(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    dirty = README_A.replace("fastgrid", "fast\u200bgrid", 1).replace("\n", "\x1b[0m\n", 1) + "\u202e\x00"
+    (folder / "dirty.md").write_text(dirty.replace("\x00", ""), encoding="utf-8")
+    loaded = ReadmeSource().load(str(folder), LoadOptions())
+    assert loaded.items and loaded.skipped == {}
+    for item in loaded.items:
+        assert not any(c in item["context"] for c in "\u200b\x1b\u202e")
+
+
+def test_a_local_path_that_does_not_exist_is_no_hub_id(tmp_path, monkeypatch):
+    from lettuce_build.core.tables import is_hub_id
+
+    monkeypatch.chdir(tmp_path)
+    assert is_hub_id("org/name")
+    assert not is_hub_id("data/rows.jsonl") and not is_hub_id("data/wiki.parquet")
+    (tmp_path / "data").mkdir()
+    assert not is_hub_id("data/rows")
+    with pytest.raises(TableError, match="no such file or folder"):
+        WikipediaSource().load("data/rows.jsonl", LoadOptions())

@@ -113,3 +113,17 @@ def test_a_ragtruth_build_makes_no_model_call_and_passes_every_invariant(tmp_pat
     )
     assert backend.calls == [] and summary.by_split == {"train": 2, "test": 1}
     assert check_sample(summary.example) == [] and summary.example.category == "contradiction"
+
+
+def test_a_labelled_answer_holding_a_bidi_control_is_refused_and_a_context_is_cleaned(tmp_path):
+    folder = write(tmp_path / "rt", [span("1901", "Evident Conflict")])
+    responses = [json.loads(line) for line in (tmp_path / "rt" / "response.jsonl").read_text().splitlines()]
+    responses[0]["response"] = ANSWER.replace("museum", "mus\u202eeum", 1)  # before the span
+    (tmp_path / "rt" / "response.jsonl").write_text("".join(json.dumps(r) + "\n" for r in responses))
+    sources = [json.loads(line) for line in (tmp_path / "rt" / "source_info.jsonl").read_text().splitlines()]
+    sources[1]["source_info"] = "The museum\x1b[0m is old."
+    (tmp_path / "rt" / "source_info.jsonl").write_text("".join(json.dumps(s) + "\n" for s in sources))
+    loaded = RagTruthSource().load(folder, LoadOptions())
+    assert loaded.skipped["invalid_characters"] == 1
+    assert all("\x1b" not in item["context"] for item in loaded.items)
+    assert len(loaded.items) == 2

@@ -39,7 +39,9 @@ def test_show_prints_samples_with_their_spans_and_types(built):
 
 
 def test_a_build_without_samples_says_where_its_failures_are(tmp_path):
-    (tmp_path / "empty").mkdir()
+    from lettuce_build.builds.folder import BuildDir, Manifest
+
+    BuildDir(tmp_path / "empty").write_manifest(Manifest(source="readme", status="finished"))
     result = CliRunner().invoke(main, ["show", str(tmp_path / "empty")])
     assert (
         result.exit_code == 1

@@ -1,0 +1,132 @@
+"""A loopback proxy in front of a real OpenAI-compatible server that misbehaves as hosted
+providers do, for chosen requests (tests only).
+
+A request whose messages hold a marker word gets that marker's fault; every other request is
+forwarded as it is and answered by the server behind. The faults:
+
+- ``refuse``: 400 with a provider's error body (what a content filter answers);
+- ``fail``: 500, every time (a provider that is down for this request);
+- ``html``: 200 with an HTML page for a body;
+- ``no_choices``: 200 with ``choices: []``;
+- ``surrogate``, ``control``, ``bidi``, ``zero_width``: the server's real answer, with a lone
+  surrogate, an ESC sequence, a right-to-left override or a zero-width space put into its first
+  JSON string value (so the answer still parses: the stage must see the character);
+- ``long``: 100,000 characters with ``finish_reason: stop`` (a server ignoring max_tokens).
+
+The proxy records, per request body, how often it was asked and whether it was answered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+
+#: what each text fault puts into the answer
+INSERTED = {
+    "surrogate": "\ud800",
+    "control": "\x1b[2J",
+    "bidi": "\u202e",
+    "zero_width": "\u200b",
+}
+
+
+def _corrupted(content: str, inserted: str) -> str:
+    """``content`` (a JSON answer) with ``inserted`` at the start of its first string value,
+    escaped as JSON (a lone surrogate can only travel escaped)."""
+    try:
+        data = json.loads(content)
+    except json.JSONDecodeError:
+        return inserted + content
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, str):
+                data[key] = inserted + value
+                break
+    return json.dumps(data)  # ASCII escapes: "\ud800" survives as text
+
+
+class FaultProxy:
+    def __init__(self, upstream: str, faults: dict[str, str]) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.faults = faults
+        self.asked: Counter[str] = Counter()
+        self.answered: set[str] = set()
+        self.faulted: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    def fault_of(self, body: dict[str, Any]) -> str | None:
+        text = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
+        return next((fault for marker, fault in self.faults.items() if marker in text), None)
+
+    def handle(self, raw: bytes) -> tuple[int, str, bytes]:
+        body = json.loads(raw)
+        digest = hashlib.sha256(raw).hexdigest()
+        fault = self.fault_of(body)
+        with self.lock:
+            self.asked[digest] += 1
+            if fault:
+                self.faulted[fault] += 1
+        if fault == "refuse":
+            error = {
+                "error": {"message": "The response was filtered due to the prompt.", "code": "content_filter"}
+            }
+            return 400, "application/json", json.dumps(error).encode()
+        if fault == "fail":
+            return 500, "application/json", b'{"error": {"message": "internal error"}}'
+        if fault == "html":
+            return 200, "text/html", b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+        if fault == "no_choices":
+            return 200, "application/json", json.dumps({"id": "x", "choices": []}).encode()
+        response = httpx.post(
+            f"{self.upstream}/chat/completions",
+            content=raw,
+            timeout=600,
+            headers={"Content-Type": "application/json"},
+        )
+        if response.status_code != 200:
+            return response.status_code, "application/json", response.content
+        payload = response.json()
+        message = payload["choices"][0]["message"]
+        if fault == "long":
+            message["content"] = "x" * 100_000
+            payload["choices"][0]["finish_reason"] = "stop"
+        elif fault in INSERTED:
+            message["content"] = _corrupted(message["content"] or "", INSERTED[fault])
+        with self.lock:
+            self.answered.add(digest)
+        return 200, "application/json", json.dumps(payload).encode()
+
+
+@contextmanager
+def serve_faults(upstream: str, faults: dict[str, str]) -> Iterator[tuple[str, FaultProxy]]:
+    """Yield the proxy's base URL on 127.0.0.1 and the proxy, in front of ``upstream``;
+    ``faults``: marker word -> fault."""
+    proxy = FaultProxy(upstream, faults)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            status, kind, payload = proxy.handle(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_port}/v1", proxy
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
