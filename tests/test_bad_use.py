@@ -96,6 +96,15 @@ BAD_USE = {
         "nowhere.jsonl",
     ),
     "cache stats: not a build": (["cache", "stats", "{t}/plain"], "cache.sqlite"),
+    "squeez: --output-dir under a file": (
+        ["squeez", "--phase", "1", "--output-dir", "{t}/file.txt/sq", "--instances", "{t}/nowhere.jsonl"],
+        "file.txt",
+    ),
+    "squeez: --shard 5/2": (["squeez", "--phase", "1", "--output-dir", "{t}/sq", "--shard", "5/2"], "I/N"),
+    "squeez: a later phase before the first": (
+        ["squeez", "--phase", "2", "--output-dir", "{t}/sq"],
+        "phase 1",
+    ),
 }
 
 

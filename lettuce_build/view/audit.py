@@ -58,7 +58,7 @@ def _missing_columns(columns: list[str], source: Path, row: int | None = None) -
         return None
     return Violation(
         row=row,
-        field=", ".join(missing),
+        field=", ".join(missing) if len(missing) <= 3 else "(columns)",
         reason="missing_column",
         message=f"{source} lacks column(s) {missing}; expected columns: {list(COLUMNS)}",
     )

@@ -92,3 +92,18 @@ def test_a_corrupt_failure_file_names_file_and_line(build):
     (build.path / "failures" / "double.jsonl").write_text('{"key": "x"}\n')
     result = invoke("failures", build.path)
     assert result.exit_code == 1 and "double.jsonl:1" in result.output
+
+
+def test_the_cost_counts_every_answer_the_cache_holds_after_a_killed_run(tmp_path):
+    # a killed run records none of its stages; the answers it cached were paid for all the same
+    from lettuce_build.llm.protocol import Completion
+
+    folder = BuildDir(tmp_path / "out")
+    cache = folder.open_cache()
+    answer = Completion(text="ok", finish_reason="stop", prompt_tokens=10, completion_tokens=3)
+    cache.put_many("m", "v1", [(f"k{i}", answer) for i in range(201)])
+    cache.close()
+    manifest = Manifest(source="readme")
+    folder.write_manifest(manifest)
+    cost = folder.read_manifest().cost
+    assert (cost.requests, cost.prompt_tokens, cost.completion_tokens) == (201, 2010, 603)
