@@ -112,6 +112,11 @@ class OpenAIBackend:
                 return _failed(PROVIDER_ERROR, f"gave up after {tries}: {cause} talking to {shown}")
             except openai.APIResponseValidationError as err:
                 return _failed(MALFORMED_RESPONSE, f"{shown} answered with no chat completion: {err.message}")
+            except openai.OpenAIError as err:  # anything else the SDK raises: the provider's
+                first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+                return _failed(
+                    PROVIDER_ERROR, f"{type(err).__name__} talking to {shown}: {self._redacted(first)}"
+                )
             except ValueError as err:  # a body that says it is JSON and is not (an HTML error page)
                 return _failed(
                     MALFORMED_RESPONSE, f"{shown} answered 200 with a body that is not JSON: {err}"
