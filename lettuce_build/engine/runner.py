@@ -44,7 +44,7 @@ from lettuce_build.engine.columns import arrow_column, batch_rows, empty_dataset
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.progress import StageBar
 from lettuce_build.engine.records import FailureRow, Judgement, StageResult, StageStats
-from lettuce_build.engine.stage import CheckStage, CutText, ParseFailure, Stage
+from lettuce_build.engine.stage import FIELD_LENGTH, CheckStage, CutText, ParseFailure, Stage
 from lettuce_build.llm.cache import schema_json
 from lettuce_build.llm.protocol import PROMPT_TOO_LONG, Backend, ChatRequest, Completion
 
@@ -147,7 +147,8 @@ def check_response(stage: Stage, completion: Completion) -> Any:
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise ParseFailure("schema_mismatch", f"{where}: {first['msg']}") from err
+        reason = FIELD_LENGTH if first["type"] == FIELD_LENGTH else "schema_mismatch"
+        raise ParseFailure(reason, f"{where}: {first['msg']}") from err
 
 
 def seeded_request(

@@ -8,7 +8,8 @@ from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 from datasets import Value
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from lettuce_build.llm.protocol import ChatRequest
 
@@ -29,6 +30,29 @@ class ParseFailure(Exception):
         self.reason = reason
         self.detail = detail
         self.retry = retry
+
+
+#: the validation error of a response field outside its length (see `length_checked`)
+FIELD_LENGTH = "field_length"
+
+
+def length_checked(min_chars: int = 0, max_chars: int | None = None) -> AfterValidator:
+    """A text field's length, checked after decoding instead of in the JSON schema: a bounded
+    length (``minLength``, ``maxLength``) makes the server compile a grammar of every length up
+    to the bound, seconds per request (benchmarks/grammar_cost.py), while ``max_tokens`` already
+    bounds what the model writes. A field outside its length fails the item (``field_length``)."""
+
+    def check(value: str) -> str:
+        if len(value) < min_chars or (max_chars is not None and len(value) > max_chars):
+            most = "" if max_chars is None else f", at most {max_chars}"
+            raise PydanticCustomError(
+                FIELD_LENGTH,
+                "{length} characters; expected at least {least}{most}",
+                {"length": len(value), "least": min_chars, "most": most},
+            )
+        return value
+
+    return AfterValidator(check)
 
 
 class Sampling(BaseModel):

@@ -10,10 +10,10 @@ fails the whole item if any of its spans failed (no label is ever guessed).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from datasets import Value
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from lettuce_build.core.taxonomy import (
     CATEGORY_DEFINITIONS,
@@ -22,7 +22,7 @@ from lettuce_build.core.taxonomy import (
     Taxonomy,
 )
 from lettuce_build.engine.runner import call_stage
-from lettuce_build.engine.stage import ParseFailure, Sampling
+from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.stages.prompted import PromptedStage
 
@@ -31,7 +31,8 @@ SPAN_KEY_SEPARATOR = "::span"
 
 class SpanClass(BaseModel):
     category: Literal["contradiction", "unsupported_addition", "fabricated_reference"]
-    subcategory: str | None = Field(default=None, max_length=40)
+    # checked after decoding, never in the schema (see `length_checked`)
+    subcategory: Annotated[str, length_checked(max_chars=40)] | None = None
 
 
 def mark_span(answer: str, start: int, end: int) -> str:

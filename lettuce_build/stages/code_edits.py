@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import regex
 from pydantic import BaseModel, Field
@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.core.seeding import fraction
 from lettuce_build.core.spans import Edit
 from lettuce_build.core.taxonomy import map_label
-from lettuce_build.engine.stage import ParseFailure, Sampling
+from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
 from lettuce_build.stages.injection import InjectStageBase
@@ -61,12 +61,13 @@ def draw_error(seed: int, key: str, struct_ratio: float) -> str:
 
 
 class CodeChange(BaseModel):
-    original: str = Field(max_length=300)
+    # lengths are checked after decoding, never in the schema (see `length_checked`)
+    original: Annotated[str, length_checked(max_chars=300)]
     #: an inserted block of a few lines is longer than a replaced expression
-    hallucinated: str = Field(min_length=4, max_length=600)
+    hallucinated: Annotated[str, length_checked(4, 600)]
     #: structural edits: the invented name
-    fabricated_name: str = Field(default="", max_length=80)
-    explanation: str = Field(default="", max_length=200)
+    fabricated_name: Annotated[str, length_checked(max_chars=80)] = ""
+    explanation: Annotated[str, length_checked(max_chars=200)] = ""
 
 
 class CodeChanges(BaseModel):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from difflib import SequenceMatcher
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import regex
 from pydantic import BaseModel, Field
@@ -30,7 +30,7 @@ from lettuce_build.core.schema import Span
 from lettuce_build.core.seeding import item_parts
 from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import BUILTIN_SUBCATEGORIES, DEFAULT_TAXONOMY, UNSUPPORTED_ADDITION
-from lettuce_build.engine.stage import ParseFailure, Sampling
+from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.injection import DEFAULT_CONTEXT_CHARS, INJECTION_FEATURES
 from lettuce_build.stages.prompted import PromptedStage
@@ -52,11 +52,12 @@ SpanOrigin = Literal["diff", "located"]
 
 class Reported(BaseModel):
     type: Literal[GENERATION_TYPES]  # type: ignore[valid-type]
-    phrase: str = Field(min_length=2, max_length=300)
+    # lengths are checked after decoding, never in the schema (see `length_checked`)
+    phrase: Annotated[str, length_checked(2, 300)]
 
 
 class Generated(BaseModel):
-    answer: str = Field(min_length=1, max_length=6000)
+    answer: Annotated[str, length_checked(1, 6000)]
     hallucinations: list[Reported] = Field(max_length=MAX_HALLUCINATIONS)
 
 

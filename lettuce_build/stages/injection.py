@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from datasets import List
 from pydantic import BaseModel, Field, create_model
@@ -30,7 +30,7 @@ from lettuce_build.core.spans import (
 )
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, TaxonomyError, map_label
 from lettuce_build.engine.runner import call_stage
-from lettuce_build.engine.stage import ParseFailure, Sampling
+from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.stages.anchors import candidates
 from lettuce_build.stages.prompted import PromptedStage
@@ -105,9 +105,10 @@ MODALITY_NOTES: dict[str, str] = {
 
 
 class Change(BaseModel):
-    original: str = Field(max_length=300)
-    hallucinated: str = Field(min_length=4, max_length=120)
-    explanation: str = Field(default="", max_length=200)
+    # lengths are checked after decoding, never in the schema (see `length_checked`)
+    original: Annotated[str, length_checked(max_chars=300)]
+    hallucinated: Annotated[str, length_checked(4, 120)]
+    explanation: Annotated[str, length_checked(max_chars=200)] = ""
 
 
 class Changes(BaseModel):

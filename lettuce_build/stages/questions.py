@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import regex
@@ -153,8 +154,6 @@ class Asked(BaseModel):
 
 #: the characters a focused question is written in: no second line, markup, quote or early "?"
 _PLAIN = r"[^\n?!\"\\\[\]()<>*#`{}|_~]"
-#: what may follow a term in a focused question: a character that ends a word
-_TERM_END = r"[ ,;:'/.-]"
 _TERM = regex.compile(r"[^\W_]+(?:[.-][^\W_]+)*")
 #: at most this many of the focus sentence's words are offered (the longest: names, terms)
 MAX_FOCUS_TERMS = 12
@@ -167,20 +166,31 @@ def focus_terms(sentence: str) -> list[str]:
     return sorted(terms, key=lambda t: (-len(t), t))[:MAX_FOCUS_TERMS]
 
 
-#: a focused question has at most this many characters either side of the focus term it uses
-MAX_QUESTION_RUN = 60
+#: a focused question asks one thing: an opener, a term and some sixty characters either side
+MAX_FOCUSED_QUESTION_CHARS = 150
 
 
-def question_pattern(sentence: str, question_type: str) -> str:
+def question_pattern(question_type: str) -> str:
     """The regular expression a focused question is decoded under: one of its type's openers,
-    plain words that include one of the sentence's terms as a word of its own (seen live:
-    "abovereserved" passed for "reserved"), and one question mark at the end, bounded in length
-    (unbounded, the embedded model ran on until max_tokens cut it)."""
+    plain words, and one question mark at the end. It is the same for every question of a type,
+    so a server compiles it once per build; the parts that would be per item, or bounded, cost
+    a grammar compile per request (a bounded run of 60 characters either side of a focus term
+    measured 840 ms per request on the embedded tokenizer, the unbounded focus terms 13 ms and
+    42 ms on a 150k vocabulary: benchmarks/grammar_cost.py). The question's use of a focus term
+    and its length are checked after decoding (`uses_focus`, `question_problem`); max_tokens
+    bounds what the model may write."""
     openers = "|".join(QUESTION_TYPES[question_type].openers)
-    terms = "|".join(t.replace(".", r"\.") for t in focus_terms(sentence)) or r"[^\W_]{3,}"
-    before = f"(?:{_PLAIN}{{0,{MAX_QUESTION_RUN}}} )?"
-    after = f"(?:{_TERM_END}{_PLAIN}{{0,{MAX_QUESTION_RUN}}})?"
-    return rf"^({openers}) {before}({terms}){after}\?$"
+    return rf"^({openers}) {_PLAIN}*\?$"
+
+
+def uses_focus(question: str, sentence: str) -> bool:
+    """Whether the question uses one of the focus sentence's terms as a word of its own (seen
+    live: "abovereserved" is not "reserved"), so it is about that sentence."""
+    terms = focus_terms(sentence)
+    if not terms:
+        return True
+    found = {t.lower() for t in _TERM.findall(question)}
+    return any(term.lower() in found for term in terms)
 
 
 class FocusedQuestionStage(QuestionStage):
@@ -210,8 +220,7 @@ class FocusedQuestionStage(QuestionStage):
         return sentences[int(fraction(*item_parts(item["key"], self.seed), "focus") * len(sentences))]
 
     def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
-        asked = {"type": "string", "pattern": question_pattern(self.focus(item), item["question_type"])}
-        return {"type": "object", "properties": {"question": asked}, "required": ["question"]}
+        return _question_schema(item["question_type"])
 
     def _fields(self, item: dict[str, Any]) -> dict[str, Any]:
         # the passage is the focus with its neighbours: the whole chunk drowned a small model
@@ -224,8 +233,23 @@ class FocusedQuestionStage(QuestionStage):
         }
 
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
-        question = " ".join(response.question.split())
-        return {"question": self.checked(item, question), "focus": self.focus(item)}
+        question = self.checked(item, " ".join(response.question.split()))
+        focus = self.focus(item)
+        if len(question) > MAX_FOCUSED_QUESTION_CHARS:
+            detail = f"{len(question)} characters (> {MAX_FOCUSED_QUESTION_CHARS})"
+            raise ParseFailure("question_too_long", detail)
+        if not uses_focus(question, focus):
+            offered = ", ".join(focus_terms(focus)[:5])
+            detail = f"{question[:80]!r} uses none of its sentence's terms ({offered})"
+            raise ParseFailure("question_off_focus", detail)
+        return {"question": question, "focus": focus}
+
+
+@functools.cache
+def _question_schema(question_type: str) -> dict[str, Any]:
+    """One schema per question type (the same object for every item: serialised once per batch)."""
+    asked = {"type": "string", "pattern": question_pattern(question_type)}
+    return {"type": "object", "properties": {"question": asked}, "required": ["question"]}
 
 
 def generate_question(chunk: str, question_type: str, backend: Backend, *, seed: int = 0) -> str:
