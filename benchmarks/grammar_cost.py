@@ -30,7 +30,6 @@ from typing import Any
 import xgrammar as xgr
 
 from lettuce_build.builds.folder import BuildDir
-from lettuce_build.core.spans import Edit
 from lettuce_build.llm.embedded import embedded_model_path
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.code import build_answer
@@ -141,9 +140,13 @@ MODEL_STAGE = {
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--readmes", type=Path, default=ROOT / "examples" / "readmes")
-    parser.add_argument("--swebench", type=Path, default=ROOT.parent / "shared" / "data" / "swebench_lite.jsonl")
+    parser.add_argument(
+        "--swebench", type=Path, default=ROOT.parent / "shared" / "data" / "swebench_lite.jsonl"
+    )
     parser.add_argument("--items", type=int, default=30, help="items per stage")
     parser.add_argument("--build", type=Path, help="a build on this machine: the model's time per request")
     parser.add_argument("--no-150k", action="store_true", help="skip the ~150k vocabulary")
@@ -158,27 +161,31 @@ def main() -> None:
             schemas.setdefault(stage, []).append(schema)
     vocabularies = ["49k"] + ([] if args.no_150k or not WORDS.exists() else ["150k"])
     seconds = model_seconds(args.build)
-    print(f"{'stage':<30} {'schemas':>7} {'unique':>6}  " + "  ".join(
-        f"{v + ' p50/p90/max ms':>26}" for v in vocabularies
-    ) + f"  {'model s/req (here)':>18}  GPU ms/req")
+    print(
+        f"{'stage':<30} {'schemas':>7} {'unique':>6}  "
+        + "  ".join(f"{v + ' p50/p90/max ms':>26}" for v in vocabularies)
+        + f"  {'model s/req (here)':>18}  GPU ms/req  grammar p90 / GPU"
+    )
     worst = 0.0
     for stage, listed in schemas.items():
         unique = {json.dumps(s, sort_keys=True) for s in listed}
         row = f"{stage:<30} {len(listed):>7} {len(unique):>6}  "
+        embedded_p90 = 0.0
         for vocabulary in vocabularies:
             made = compiler(vocabulary)
             times = [compile_ms(made, json.loads(text)) for text in unique]
             p50, p90, top = quantiles(times)
             if vocabulary == "49k":
-                worst = max(worst, p90)
+                worst, embedded_p90 = max(worst, p90), p90
             row += f"{p50:>9.1f} /{p90:>7.1f} /{top:>7.1f}  "
         model = seconds.get(MODEL_STAGE.get(stage, ""), 0.0)
         gpu = GPU_MS["question"] if "question" in stage or "answer" in stage else GPU_MS["edit"]
-        row += f"{model:>18.2f}  {gpu:>9.0f}"
+        # a constant schema compiles once per build: per request it costs nothing
+        per_request = embedded_p90 if len(unique) > 1 else 0.0
+        row += f"{model:>18.2f}  {gpu:>9.0f}  {per_request / gpu:>16.2f}x"
         print(row)
     verdict = "within" if worst <= P90_BOUND_MS else "OVER"
-    print(f"worst p90 on the embedded tokenizer: {worst:.1f} ms ({verdict} the {P90_BOUND_MS:.0f} ms bound); "
-          f"ratio to a GPU's {GPU_MS['question']:.0f} ms question: {worst / GPU_MS['question']:.1f}x")
+    print(f"worst p90 on the embedded tokenizer: {worst:.1f} ms ({verdict} the {P90_BOUND_MS:.0f} ms bound)")
 
 
 if __name__ == "__main__":

@@ -107,7 +107,9 @@ MODALITY_NOTES: dict[str, str] = {
 class Change(BaseModel):
     # lengths are checked after decoding, never in the schema (see `length_checked`)
     original: Annotated[str, length_checked(max_chars=300)]
-    hallucinated: Annotated[str, length_checked(4, 120)]
+    #: as long as an original may be: an anchor can be a whole sentence, and its false version
+    #: is about as long (120, when the grammar enforced it, cut such edits mid-word)
+    hallucinated: Annotated[str, length_checked(4, 300)]
     explanation: Annotated[str, length_checked(max_chars=200)] = ""
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any, NamedTuple
 
 import regex
@@ -166,21 +165,45 @@ def focus_terms(sentence: str) -> list[str]:
     return sorted(terms, key=lambda t: (-len(t), t))[:MAX_FOCUS_TERMS]
 
 
-#: a focused question asks one thing: an opener, a term and some sixty characters either side
+#: a focused question asks one thing: an opener, a term and about a hundred characters more
 MAX_FOCUSED_QUESTION_CHARS = 150
+#: the words a focused question may put between its opener and its term ("How many of the
+#: rows", "What is a page"): a closed list of short words costs a grammar next to nothing,
+#: where free words before the term cost a compile of 13 ms a request (42 ms on a 150k
+#: vocabulary: benchmarks/grammar_cost.py)
+_LEAD_WORDS = (
+    "the",
+    "a",
+    "an",
+    "I",
+    "you",
+    "we",
+    "is",
+    "are",
+    "does",
+    "do",
+    "can",
+    "to",
+    "use",
+    "its",
+    "this",
+    "kind of",
+    "type of",
+    "of",
+)
 
 
-def question_pattern(question_type: str) -> str:
+def question_pattern(sentence: str, question_type: str) -> str:
     """The regular expression a focused question is decoded under: one of its type's openers,
-    plain words, and one question mark at the end. It is the same for every question of a type,
-    so a server compiles it once per build; the parts that would be per item, or bounded, cost
-    a grammar compile per request (a bounded run of 60 characters either side of a focus term
-    measured 840 ms per request on the embedded tokenizer, the unbounded focus terms 13 ms and
-    42 ms on a 150k vocabulary: benchmarks/grammar_cost.py). The question's use of a focus term
-    and its length are checked after decoding (`uses_focus`, `question_problem`); max_tokens
-    bounds what the model may write."""
+    at most two short lead words, one of the focus sentence's terms, then plain words and one
+    question mark at the end. No bounded run of characters: a run of 60 either side of the term
+    cost 840 ms of grammar compile per request on the embedded tokenizer; the question's length
+    and that the term stands as a word of its own are checked after decoding (`uses_focus`,
+    `MAX_FOCUSED_QUESTION_CHARS`), and max_tokens bounds what the model writes."""
     openers = "|".join(QUESTION_TYPES[question_type].openers)
-    return rf"^({openers}) {_PLAIN}*\?$"
+    terms = "|".join(t.replace(".", r"\.") for t in focus_terms(sentence)) or r"[^\W_]{3,}"
+    lead = "|".join(_LEAD_WORDS)
+    return rf"^({openers}) (?:(?:{lead}) ){{0,2}}({terms}){_PLAIN}*\?$"
 
 
 def uses_focus(question: str, sentence: str) -> bool:
@@ -220,7 +243,8 @@ class FocusedQuestionStage(QuestionStage):
         return sentences[int(fraction(*item_parts(item["key"], self.seed), "focus") * len(sentences))]
 
     def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
-        return _question_schema(item["question_type"])
+        asked = {"type": "string", "pattern": question_pattern(self.focus(item), item["question_type"])}
+        return {"type": "object", "properties": {"question": asked}, "required": ["question"]}
 
     def _fields(self, item: dict[str, Any]) -> dict[str, Any]:
         # the passage is the focus with its neighbours: the whole chunk drowned a small model
@@ -240,16 +264,9 @@ class FocusedQuestionStage(QuestionStage):
             raise ParseFailure("question_too_long", detail)
         if not uses_focus(question, focus):
             offered = ", ".join(focus_terms(focus)[:5])
-            detail = f"{question[:80]!r} uses none of its sentence's terms ({offered})"
+            detail = f"{question[:80]!r} uses none of its sentence's terms as a word ({offered})"
             raise ParseFailure("question_off_focus", detail)
         return {"question": question, "focus": focus}
-
-
-@functools.cache
-def _question_schema(question_type: str) -> dict[str, Any]:
-    """One schema per question type (the same object for every item: serialised once per batch)."""
-    asked = {"type": "string", "pattern": question_pattern(question_type)}
-    return {"type": "object", "properties": {"question": asked}, "required": ["question"]}
 
 
 def generate_question(chunk: str, question_type: str, backend: Backend, *, seed: int = 0) -> str:
