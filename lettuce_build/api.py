@@ -25,9 +25,10 @@ from datasets import DatasetDict, load_from_disk
 from pydantic import BaseModel, ConfigDict
 
 from lettuce_build.builds.dry_run import DryRun, estimate
+from lettuce_build.builds.execute import run_recipe
 from lettuce_build.builds.output import DATASET_DIR
 from lettuce_build.builds.recipe import RECIPE_FILE, Recipe
-from lettuce_build.builds.run import BuildSummary, run_build
+from lettuce_build.builds.run import BuildSummary
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.paths import check_writable
 from lettuce_build.core.quiet import quiet
@@ -73,19 +74,7 @@ def build(
     check_writable(recipe.out)  # before any input is read or model started
     if data is not None and path is None:  # rows in memory: a file the build (and a replay) reads
         recipe = recipe.model_copy(update={"input": str(_input_file(data, recipe.out))})
-    backend = backend or recipe.make_backend()
-    if judges is None:
-        judges = recipe.make_judges(backend) if recipe.verify else []
-    with prompts_from(recipe.prompts):
-        summary = run_build(
-            recipe.build_options(),
-            backend,
-            batch_size=recipe.batch_size,
-            sampling=recipe.stage_sampling(),
-            judges=judges,
-            refresh=refresh,
-        )
-    written = recipe.as_ran(backend.info()).write(recipe.out)
+    summary, written = run_recipe(recipe, backend=backend, judges=judges, refresh=refresh)
     return _result(summary, written)
 
 

@@ -18,14 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lettuce_build.builds.execute import run_recipe
 from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.recipe import RECIPE_FILE, Recipe
-from lettuce_build.builds.run import BuildSummary, Replay, run_build
+from lettuce_build.builds.run import BuildSummary, Replay
 from lettuce_build.builds.shards import ShardError, check_complete, check_same_settings
 from lettuce_build.core.paths import check_writable
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import Backend
-from lettuce_build.prompts import prompts_from
 from lettuce_build.sources.base import LoadResult
 
 #: recipe settings that may differ between shards of one build: they change where and how
@@ -77,16 +77,12 @@ def merge_builds(folders: Sequence[Path], out: Path, backend: Backend | None = N
     finally:
         cache.close()
     recipe = recipe.model_copy(update={"out": out, "shard": None})
-    backend = backend or recipe.make_backend()  # an engine starts only on a cache miss
     replay = Replay(
         loaded=LoadResult(items=items, documents=record.documents, skipped=Counter(record.skipped)),
         sources=[shard.name for shard in shards],
     )
-    with prompts_from(recipe.prompts):
-        summary = run_build(
-            recipe.build_options(), backend, recipe.batch_size, recipe.stage_sampling(), replay=replay
-        )
-    recipe.write(out)
+    # the recipe's backend and judges, as the shards' were (an engine starts only on a cache miss)
+    summary, _ = run_recipe(recipe, backend=backend, replay=replay)
     return summary
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import get_args
 
@@ -176,8 +177,38 @@ def _load_config(ctx: click.Context, param: click.Parameter, path: Path | None) 
     settings["sampling"] = [
         f"{stage}:{key}={value}" for stage, values in sampling.items() for key, value in values.items()
     ]
-    ctx.default_map = {**(ctx.default_map or {}), **settings, **engine}
+    # an engine setting with a flag of its own defaults that flag; every other one --engine-arg,
+    # so that none is dropped (click ignores defaults of options that do not exist)
+    flags = {param.name for param in ctx.command.params}
+    settings["engine_arg"] = [
+        f"{key}={json.dumps(value)}" for key, value in engine.items() if key not in flags
+    ]
+    flagged = {key: value for key, value in engine.items() if key in flags}
+    ctx.default_map = {**(ctx.default_map or {}), **settings, **flagged}
     return path
+
+
+def _engine_args(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict:
+    """``max_num_seqs=8`` (repeatable; a value is JSON or plain text) -> {"max_num_seqs": 8},
+    each checked against the engine's settings (`EngineSettings`)."""
+    from lettuce_build.llm.settings import EngineSettings
+
+    found: dict[str, object] = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        if not sep or key not in EngineSettings.model_fields:
+            fields = ", ".join(EngineSettings.model_fields)
+            raise click.BadParameter(f"{value!r}: expected KEY=VALUE, KEY one of {fields}")
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError:
+            parsed = text  # plain text: a dtype, a revision
+        try:
+            EngineSettings.model_validate({key: parsed})
+        except ValidationError as err:
+            raise click.BadParameter(f"{value!r}: {err.errors()[0]['msg']}") from None
+        found[key] = parsed
+    return found
 
 
 def _stage_sampling(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict:
@@ -283,6 +314,15 @@ BUILD_EXAMPLES = (
     help="vLLM: share of GPU memory.",
 )
 @click.option("--dtype", help="vLLM: weight dtype (auto, bfloat16, float16...).")
+@click.option(
+    "--engine-arg",
+    "engine_arg",
+    multiple=True,
+    metavar="KEY=VALUE",
+    callback=_engine_args,
+    help="Any other vLLM engine setting, e.g. max_num_seqs=64 or trust_remote_code=true (repeatable; "
+    "checked against the engine's settings; a flag of its own wins).",
+)
 @click.option(
     "--chat-template-kwargs",
     type=_JsonObject(),
@@ -417,7 +457,8 @@ def build(
     from lettuce_build.llm.settings import ENGINE_FIELDS
     from lettuce_build.view.summary import summary_text
 
-    engine = {k: value for k in ENGINE_FIELDS if (value := settings.pop(k, None)) is not None}
+    engine = {**settings.pop("engine_arg")}  # type: ignore[dict-item]
+    engine |= {k: value for k in ENGINE_FIELDS if (value := settings.pop(k, None)) is not None}
     settings["judge_model"] = list(settings["judge_model"] or [])  # click gives a tuple
     recipe = Recipe.checked({**settings, "engine": engine})
     if dry_run:

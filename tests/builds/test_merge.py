@@ -202,3 +202,38 @@ def test_a_shard_killed_mid_run_resumes_and_still_merges_into_the_single_build(t
     )
     same_build(tmp_path / "merged", tmp_path / "single")
     assert json.loads((killed / "manifest.json").read_text())["status"] == "finished"
+
+
+def test_a_merged_verify_build_is_judged_by_the_judges_its_shards_used(tmp_path, monkeypatch):
+    import lettuce_build.llm.factory as factory
+
+    from ..support.judges import judge
+
+    made = factory.make_backend
+    # the recipe's judge is made by name, as the shards' was; here a scripted one stands in
+    monkeypatch.setattr(
+        factory,
+        "make_backend",
+        lambda kind, model, **kw: judge(model) if model == "judge-x" else made(kind, model, **kw),
+    )
+
+    docs = write_many_readmes(tmp_path / "docs", 12)
+    folders = [tmp_path / f"shard{i}" for i in range(2)]
+    for i, folder in enumerate(folders):
+        backend = ScriptedBackend(flaky_respond, model="smollm2-135m")
+        lettuce_build.build(
+            "readme",
+            input=str(docs),
+            out=folder,
+            shard=f"{i}/2",
+            backend=backend,
+            verify=True,
+            judge_model=["judge-x"],
+            judges=[judge("judge-x")],
+        )
+    merge_builds(folders, tmp_path / "merged", ScriptedBackend(flaky_respond, model="smollm2-135m"))
+    manifest = BuildDir(tmp_path / "merged").read_manifest()
+    # before, a merge passed no judges: the build's own model judged it
+    assert [j.model for j in manifest.judges] == ["judge-x"]
+    assert manifest.counts is not None and manifest.counts.judge is not None
+    assert manifest.counts.judge.judges == ["judge-x"]

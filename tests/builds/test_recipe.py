@@ -102,3 +102,38 @@ def test_sampling_and_prompts_flags_go_into_the_recipe_and_a_bad_one_is_a_one_li
         and "expected STAGE:FIELD=VALUE, FIELD one of temperature, max_tokens, repetition_penalty"
         in bad.output
     )
+
+
+def test_every_engine_setting_of_a_recipe_survives_build_config(tmp_path, monkeypatch):
+    import lettuce_build.api
+
+    engine = {
+        "tensor_parallel_size": 2,
+        "max_model_len": 4096,
+        "gpu_memory_utilization": 0.8,
+        "dtype": "float32",
+        "chat_template_kwargs": {"enable_thinking": False},
+        "model_revision": "main",
+        "max_num_seqs": 7,
+        "max_num_batched_tokens": 4096,
+        "enforce_eager": False,
+        "distributed_executor_backend": "mp",
+        "trust_remote_code": True,
+    }
+    assert set(engine) == set(EngineSettings.model_fields)  # a new setting must join this test
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump({"source": "readme", "out": str(tmp_path / "out"), "engine": engine}))
+    seen = []
+    monkeypatch.setattr(
+        lettuce_build.api,
+        "build",
+        lambda recipe, **kw: seen.append(recipe) or (_ for _ in ()).throw(SystemExit(0)),
+    )
+    CliRunner().invoke(main, ["build", "--config", str(path)])
+    assert seen[0].engine == EngineSettings(**engine)
+    # a flag given beside the recipe wins over it, and --engine-arg reaches every setting
+    seen.clear()
+    CliRunner().invoke(
+        main, ["build", "--config", str(path), "--dtype", "bfloat16", "--engine-arg", "max_num_seqs=9"]
+    )
+    assert seen[0].engine.dtype == "bfloat16" and seen[0].engine.max_num_seqs == 9
