@@ -124,11 +124,12 @@ def test_every_engine_setting_of_a_recipe_survives_build_config(tmp_path, monkey
     path = tmp_path / "recipe.yaml"
     path.write_text(yaml.safe_dump({"source": "readme", "out": str(tmp_path / "out"), "engine": engine}))
     seen = []
-    monkeypatch.setattr(
-        lettuce_build.api,
-        "build",
-        lambda recipe, **kw: seen.append(recipe) or (_ for _ in ()).throw(SystemExit(0)),
-    )
+
+    def capture(recipe, **_):  # the recipe the command would build, and no build
+        seen.append(recipe)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(lettuce_build.api, "build", capture)
     CliRunner().invoke(main, ["build", "--config", str(path)])
     assert seen[0].engine == EngineSettings(**engine)
     # a flag given beside the recipe wins over it, and --engine-arg reaches every setting
