@@ -306,3 +306,11 @@ def test_squeez_names_the_row_of_an_unusable_instance(tmp_path, field, value, ex
         "squeez", "--phase", "1", "--output-dir", tmp_path / "o", "--instances", tmp_path / "i.jsonl"
     )
     assert result.exit_code == 1 and expected in result.output, result.output
+
+
+def test_validate_and_audit_read_a_json_array_of_rows(tmp_path, samples):
+    path = tmp_path / "rows.json"
+    path.write_text(json.dumps([sample_to_row(s) for s in samples]), encoding="utf-8")
+    result = run("validate", path)
+    assert result.exit_code == 0 and f"checked {len(samples)} rows" in result.output, result.output
+    assert f"data quality of {len(samples)} rows" in run("audit", path).output

@@ -80,6 +80,25 @@ def _jsonl_rows(path: Path) -> Iterator[_RawRow]:
             yield _RawRow(where=where, row=index, data=line.row)
 
 
+def _json_array_rows(path: Path) -> Iterator[_RawRow]:
+    """Rows of a JSON file holding an array of rows (or one row)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        error = Violation(field="(file)", reason="unreadable", message=f"not a JSON file: {err}")
+        yield _RawRow(where=str(path), row=-1, error=error)
+        return
+    for index, row in enumerate(data if isinstance(data, list) else [data]):
+        where = f"{path}[{index}]"
+        if not isinstance(row, dict):
+            error = Violation(row=index, field="(row)", reason="not_an_object", message=type(row).__name__)
+            yield _RawRow(where=where, row=index, error=error)
+        elif missing := _missing_columns(list(row), path, index):
+            yield _RawRow(where=where, row=index, error=missing)
+        else:
+            yield _RawRow(where=where, row=index, data=row)
+
+
 def _parquet_rows(path: Path) -> Iterator[_RawRow]:
     try:
         table = pq.read_table(path)
@@ -129,10 +148,12 @@ def read_rows(path: str | Path) -> Iterator[_RawRow]:
                 yield from _parquet_rows(file)
     elif path.suffix == ".parquet":
         yield from _parquet_rows(path)
-    elif path.suffix in {".jsonl", ".json"}:
+    elif path.suffix == ".jsonl":
         yield from _jsonl_rows(path)
+    elif path.suffix == ".json":
+        yield from _json_array_rows(path)
     else:
-        raise ValueError(f"{path}: expected a folder, a .parquet or a .jsonl file")
+        raise ValueError(f"{path}: expected a folder, a .parquet, a .jsonl or a .json file")
 
 
 def _schema_violations(err: ValidationError, row: int) -> list[Violation]:
