@@ -1,15 +1,28 @@
-"""lettuce-build: span-labelled hallucination and tool-output datasets for Hugging Face `datasets`."""
+"""lettuce-build: span-labelled hallucination and tool-output datasets for Hugging Face `datasets`.
 
+The public surface is what ``__all__`` names: `build`, `dry_run`, `merge` and `push` (see
+`lettuce_build.api`), `register_source` for a source of one's own, and `LettuceError`, the base of
+every error they raise (`lettuce_build.core.errors` holds the hierarchy). Everything else is the
+implementation and may change.
+"""
+
+from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.version import VERSION as __version__
 
-__all__ = ["__version__", "build", "dry_run", "merge", "push"]
+__all__ = ["LettuceError", "__version__", "build", "dry_run", "merge", "push", "register_source"]
+
+_API = ("build", "dry_run", "merge", "push")
 
 
 def __getattr__(name: str) -> object:
     # `import lettuce_build` stays light (the command line's --help answers at once); the API
     # and its heavy dependencies load on first use
-    if name in ("build", "dry_run", "merge", "push"):
+    if name in _API:
         from lettuce_build import api
 
         return getattr(api, name)
+    if name == "register_source":
+        from lettuce_build.sources.registry import register_source
+
+        return register_source
     raise AttributeError(f"module 'lettuce_build' has no attribute {name!r}")

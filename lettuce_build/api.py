@@ -29,7 +29,7 @@ from lettuce_build.builds.execute import run_recipe
 from lettuce_build.builds.output import DATASET_DIR
 from lettuce_build.builds.recipe import RECIPE_FILE, Recipe
 from lettuce_build.builds.run import BuildSummary
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import LettuceError, PublishError
 from lettuce_build.core.paths import check_writable
 from lettuce_build.core.quiet import quiet
 from lettuce_build.core.tables import write_jsonl
@@ -154,7 +154,7 @@ def push(
 
     from huggingface_hub import HfApi
 
-    from lettuce_build.publish.hub import FolderTarget, HubTarget, PublishError, Target, publish
+    from lettuce_build.publish.hub import FolderTarget, HubTarget, Target, publish
 
     if dry_run is None and repo_id is None:
         raise PublishError("give repo_id, or dry_run for a local folder")

@@ -6,9 +6,8 @@ from datasets import Dataset
 
 import lettuce_build
 from lettuce_build.builds.folder import BuildDir
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import LettuceError, SourceError
 from lettuce_build.core.schema import FEATURES
-from lettuce_build.sources.base import SourceError
 from lettuce_build.sources.documents import ReadmeSource
 from lettuce_build.sources.registry import SOURCES, get_source, register_source
 from lettuce_build.stages.answers import AnswerStage

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.output import write_output
 from lettuce_build.cli import main
+from lettuce_build.core.errors import RecipeError
 
 from .builds.test_output import build as samples_dataset
 
@@ -165,7 +166,7 @@ def test_a_folder_whose_last_run_did_not_finish_says_so_first(place):
 
 
 def test_a_recipe_value_of_the_wrong_type_names_its_option(tmp_path):
-    from lettuce_build.builds.recipe import Recipe, RecipeError
+    from lettuce_build.builds.recipe import Recipe
 
     with pytest.raises(RecipeError, match="--ratio"):
         Recipe.checked({"source": "readme", "out": str(tmp_path), "ratio": "lots"})

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 from lettuce_build.builds.log import log
 from lettuce_build.builds.options import BuildCounts, BuildOptions
 from lettuce_build.builds.shards import ShardRecord
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import BuildLocked, ManifestError
 from lettuce_build.core.tables import read_jsonl, write_atomic, write_jsonl
 from lettuce_build.engine.records import FailureRow, StageStats
 from lettuce_build.llm.cache import CACHE_FILE, RequestCache, answered_totals
@@ -35,14 +35,6 @@ MANIFEST_FILE = "manifest.json"
 FAILURES_DIR = "failures"
 ITEMS_FILE = "items.jsonl"
 LOCK_FILE = ".lock"
-
-
-class ManifestError(LettuceError):
-    """A build folder without a readable manifest."""
-
-
-class BuildLocked(LettuceError):
-    """Another process is building into the same folder."""
 
 
 class RunCost(BaseModel):

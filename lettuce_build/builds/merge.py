@@ -22,7 +22,8 @@ from lettuce_build.builds.execute import run_recipe
 from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.recipe import RECIPE_FILE, Recipe
 from lettuce_build.builds.run import BuildSummary, Replay
-from lettuce_build.builds.shards import ShardError, check_complete, check_same_settings
+from lettuce_build.builds.shards import check_complete, check_same_settings
+from lettuce_build.core.errors import ShardError
 from lettuce_build.core.paths import check_writable
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import Backend

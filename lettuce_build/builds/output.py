@@ -20,7 +20,7 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 from pydantic import BaseModel
 
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import CorruptOutput
 from lettuce_build.core.memory import pages_released
 
 DATASET_DIR = "dataset"
@@ -30,10 +30,6 @@ HUB_DIR = "hub"
 class OutputPaths(BaseModel):
     dataset: Path
     hub: Path
-
-
-class CorruptOutput(LettuceError):
-    """A saved dataset whose files cannot be read (truncated, overwritten, half copied)."""
 
 
 def read_saved(folder: Path) -> Dataset | DatasetDict:

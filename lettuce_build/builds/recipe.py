@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lettuce_build.builds.options import BuildOptions
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import RecipeError
 from lettuce_build.core.leaks import public_url
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE
 from lettuce_build.llm.embedded import DEFAULT_MODEL
@@ -23,10 +23,6 @@ from lettuce_build.llm.settings import BackendKind, EndpointSettings, EngineSett
 
 RECIPE_FILE = "recipe.yaml"
 FIRST_IN_FILE = ("source", "input", "out", "model", "backend")
-
-
-class RecipeError(LettuceError):
-    """A recipe file that cannot be read: the file, the field and what was expected."""
 
 
 class StageSampling(BaseModel):

@@ -30,6 +30,7 @@ from lettuce_build.builds.output import write_output
 from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.builds.samples import ASSEMBLE_STAGE, assemble
 from lettuce_build.builds.shards import Shard, take_slice
+from lettuce_build.core.errors import SourceError
 from lettuce_build.core.memory import give_back, release_read, system_arrow_memory
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.engine.balance import RatioReport, balance
@@ -37,7 +38,7 @@ from lettuce_build.engine.records import Judgement, StageStats
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Check, Runner
 from lettuce_build.engine.stage import CheckStage, Stage
 from lettuce_build.llm.protocol import Backend, StreamingBackend
-from lettuce_build.sources.base import LoadResult, Source, SourceError, StageSettings
+from lettuce_build.sources.base import LoadResult, Source, StageSettings
 from lettuce_build.sources.registry import get_source
 from lettuce_build.stages.answers import AnswerStage
 from lettuce_build.stages.generation import GenerateStage

@@ -14,13 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import ShardError
 from lettuce_build.core.seeding import number
 from lettuce_build.sources.base import LoadResult
-
-
-class ShardError(LettuceError):
-    """A shard given wrongly on the command line, or shard folders that do not make one build."""
 
 
 class Shard(BaseModel):

@@ -37,10 +37,7 @@ def audit(path: Path, strict: bool) -> None:
 
     if path.is_dir() and (note := BuildDir(path).unfinished_note()):
         click.echo(note, err=True)
-    try:
-        report = quality_report(path)
-    except (FileNotFoundError, ValueError) as err:
-        raise click.ClickException(str(err)) from err
+    report = quality_report(path)
     click.echo(quality_text(path, report))
     if strict and not report.clean:
         raise SystemExit(1)
@@ -62,10 +59,7 @@ def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:
 
     if path.is_dir() and (note := BuildDir(path).unfinished_note()):
         click.echo(note, err=True)
-    try:
-        report = audit(path, load_taxonomy(taxonomy_file))
-    except (FileNotFoundError, ValueError) as err:
-        raise click.ClickException(str(err)) from err
+    report = audit(path, load_taxonomy(taxonomy_file))
     click.echo(audit_text(path, report))
     if report.ok:
         click.echo("no violations")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import regex
 
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import PathError
 
 _UNSAFE = regex.compile(r"[^A-Za-z0-9._-]+")
 MAX_NAME_CHARS = 120
@@ -26,10 +26,6 @@ def safe_name(key: str) -> str:
         return cleaned
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{cleaned}-{digest}" if cleaned else digest
-
-
-class PathError(LettuceError):
-    """An output path that cannot be written, with why."""
 
 
 def check_writable(path: Path, what: str = "output folder") -> None:

@@ -16,13 +16,9 @@ from typing import Any
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import TableError
 
 PARQUET_BATCH_ROWS = 1024
-
-
-class TableError(LettuceError, ValueError):
-    """An input file that cannot be read as the table it should be, with where and why."""
 
 
 @dataclass(frozen=True, slots=True)

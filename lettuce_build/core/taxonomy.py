@@ -21,7 +21,7 @@ import regex
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import TaxonomyError
 
 SUPPORTED = "supported"
 CONTRADICTION = "contradiction"
@@ -68,10 +68,6 @@ BUILTIN_SUBCATEGORIES: dict[str, dict[str, str]] = {
         "attribute": "A field or property name absent from the context.",
     },
 }
-
-
-class TaxonomyError(LettuceError, ValueError):
-    """A label, source or taxonomy file that the taxonomy does not accept."""
 
 
 class Taxonomy(BaseModel):

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import ProviderFailuresError
 from lettuce_build.engine.records import StageStats
 from lettuce_build.llm.cache import RequestCache, request_key
 from lettuce_build.llm.protocol import Backend, ChatRequest, Completion, StreamingBackend
@@ -39,10 +39,6 @@ DEFAULT_MAX_PROVIDER_FAILURES = 0.1
 #: a build stops for the share only past this many failures: one refusal among a build's first
 #: few requests is an item's problem, not the provider's
 MIN_FAILURES_TO_STOP = 10
-
-
-class ProviderFailuresError(LettuceError):
-    """The provider failed too many of a run's requests; what it answered is committed."""
 
 
 class Completions:

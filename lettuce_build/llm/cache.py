@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import CacheError
 from lettuce_build.llm.protocol import ChatRequest, Completion
 
 T = TypeVar("T")
@@ -115,10 +115,6 @@ class CacheStats(BaseModel):
     by_model: dict[str, int]
     by_prompt_version: dict[str, int]
     size_bytes: int
-
-
-class CacheError(LettuceError):
-    """A cache file SQLite cannot read: what is wrong and how to recover."""
 
 
 def _guarded(method: Callable[..., T]) -> Callable[..., T]:

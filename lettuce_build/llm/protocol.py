@@ -9,12 +9,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from lettuce_build.core.errors import LettuceError
-
-
-class BackendError(LettuceError):
-    """A model that cannot be loaded or reached, or a request refused for good (or after every retry)."""
-
 
 # ChatMessage and ChatRequest are frozen dataclasses, not pydantic models: the runner makes one
 # request per item and attempt (its hot path, measured in benchmarks/runner_overhead.py), and

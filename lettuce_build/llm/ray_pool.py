@@ -25,8 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lettuce_build.core.errors import BackendError
 from lettuce_build.core.quiet import requiet
-from lettuce_build.llm.protocol import Backend, BackendError, BackendInfo, ChatRequest, Completion
+from lettuce_build.llm.protocol import Backend, BackendInfo, ChatRequest, Completion
 from lettuce_build.llm.vllm_backend import VLLMBackend
 
 NO_RAY = "--executor ray needs Ray: pip install 'lettuce-build[ray]'"

@@ -13,8 +13,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from lettuce_build.core.errors import BackendError
 from lettuce_build.llm.embedded import EMBEDDED_MODELS, resolve_model
-from lettuce_build.llm.protocol import PROMPT_TOO_LONG, BackendError, BackendInfo, ChatRequest, Completion
+from lettuce_build.llm.protocol import PROMPT_TOO_LONG, BackendInfo, ChatRequest, Completion
 from lettuce_build.llm.settings import EngineSettings
 
 _ENGINES: dict[str, Any] = {}

@@ -19,7 +19,9 @@ from typing import Any
 
 import jinja2
 import yaml
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from lettuce_build.core.errors import PromptError
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False)
 
@@ -84,9 +86,13 @@ def load_prompt(name: str) -> PromptTemplate:
     own = _folder / f"{name}.yaml" if _folder is not None else None
     resource = own if own is not None and own.is_file() else files(__package__) / f"{name}.yaml"
     if not resource.is_file():
-        raise FileNotFoundError(f"no prompt template {name!r} in lettuce_build/prompts")
-    data = yaml.safe_load(resource.read_text(encoding="utf-8"))
-    template = PromptTemplate.model_validate({"name": name, **data})
+        raise PromptError(f"no prompt template {name!r} in lettuce_build/prompts")
+    try:
+        data = yaml.safe_load(resource.read_text(encoding="utf-8"))
+        template = PromptTemplate.model_validate({"name": name, **data})
+    except (yaml.YAMLError, UnicodeDecodeError, TypeError, ValidationError) as err:
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise PromptError(f"{resource}: not a prompt template: {first}") from err
     if not template.version.startswith(f"{name}-v"):
-        raise ValueError(f"prompt {name}: version {template.version!r} must look like '{name}-vN'")
+        raise PromptError(f"prompt {name}: version {template.version!r} must look like '{name}-vN'")
     return template

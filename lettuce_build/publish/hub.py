@@ -40,7 +40,7 @@ from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir, Manifest
 from lettuce_build.builds.output import DATASET_DIR, write_hub_folder
 from lettuce_build.builds.recipe import RECIPE_FILE
 from lettuce_build.builds.run import ASSEMBLE_STAGE
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import PublishError
 from lettuce_build.core.schema import row_to_sample
 from lettuce_build.core.version import VERSION
 from lettuce_build.prompts import load_prompt
@@ -53,10 +53,6 @@ from lettuce_build.view.span_report import span_quality
 
 STATS_FILE = "card_stats.json"
 DEFAULT_MAX_FAILURE_RATE = 0.5
-
-
-class PublishError(LettuceError):
-    """A build that must not be published as it is, and why."""
 
 
 class ConfigStats(BaseModel):

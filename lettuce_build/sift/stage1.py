@@ -18,10 +18,11 @@ from datasets import Dataset, DatasetDict, Features, List, Value
 from pydantic import BaseModel, Field
 
 from lettuce_build.builds.output import OutputPaths, write_output
+from lettuce_build.core.errors import PatchError
 from lettuce_build.sift.matcher import CompiledPatternSet
 from lettuce_build.sift.patterns import CATEGORIES, PatternSet
 from lettuce_build.sift.tiers import EXCLUDED_REPOS, TIERS, repo_tier
-from lettuce_build.swebench.patches import PatchError, parse_patch
+from lettuce_build.swebench.patches import parse_patch
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("instance_id", "repo", "patch", "problem_statement")
 

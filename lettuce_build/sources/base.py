@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lettuce_build.core.characters import clean_text, displayable, invalid_character, invalid_in
 from lettuce_build.core.schema import HallucinationSample, Span, Split, default_prompt, normal_split
-from lettuce_build.core.tables import TableError, read_input
+from lettuce_build.core.tables import read_input
 from lettuce_build.core.taxonomy import sample_category
 from lettuce_build.engine.stage import Stage
 from lettuce_build.stages.answers import AnswerMode
@@ -49,10 +49,6 @@ def _unclean(item: dict[str, Any]) -> str | None:
             return f"{name} holds {problem}, and labelled spans point into it"
         item[name] = clean_text(value)
     return None
-
-
-class SourceError(TableError):
-    """Input a source cannot load, with the file, line or column and what was expected."""
 
 
 class WorkItem(BaseModel):

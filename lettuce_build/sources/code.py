@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from lettuce_build.core.errors import PatchError
 from lettuce_build.core.seeding import fraction
 from lettuce_build.engine.stage import Stage
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
@@ -36,7 +37,7 @@ from lettuce_build.swebench.grounding import (
     referenced_definitions,
     render_definitions,
 )
-from lettuce_build.swebench.patches import FilePatch, PatchError, PatchInfo, parse_patch
+from lettuce_build.swebench.patches import FilePatch, PatchInfo, parse_patch
 from lettuce_build.swebench.repos import RepoManager, host_git_env
 from lettuce_build.swebench.trees import RepoTree
 

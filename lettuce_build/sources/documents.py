@@ -14,18 +14,12 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from lettuce_build.core.characters import displayable
+from lettuce_build.core.errors import SourceError
 from lettuce_build.core.files import each_name, read_ahead, sorted_names
 from lettuce_build.core.seeding import fraction
 from lettuce_build.core.tables import read_table
 from lettuce_build.engine.stage import Stage
-from lettuce_build.sources.base import (
-    DEFAULT_SETTINGS,
-    LoadOptions,
-    Source,
-    SourceError,
-    StageSettings,
-    Tally,
-)
+from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split
 from lettuce_build.stages.answers import answer_stage
 from lettuce_build.stages.injection import InjectMenuStage

@@ -16,17 +16,11 @@ from typing import Any
 
 from datasets import Dataset
 
+from lettuce_build.core.errors import SourceError
 from lettuce_build.core.schema import SPLITS, normal_split, widen_to_graphemes
 from lettuce_build.core.tables import read_table
 from lettuce_build.engine.stage import Stage
-from lettuce_build.sources.base import (
-    DEFAULT_SETTINGS,
-    LoadOptions,
-    Source,
-    SourceError,
-    StageSettings,
-    Tally,
-)
+from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
 from lettuce_build.stages.classify import ClassifyStage, explode_spans, gather_labels
 
 REQUIRED = ("wiki_passage", "question", "llm_answer", "labels")

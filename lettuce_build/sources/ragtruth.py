@@ -15,18 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from lettuce_build.core.errors import SourceError, TaxonomyError
 from lettuce_build.core.schema import widen_to_graphemes
 from lettuce_build.core.tables import read_jsonl
-from lettuce_build.core.taxonomy import TaxonomyError, map_label, refine_ragtruth
+from lettuce_build.core.taxonomy import map_label, refine_ragtruth
 from lettuce_build.engine.stage import Stage
-from lettuce_build.sources.base import (
-    DEFAULT_SETTINGS,
-    LoadOptions,
-    Source,
-    SourceError,
-    StageSettings,
-    Tally,
-)
+from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
 
 RESPONSE_COLUMNS = ("source_id", "response", "labels", "split")
 SOURCE_COLUMNS = ("source_id", "task_type", "source_info", "prompt")

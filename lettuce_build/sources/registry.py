@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import UnknownSource
 from lettuce_build.sources.acl import AclSource
 from lettuce_build.sources.base import Source
 from lettuce_build.sources.code import CodeSource
@@ -39,10 +39,6 @@ def register_source(cls: type[Source]) -> type[Source]:
         raise ValueError(f"a source named {cls.name!r} is already registered: {SOURCES[cls.name].__name__}")
     SOURCES[cls.name] = cls
     return cls
-
-
-class UnknownSource(LettuceError):
-    """A source name the registry does not know."""
 
 
 def get_source(name: str) -> Source:

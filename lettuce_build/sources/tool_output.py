@@ -8,18 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from lettuce_build.core.errors import SourceError
 from lettuce_build.core.schema import SPLITS, normal_split
 from lettuce_build.core.seeding import fraction
 from lettuce_build.core.tables import read_table
 from lettuce_build.engine.stage import Stage
-from lettuce_build.sources.base import (
-    DEFAULT_SETTINGS,
-    LoadOptions,
-    Source,
-    SourceError,
-    StageSettings,
-    Tally,
-)
+from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
 from lettuce_build.stages.answers import AnswerStage
 from lettuce_build.stages.injection import InjectTaxonomyStage
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from lettuce_build.core.errors import RepoError
 from lettuce_build.core.leaks import SecretScanner
 from lettuce_build.squeez.environments import Environments, EnvStatus, apply_overlay
 from lettuce_build.squeez.instances import SqueezInstance
@@ -45,7 +46,7 @@ from lettuce_build.squeez.sandbox import (
 from lettuce_build.squeez.toolcalls import ToolCall
 from lettuce_build.squeez.usernet import INSTALL_HINT
 from lettuce_build.swebench.patches import parse_patch
-from lettuce_build.swebench.repos import RepoError, RepoManager, host_git_env
+from lettuce_build.swebench.repos import RepoManager, host_git_env
 
 MAX_LINES = 500
 _NO_ENV = "no environment for this repository: repository code never runs on lettuce-build's interpreter"

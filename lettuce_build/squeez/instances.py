@@ -8,8 +8,9 @@ from typing import Any
 import regex
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from lettuce_build.swebench.instances import InstanceLoadError, load_instance_rows
-from lettuce_build.swebench.patches import PatchError, parse_patch
+from lettuce_build.core.errors import InstanceLoadError, PatchError
+from lettuce_build.swebench.instances import load_instance_rows
+from lettuce_build.swebench.patches import parse_patch
 
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "problem_statement")
 _COMMIT = regex.compile(r"[0-9a-fA-F]{7,40}")

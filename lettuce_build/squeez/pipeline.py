@@ -37,7 +37,7 @@ from lettuce_build.builds.output import write_output
 from lettuce_build.builds.run import open_stage_loop
 from lettuce_build.builds.shards import Shard
 from lettuce_build.core import seeding
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import PhaseError
 from lettuce_build.core.paths import safe_name
 from lettuce_build.core.schema import SPLITS
 from lettuce_build.core.tables import read_jsonl, write_atomic, write_jsonl
@@ -61,10 +61,6 @@ from lettuce_build.squeez.shard_record import SqueezShard, write_shard
 from lettuce_build.squeez.toolcalls import ToolCall, generate_tool_calls
 from lettuce_build.swebench.patches import parse_patch
 from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE, RepoManager, RepoStatus
-
-
-class PhaseError(LettuceError):
-    """A phase that cannot run (its input is missing) or that failed its checks."""
 
 
 def _read_jsonl(path: Path, phase: int) -> list[dict[str, Any]]:

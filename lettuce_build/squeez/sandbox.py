@@ -48,7 +48,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from lettuce_build.squeez.usernet import INSTALL_HINT, UserNetError, UserNetwork, missing_tools, resolv_conf
+from lettuce_build.core.errors import UserNetError
+from lettuce_build.squeez.usernet import INSTALL_HINT, UserNetwork, missing_tools, resolv_conf
 
 SANDBOX_TREE = "/repo"
 SANDBOX_HOME = "/tmp/home"

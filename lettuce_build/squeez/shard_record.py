@@ -7,7 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from lettuce_build.builds.shards import Shard, ShardError
+from lettuce_build.builds.shards import Shard
+from lettuce_build.core.errors import ShardError
 from lettuce_build.core.tables import write_atomic
 
 SHARD_FILE = "phase1_shard.json"

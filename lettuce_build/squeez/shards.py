@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.shards import ShardError, check_complete, check_same_settings
+from lettuce_build.builds.shards import check_complete, check_same_settings
+from lettuce_build.core.errors import ShardError
 from lettuce_build.core.paths import safe_name
 from lettuce_build.core.tables import read_jsonl, write_atomic, write_jsonl
 from lettuce_build.llm.cache import CACHE_FILE, RequestCache

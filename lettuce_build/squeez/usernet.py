@@ -42,7 +42,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import UserNetError
 
 #: the address the sandbox's resolv.conf names; pasta forwards DNS sent there to the host's resolver
 DNS_FORWARD = "198.51.100.53"
@@ -50,10 +50,6 @@ LINK_LOCAL = "169.254.0.0/16"
 PASTA_OPTIONS = ("--config-net", "--quiet", "-4", "--no-map-gw", "-t", "none", "-u", "none")
 PASTA_OPTIONS += ("-T", "none", "-U", "none", "--dns-forward", DNS_FORWARD)
 INSTALL_HINT = "install Debian's passt package (pasta) for user-mode networking"
-
-
-class UserNetError(LettuceError):
-    """The user-mode network could not be attached to a sandbox."""
 
 
 def missing_tools() -> list[str]:

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import regex
 from pydantic import BaseModel, Field
 
+from lettuce_build.core.errors import RepoError
 from lettuce_build.core.seeding import fraction
 from lettuce_build.core.spans import Edit
 from lettuce_build.core.taxonomy import map_label
@@ -27,7 +28,6 @@ from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
 from lettuce_build.stages.injection import InjectStageBase
-from lettuce_build.swebench.repos import RepoError
 from lettuce_build.swebench.trees import RepoTree
 
 STRUCTURAL = "fabricated_api"

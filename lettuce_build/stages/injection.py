@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from datasets import List
 from pydantic import BaseModel, Field, create_model
 
+from lettuce_build.core.errors import TaxonomyError
 from lettuce_build.core.gates import edit_problem
 from lettuce_build.core.schema import SPAN_FEATURES
 from lettuce_build.core.seeding import item_parts
@@ -28,7 +29,7 @@ from lettuce_build.core.spans import (
     narrowed_to_insertions,
     validate_spans,
 )
-from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, TaxonomyError, map_label
+from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, map_label
 from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
 from lettuce_build.llm.protocol import Backend, ChatRequest

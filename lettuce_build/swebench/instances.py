@@ -11,11 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lettuce_build.core.tables import TableError, read_input
-
-
-class InstanceLoadError(TableError):
-    """An instances file or dataset that cannot be used, with where and why."""
+from lettuce_build.core.errors import InstanceLoadError
+from lettuce_build.core.tables import read_input
 
 
 def load_instance_rows(

@@ -20,7 +20,7 @@ from unidiff import (
 )
 from unidiff.constants import LINE_TYPE_NO_NEWLINE
 
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import PatchError
 
 #: a line that defines a function or class, and its name
 DEFINITION = regex.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
@@ -38,10 +38,6 @@ _GENERIC = frozenset(
     }
 )
 MAX_TELLING_NAMES = 8
-
-
-class PatchError(LettuceError):
-    """A patch that is not a unified diff."""
 
 
 class Hunk(BaseModel):

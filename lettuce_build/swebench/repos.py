@@ -20,14 +20,10 @@ from pathlib import Path
 import git
 from pydantic import BaseModel
 
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import RepoError
 from lettuce_build.core.paths import safe_name
 
 DEFAULT_URL_TEMPLATE = "https://github.com/{repo}.git"
-
-
-class RepoError(LettuceError):
-    """A commit that cannot be exported."""
 
 
 class RepoStatus(BaseModel):

@@ -7,7 +7,8 @@ import functools
 import subprocess
 from pathlib import Path
 
-from lettuce_build.swebench.repos import RepoError, host_git_env
+from lettuce_build.core.errors import RepoError
+from lettuce_build.swebench.repos import host_git_env
 
 
 class RepoTree:

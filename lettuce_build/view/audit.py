@@ -19,6 +19,7 @@ from datasets import Features
 from pydantic import BaseModel, Field, ValidationError
 
 from lettuce_build.builds.output import read_saved
+from lettuce_build.core.errors import OutputError
 from lettuce_build.core.schema import COLUMNS, HallucinationSample, Violation, check_sample, row_to_sample
 from lettuce_build.core.tables import iter_jsonl
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy
@@ -131,7 +132,7 @@ def read_rows(path: str | Path) -> Iterator[_RawRow]:
     """Rows of an output folder (save_to_disk or Hub-style), a parquet file or a JSONL file."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file or folder")
+        raise OutputError(f"{path}: no such file or folder")
     if path.is_dir():
         if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
             yield from _saved_rows(path)
@@ -143,7 +144,7 @@ def read_rows(path: str | Path) -> Iterator[_RawRow]:
         else:
             files = sorted(path.rglob("*.parquet"))
             if not files:
-                raise FileNotFoundError(f"{path}: no saved dataset and no parquet files inside")
+                raise OutputError(f"{path}: no saved dataset and no parquet files inside")
             for file in files:
                 yield from _parquet_rows(file)
     elif path.suffix == ".parquet":
@@ -153,7 +154,7 @@ def read_rows(path: str | Path) -> Iterator[_RawRow]:
     elif path.suffix == ".json":
         yield from _json_array_rows(path)
     else:
-        raise ValueError(f"{path}: expected a folder, a .parquet, a .jsonl or a .json file")
+        raise OutputError(f"{path}: expected a folder, a .parquet, a .jsonl or a .json file")
 
 
 def _schema_violations(err: ValidationError, row: int) -> list[Violation]:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir
 from lettuce_build.core.characters import invalid_in
+from lettuce_build.core.errors import OutputError
 from lettuce_build.core.gates import (
     ADDING,
     DEFAULT_GATES,
@@ -160,11 +161,11 @@ def _records(path: Path) -> Iterator[tuple[str, dict[str, Any] | Unreadable]]:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ValueError(f"{path}: not a JSON file: {err}") from err
+            raise OutputError(f"{path}: not a JSON file: {err}") from err
         if isinstance(data, dict):
             data = [data]
         if not isinstance(data, list):
-            raise ValueError(f"{path}: expected a JSON array of records, got {type(data).__name__}")
+            raise OutputError(f"{path}: expected a JSON array of records, got {type(data).__name__}")
         for index, record in enumerate(data):
             where = f"{path}[{index}]"
             if isinstance(record, dict):

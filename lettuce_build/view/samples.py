@@ -18,7 +18,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from lettuce_build.builds.output import DATASET_DIR, read_saved
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import NoSamples
 from lettuce_build.core.schema import HallucinationSample, Span, row_to_sample
 
 #: one colour per category, the terminal's (every terminal view: `show`, a build's summary) and the page's
@@ -29,10 +29,6 @@ CATEGORY_STYLES = {
 }
 OTHER_STYLE = ("cyan", "#b3e5ff")
 CONTEXT_CHARS = 400
-
-
-class NoSamples(LettuceError):
-    """A folder with no samples to show, and why."""
 
 
 def load_samples(

@@ -16,8 +16,8 @@ from datasets import load_from_disk
 import lettuce_build
 from lettuce_build.builds.folder import BuildDir
 from lettuce_build.builds.merge import merge_builds
-from lettuce_build.builds.shards import ShardError
 from lettuce_build.cli import main
+from lettuce_build.core.errors import ShardError
 from lettuce_build.engine.balance import needed
 from lettuce_build.llm.cache import RequestCache
 

@@ -5,7 +5,7 @@ import pytest
 
 from lettuce_build.builds.folder import BuildDir
 from lettuce_build.builds.run import BuildOptions, run_build
-from lettuce_build.sources.base import SourceError
+from lettuce_build.core.errors import SourceError
 
 from ..support.documents import respond, write_readmes
 from ..support.scripted import ScriptedBackend

@@ -3,7 +3,8 @@ document, so n shards cover every item once and a document's items stay together
 
 import pytest
 
-from lettuce_build.builds.shards import Shard, ShardError, slice_items
+from lettuce_build.builds.shards import Shard, slice_items
+from lettuce_build.core.errors import ShardError
 from lettuce_build.sources.documents import ReadmeSource
 from lettuce_build.sources.tool_output import ToolOutputSource
 

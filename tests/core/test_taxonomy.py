@@ -4,13 +4,13 @@ import json
 
 import pytest
 
+from lettuce_build.core.errors import TaxonomyError
 from lettuce_build.core.taxonomy import (
     DEFAULT_TAXONOMY,
     INJECTABLE_CATEGORIES,
     LABEL_MAPS,
     MappedLabel,
     Taxonomy,
-    TaxonomyError,
     map_label,
     refine_ragtruth,
     sample_category,

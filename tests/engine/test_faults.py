@@ -10,7 +10,8 @@ import json
 import pytest
 from datasets import Dataset
 
-from lettuce_build.engine.completions import Completions, ProviderFailuresError
+from lettuce_build.core.errors import ProviderFailuresError
+from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.cache import RequestCache, answered_totals
 from lettuce_build.llm.protocol import PROVIDER_ERROR, PROVIDER_REFUSED, ChatRequest, Completion

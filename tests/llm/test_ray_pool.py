@@ -10,6 +10,7 @@ from datasets import Dataset, load_from_disk
 
 import lettuce_build
 from lettuce_build.builds.folder import BuildDir
+from lettuce_build.core.errors import BackendError
 from lettuce_build.engine.completions import Completions, StreamingCompletions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.cache import RequestCache
@@ -166,8 +167,6 @@ def test_smoke_the_embedded_engine_in_a_ray_actor(tmp_path):
 
 def test_without_ray_the_executor_says_how_to_install_it_before_the_build_starts(monkeypatch):
     import importlib.util
-
-    from lettuce_build.llm.protocol import BackendError
 
     real = importlib.util.find_spec
     monkeypatch.setattr(

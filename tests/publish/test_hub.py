@@ -14,9 +14,10 @@ from huggingface_hub.errors import EntryNotFoundError
 import lettuce_build
 from lettuce_build.builds.run import BuildOptions, run_build
 from lettuce_build.cli import main
+from lettuce_build.core.errors import PublishError
 from lettuce_build.core.schema import FEATURES
 from lettuce_build.publish.cards import card_text
-from lettuce_build.publish.hub import ConfigStats, FolderTarget, PublishError, publish, render_card
+from lettuce_build.publish.hub import ConfigStats, FolderTarget, publish, render_card
 from lettuce_build.sources.registry import SOURCES
 
 from ..sources.test_tool_output import write_build as write_squeez_build

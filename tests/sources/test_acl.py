@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from lettuce_build.core.tables import TableError
+from lettuce_build.core.errors import TableError
 from lettuce_build.sources.acl import AclSource
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.chunking import hash_split

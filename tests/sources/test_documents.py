@@ -6,10 +6,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lettuce_build.core.tables import TableError
+from lettuce_build.core.errors import TableError, UnknownSource
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.documents import ReadmeSource, WikipediaSource
-from lettuce_build.sources.registry import SOURCES, UnknownSource, get_source
+from lettuce_build.sources.registry import SOURCES, get_source
 
 from ..support.documents import README_A, README_B, write_readmes
 

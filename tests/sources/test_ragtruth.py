@@ -5,8 +5,8 @@ import json
 import pytest
 
 from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.core.errors import TableError
 from lettuce_build.core.schema import check_sample
-from lettuce_build.core.tables import TableError
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.ragtruth import RagTruthSource
 

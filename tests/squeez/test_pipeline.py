@@ -7,7 +7,8 @@ from click.testing import CliRunner
 from datasets import load_dataset
 
 from lettuce_build.cli import main
-from lettuce_build.squeez.pipeline import PhaseError, Squeez
+from lettuce_build.core.errors import PhaseError
+from lettuce_build.squeez.pipeline import Squeez
 from lettuce_build.squeez.report import validate_rows
 
 from ..support.scripted import ScriptedBackend

@@ -7,8 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from lettuce_build.builds.shards import Shard, ShardError
+from lettuce_build.builds.shards import Shard
 from lettuce_build.cli import main
+from lettuce_build.core.errors import ShardError
 from lettuce_build.squeez.pipeline import Squeez
 from lettuce_build.squeez.shards import merge_squeez
 

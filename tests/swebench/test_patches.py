@@ -3,7 +3,8 @@
 import git
 import pytest
 
-from lettuce_build.swebench.patches import PatchError, parse_patch
+from lettuce_build.core.errors import PatchError
+from lettuce_build.swebench.patches import parse_patch
 
 from ..support.gitrepos import make_widgets_repo
 
