@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,17 +66,37 @@ def _check_columns(where: str, row: dict[str, Any], required: Sequence[str]) -> 
         )
 
 
-def read_jsonl(path: Path, required: Sequence[str] = ()) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, row) per non-empty line; a malformed line or a missing column stops with its place."""
+#: told of each row skipped: (reason, where, what was wrong and what was expected)
+Skip = Callable[[str, str, str], None]
+
+
+def read_jsonl(
+    path: Path, required: Sequence[str] = (), skip: Skip | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) per non-empty line. A malformed line or a missing column stops with its
+    place; given ``skip``, it is skipped and told instead, unless it is the first row (a file
+    whose first row lacks the columns is of another format, not one bad row)."""
+    first = True
     for line in iter_jsonl(path):
+        where = f"{path}:{line.number}"
         if line.row is None:
-            raise TableError(f"{path}:{line.number}: {line.message}")
-        _check_columns(f"{path}:{line.number}", line.row, required)
+            if skip is None:
+                raise TableError(f"{where}: {line.message}")
+            skip(str(line.reason), where, str(line.message))
+            continue
+        if skip is not None and not first and (missing := [c for c in required if c not in line.row]):
+            skip("missing_column", where, f"lacks {missing}; required: {list(required)}")
+            continue
+        _check_columns(where, line.row, required)
+        first = False
         yield line.number, line.row
 
 
-def read_table(path: Path, required: Sequence[str] = ()) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Rows of a .jsonl/.json or .parquet file, checked for the required columns, read lazily."""
+def read_table(
+    path: Path, required: Sequence[str] = (), skip: Skip | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a .jsonl/.json or .parquet file, checked for the required columns, read lazily;
+    ``skip``: see `read_jsonl`."""
     if path.suffix == ".parquet":
         file = pq.ParquetFile(path)
         names = file.schema_arrow.names
@@ -89,7 +109,7 @@ def read_table(path: Path, required: Sequence[str] = ()) -> Iterator[tuple[int, 
                 yield index, row
                 index += 1
     elif path.suffix in {".jsonl", ".json"}:
-        yield from read_jsonl(path, required)
+        yield from read_jsonl(path, required, skip)
     else:
         raise TableError(f"{path}: expected a .jsonl or .parquet file")
 
@@ -118,11 +138,12 @@ def read_input(
     hub_id: str | None = None,
     hub_config: str | None = None,
     hub_splits: Sequence[str] | None = None,
+    skip: Skip | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Rows of a local .jsonl/.parquet file, else of a Hugging Face dataset (streamed, each row
     with its ``split``): ``source`` when it is a Hub id, else the source's own ``hub_id``."""
     if source is not None and Path(source).exists():
-        for _, row in read_table(Path(source), required):
+        for _, row in read_table(Path(source), required, skip):
             yield row
         return
     dataset_id = source or hub_id

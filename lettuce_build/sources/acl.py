@@ -34,7 +34,7 @@ class AclSource(Source):
         # Rows are grouped per question, so the whole table is read first (upstream does not
         # promise that a question's rows are adjacent); --limit then stops the items early.
         groups: dict[str, list[dict[str, Any]]] = {}
-        for row in self.rows(input_path, REQUIRED, hub_config="canonical"):
+        for row in self.rows(input_path, REQUIRED, tally, hub_config="canonical"):
             groups.setdefault(str(row["question"]).strip(), []).append(row)
         tally.documents = len(groups)
         for question, rows in groups.items():

@@ -31,6 +31,8 @@ from lettuce_build.stages.injection import EditAnchors
 from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE
 
 log = logging.getLogger("lettuce_build")
+#: skipped inputs named on the terminal (the build log names every one; the summary counts them)
+SHOWN_SKIPS = 5
 
 #: the columns of an item whose text spans point into: cleaning them would move the spans
 _SPANNED = ("answer",)
@@ -111,10 +113,12 @@ class Tally(BaseModel):
     skipped: Counter[str] = Field(default_factory=Counter)
 
     def skip(self, reason: str, where: str, why: str) -> None:
-        """Count an input skipped for ``reason``; the build log names it (``where``: the file
-        and row or item, ``why``: what was wrong and what was expected)."""
+        """Count an input skipped for ``reason`` and name it (``where``: the file and row or
+        item, ``why``: what was wrong and what was expected): the first few on the terminal,
+        every one in the build log."""
         self.skipped[reason] += 1
-        log.warning("skipped %s: %s (%s)", where, why, reason)
+        shown = logging.WARNING if self.skipped.total() <= SHOWN_SKIPS else logging.INFO
+        log.log(shown, "skipped %s: %s (%s)", where, why, reason)
 
 
 class LoadResult(BaseModel):
@@ -157,9 +161,12 @@ class Source(ABC):
         """The finished items made from what the last stage returned (default: that itself)."""
         return done
 
-    def rows(self, input_path: str | None, required: Sequence[str], **hub: Any) -> Iterator[dict[str, Any]]:
-        """Rows of a local file, else of the Hub dataset ``input_path`` or the source's `hub_id`."""
-        return read_input(input_path, required, hub_id=self.hub_id, **hub)
+    def rows(
+        self, input_path: str | None, required: Sequence[str], tally: Tally, **hub: Any
+    ) -> Iterator[dict[str, Any]]:
+        """Rows of a local file, else of the Hub dataset ``input_path`` or the source's `hub_id`;
+        a row that cannot be read is skipped and counted in ``tally``."""
+        return read_input(input_path, required, hub_id=self.hub_id, skip=tally.skip, **hub)
 
     def load(self, input_path: str | None, options: LoadOptions) -> LoadResult:
         """Every work item in memory (a build streams them to disk instead: builds/items.py)."""

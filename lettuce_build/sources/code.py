@@ -237,7 +237,7 @@ class CodeSource(Source):
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         repos = RepoManager(options.work_dir or Path("repos"), options.repo_url)
         statuses: dict[str, bool] = {}
-        for row in self.rows(input_path, REQUIRED, hub_splits=("train", "dev", "test")):
+        for row in self.rows(input_path, REQUIRED, tally, hub_splits=("train", "dev", "test")):
             tally.documents += 1
             repo = row["repo"]
             if repo not in statuses:

@@ -170,7 +170,7 @@ class ReadmeSource(DocumentSource):
                 # the whole name is the document's identity: tool.md and tool.txt are two documents
                 yield name, text
         elif path.exists():
-            for number, row in read_table(path, ("repo", "readme")):
+            for number, row in read_table(path, ("repo", "readme"), tally.skip):
                 where = f"{path}:{number}"
                 readme, repo = row["readme"], row["repo"]
                 if not isinstance(readme, str):
@@ -212,10 +212,20 @@ class WikipediaSource(DocumentSource):
         self, input_path: str | None, options: LoadOptions, tally: Tally
     ) -> Iterator[tuple[str, str]]:
         for row in self.rows(
-            input_path, ("id", "markdown"), hub_config=options.language, hub_splits=("train",)
+            input_path, ("id", "markdown"), tally, hub_config=options.language, hub_splits=("train",)
         ):
-            text = row["markdown"]
-            if not isinstance(text, str) or not text.strip():
+            text, doc_id = row["markdown"], row["id"]
+            if not isinstance(doc_id, str | int) or isinstance(doc_id, bool):
+                tally.skip("not_a_string", f"wikipedia id {doc_id!r}", "id: expected a string or a number")
+                continue
+            if not isinstance(text, str):
+                tally.skip(
+                    "not_a_string",
+                    f"wikipedia {doc_id}",
+                    f"markdown: expected a string, got {type(text).__name__}",
+                )
+                continue
+            if not text.strip():
                 tally.skipped["empty"] += 1
                 continue
-            yield str(row["id"]), text
+            yield str(doc_id), text

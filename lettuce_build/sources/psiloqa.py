@@ -50,7 +50,7 @@ class PsiloQASource(Source):
     modality = "prose"
     hub_id = "s-nlp/PsiloQA"
 
-    def _rows(self, input_path: str | None) -> Iterator[dict[str, Any]]:
+    def _rows(self, input_path: str | None, tally: Tally) -> Iterator[dict[str, Any]]:
         path = Path(input_path) if input_path else None
         if path is not None and path.is_dir():
             files = [
@@ -61,13 +61,13 @@ class PsiloQASource(Source):
             if not files:
                 raise SourceError(f"{path}: no train/validation/test .jsonl or .parquet files")
             for split, file in files:
-                for _, row in read_table(file, REQUIRED):
+                for _, row in read_table(file, REQUIRED, tally.skip):
                     yield dict(row, split=split)
             return
-        yield from self.rows(input_path, REQUIRED)
+        yield from self.rows(input_path, REQUIRED, tally)
 
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
-        for index, row in enumerate(self._rows(input_path)):
+        for index, row in enumerate(self._rows(input_path, tally)):
             tally.documents += 1
             answer = row["llm_answer"]
             spans = []

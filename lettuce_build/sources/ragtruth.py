@@ -42,7 +42,9 @@ class RagTruthSource(Source):
     dataset_name = "ragtruth"
     modality = "prose"
 
-    def _files(self, input_path: str | None) -> tuple[Iterator[dict[str, Any]], list[dict[str, Any]]]:
+    def _files(
+        self, input_path: str | None, tally: Tally
+    ) -> tuple[Iterator[dict[str, Any]], list[dict[str, Any]]]:
         if input_path is None:
             raise SourceError(
                 "ragtruth: --input is required (a folder with response.jsonl and source_info.jsonl)"
@@ -55,8 +57,10 @@ class RagTruthSource(Source):
                     raise SourceError(
                         f"{path} is missing; ragtruth needs response.jsonl and source_info.jsonl"
                     )
-            responses = (row for _, row in read_jsonl(paths[0], RESPONSE_COLUMNS))  # read as needed
-            return responses, [row for _, row in read_jsonl(paths[1], SOURCE_COLUMNS)]
+            responses = (
+                row for _, row in read_jsonl(paths[0], RESPONSE_COLUMNS, tally.skip)
+            )  # read as needed
+            return responses, [row for _, row in read_jsonl(paths[1], SOURCE_COLUMNS, tally.skip)]
         from datasets import load_dataset
 
         files = {"response": "response.jsonl", "source_info": "source_info.jsonl"}
@@ -64,7 +68,7 @@ class RagTruthSource(Source):
         return iter(loaded["response"]), loaded["source_info"].to_list()
 
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
-        responses, sources = self._files(input_path)
+        responses, sources = self._files(input_path, tally)
         by_source = {str(s["source_id"]): s for s in sources}
         skipped = tally.skipped
         for number, response in enumerate(responses):

@@ -36,21 +36,21 @@ class ToolOutputSource(Source):
     task_type = "tool_output_qa"
     hub_id = "KRLabsOrg/tool-output-extraction-swebench"
 
-    def _rows(self, input_path: str | None) -> Iterator[dict[str, Any]]:
+    def _rows(self, input_path: str | None, tally: Tally) -> Iterator[dict[str, Any]]:
         if input_path is not None and Path(input_path).is_dir():
             files = [Path(input_path) / f"squeez_{s}.jsonl" for s in SPLITS]
             if not any(f.exists() for f in files):
                 raise SourceError(f"{input_path}: no squeez_<split>.jsonl files; run squeez phase 7 first")
             for file in files:
                 if file.exists():
-                    for _, row in read_table(file, REQUIRED):
+                    for _, row in read_table(file, REQUIRED, tally.skip):
                         yield dict(row, split=row.get("split") or file.stem.split("_")[-1])
             return
-        yield from self.rows(input_path, REQUIRED)
+        yield from self.rows(input_path, REQUIRED, tally)
 
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         seen: Counter[str] = Counter()
-        for row in self._rows(input_path):
+        for row in self._rows(input_path, tally):
             tally.documents += 1
             if not row["relevant_lines"] or row.get("is_irrelevant"):
                 tally.skipped["irrelevant_output"] += 1

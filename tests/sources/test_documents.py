@@ -67,11 +67,18 @@ def test_a_jsonl_of_repo_and_readme(tmp_path):
     assert {json.loads(i["metadata"])["doc_id"] for i in loaded.items} == {"acme/fastgrid", "acme/pebble"}
 
 
-def test_a_malformed_jsonl_line_stops_the_load_naming_file_and_line(tmp_path):
+def test_a_malformed_jsonl_line_is_skipped_and_counted_the_others_are_read(tmp_path, caplog):
     path = tmp_path / "readmes.jsonl"
-    path.write_text(json.dumps({"repo": "a", "readme": README_A}) + '\n{"repo": "b", "readme\n')
-    with pytest.raises(TableError, match=r"readmes\.jsonl:2: not one JSON object per line"):
-        ReadmeSource().load(str(path), LoadOptions())
+    lines = [
+        json.dumps({"repo": "a", "readme": README_A}),
+        '{"repo": "b", "readme',
+        json.dumps({"readme": "x"}),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    loaded = ReadmeSource().load(str(path), LoadOptions())
+    assert dict(loaded.skipped) == {"malformed_json": 1, "missing_column": 1}
+    assert loaded.documents == 1
+    assert "readmes.jsonl:2" in caplog.text and "readmes.jsonl:3" in caplog.text
 
 
 def test_a_missing_column_is_named(tmp_path):
