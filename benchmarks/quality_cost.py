@@ -17,8 +17,8 @@ from lettuce_build.builds.folder import BuildDir
 from lettuce_build.core import gates
 from lettuce_build.core.schema import row_to_sample, sample_to_row
 from lettuce_build.prompts import load_prompt
-from lettuce_build.view.audit import read_rows
-from lettuce_build.view.quality import quality_report
+from lettuce_build.view.audit import quality_report
+from lettuce_build.view.validate import read_rows
 
 SAMPLES = 1000
 

@@ -18,7 +18,7 @@ from lettuce_build.core import gates
 from lettuce_build.core.schema import row_to_sample
 from lettuce_build.llm.factory import make_backend
 from lettuce_build.stages.answers import AnswerStage
-from lettuce_build.view.audit import read_rows
+from lettuce_build.view.validate import read_rows
 
 BASELINE = 1.0
 

@@ -33,7 +33,7 @@ def audit(path: Path, strict: bool) -> None:
     (loops, markup, answers that ask or lack support, added spans already in the context),
     duplicates and train/test overlap, lengths, coverage and the category mix."""
     from lettuce_build.builds.folder import BuildDir
-    from lettuce_build.view.quality import quality_report, quality_text
+    from lettuce_build.view.audit import quality_report, quality_text
 
     if path.is_dir() and (note := BuildDir(path).unfinished_note()):
         click.echo(note, err=True)
@@ -54,13 +54,13 @@ def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:
     its row, field and reason. Exits 1 on any violation.
     """
     from lettuce_build.builds.folder import BuildDir
-    from lettuce_build.view.audit import audit
-    from lettuce_build.view.summary import audit_text
+    from lettuce_build.view.summary import validation_text
+    from lettuce_build.view.validate import validate as check_output
 
     if path.is_dir() and (note := BuildDir(path).unfinished_note()):
         click.echo(note, err=True)
-    report = audit(path, load_taxonomy(taxonomy_file))
-    click.echo(audit_text(path, report))
+    report = check_output(path, load_taxonomy(taxonomy_file))
+    click.echo(validation_text(path, report))
     if report.ok:
         click.echo("no violations")
         return

@@ -47,9 +47,9 @@ from lettuce_build.prompts import load_prompt
 from lettuce_build.publish.cards import DatasetCardText, card_text
 from lettuce_build.publish.catalog import COLLECTIONS
 from lettuce_build.sources.registry import get_source
-from lettuce_build.view.audit import audit
-from lettuce_build.view.quality import quality_report, quality_text
+from lettuce_build.view.audit import quality_report, quality_text
 from lettuce_build.view.span_report import span_quality
+from lettuce_build.view.validate import validate
 
 STATS_FILE = "card_stats.json"
 DEFAULT_MAX_FAILURE_RATE = 0.5
@@ -118,7 +118,7 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
             f"{build_path}: the build made no samples, nothing to publish; see why with "
             f"`lettuce-build failures {build_path}`"
         )
-    report = audit(build_path / DATASET_DIR)
+    report = validate(build_path / DATASET_DIR)
     if not report.ok:
         raise PublishError(
             f"{build_path}: {len(report.problems)} rows fail the invariants, e.g. {report.problems[0]}"

@@ -1,235 +1,420 @@
-"""Auditing an output: read every row of a folder, parquet file or JSONL file and check it.
+"""The data-quality report of any output (`lettuce-build audit PATH`), with no model.
 
-Nothing stops at the first problem: every unreadable line, every row that does
-not fit the schema and every broken invariant is reported with where it is
-(file and row or line), which field, and what was expected.
+`validate` (validate.py) checks that rows are exact: spans where they say, categories known. This
+report measures whether they are true, with the signals of the quality gates (core/gates.py)
+over the published rows: loops, markup, answers that ask or lack support, added spans the context
+already holds, duplicates (and questions shared between train and test), lengths, coverage and
+the category mix. It reads a build folder, a saved dataset, parquet or JSONL in the sample
+schema, and LettuceDetect-format JSON/JSONL (``prompt``, ``answer``, ``labels`` of ``start``,
+``end``, ``label``), so data made elsewhere can be audited too.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections import Counter
+import re
+import statistics
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-from datasets import Features
 from pydantic import BaseModel, Field, ValidationError
 
-from lettuce_build.builds.output import read_saved
+from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir
+from lettuce_build.core.characters import invalid_in
 from lettuce_build.core.errors import OutputError
-from lettuce_build.core.schema import COLUMNS, HallucinationSample, Violation, check_sample, row_to_sample
+from lettuce_build.core.gates import (
+    ADDING,
+    DEFAULT_GATES,
+    GateConfig,
+    asks_question,
+    content_words,
+    in_context,
+    markup_share,
+    prompt_words,
+    question_problem,
+    repeated,
+    says_the_same,
+    stutters,
+    support,
+    ungrounded_names,
+    unsupported,
+)
+from lettuce_build.core.schema import COLUMNS, row_to_sample
 from lettuce_build.core.tables import iter_jsonl
-from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy
+from lettuce_build.stages.judge import JudgeReport
+from lettuce_build.view.validate import read_rows
+
+#: rows that could not be read, named in the report (all are counted)
+MAX_UNREADABLE_SHOWN = 20
+#: the signals whose presence in published rows fails `audit --strict`
+GATE_SIGNALS = (
+    "invalid_characters",
+    "repetition",
+    "mostly_markup",
+    "asks_question",
+    "unsupported",
+    "span_in_context",
+    "no_op_edit",
+    "degenerate_edit",
+    "edit_about_prompt",
+    "question_off_context",
+    "question_about_prompt",
+    "ungrounded_reference",
+    "train_test_shared_question",
+)
+PROSE_MODALITIES = frozenset({"prose", "markdown"})
+QUANTILES = (0.1, 0.5, 0.9)
 
 
-class Problem(BaseModel):
+class Row(BaseModel):
+    """What the report reads of a row, in either format."""
+
     where: str
-    violation: Violation
+    context: str
+    question: str
+    answer: str
+    split: str = "train"
+    dataset: str = "(unknown)"
+    modality: str = "prose"
+    #: (text, category) of each labelled span
+    spans: list[tuple[str, str]] = Field(default_factory=list)
+    category: str | None = None
+    #: (original, replacement) of each applied edit, when the row records them (lettuce-build's)
+    edits: list[tuple[str, str]] = Field(default_factory=list)
 
-    def __str__(self) -> str:
-        v = self.violation
-        return f"{self.where}: {v.field}: {v.reason} - {v.message}"
 
+class Group(BaseModel):
+    """The report of one (dataset, class) group: its size, each signal's count, distributions."""
 
-class AuditReport(BaseModel):
     rows: int = 0
-    by_split: Counter[str] = Field(default_factory=Counter)
+    signals: Counter[str] = Field(default_factory=Counter)
+    #: up to three rows per signal, to read
+    examples: dict[str, list[str]] = Field(default_factory=dict)
+    support: list[float] = Field(default_factory=list)
+    answer_chars: list[int] = Field(default_factory=list)
+    coverage: list[float] = Field(default_factory=list)
+    #: code rows: how many were checked for names their context never shows
+    code_rows: int = 0
+
+    def ungrounded_line(self) -> str | None:
+        """The share of code answers calling a name their context never shows (labelled spans
+        blanked out), always shown for code: 0 is a figure worth publishing too."""
+        if not self.code_rows:
+            return None
+        count = self.signals["ungrounded_reference"]
+        return (
+            f"answers calling a name the context never shows: {count} of {self.code_rows} "
+            f"({count / self.code_rows:.2f})"
+        )
+
+
+class QualityReport(BaseModel):
+    rows: int = 0
+    groups: dict[str, Group] = Field(default_factory=dict)
+    duplicate_questions: int = 0
+    duplicate_answers: int = 0
+    #: rows whose question (clean answer) has the same content words as an earlier row's, in any
+    #: order and spelling of stopwords and punctuation: exact duplicates included
+    near_duplicate_questions: int = 0
+    near_duplicate_answers: int = 0
+    #: questions (normalised) that occur in both train and test
+    shared_questions: list[str] = Field(default_factory=list)
     by_category: Counter[str] = Field(default_factory=Counter)
-    by_subcategory: Counter[str] = Field(default_factory=Counter)
-    problems: list[Problem] = Field(default_factory=list)
+    #: what the build asked for, and what its judges found, when the path is a build folder
+    requested_ratio: float | None = None
+    judge: JudgeReport | None = None
+
+    def signal_total(self, name: str) -> int:
+        return sum(g.signals[name] for g in self.groups.values())
+
+    #: rows that could not be read (not JSON, not the schema, spans out of range), and a few
+    #: of them named
+    unreadable: int = 0
+    unreadable_examples: list[str] = Field(default_factory=list)
 
     @property
-    def ok(self) -> bool:
-        return not self.problems
+    def clean(self) -> bool:
+        """What `--strict` requires: rows were read, every one of them, and no gate's signal is
+        in any."""
+        return self.rows > 0 and not self.unreadable and not any(self.signal_total(s) for s in GATE_SIGNALS)
 
 
-class _RawRow(BaseModel):
+class Unreadable(BaseModel):
+    """A row the report could not read: where, which field, and what was expected."""
+
     where: str
-    row: int
-    data: dict[str, Any] | None = None
-    error: Violation | None = None
+    field: str
+    reason: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.field}: {self.reason} - {self.message}"
 
 
-def _missing_columns(columns: list[str], source: Path, row: int | None = None) -> Violation | None:
-    missing = [c for c in COLUMNS if c not in columns]
-    if not missing:
-        return None
-    return Violation(
-        row=row,
-        field=", ".join(missing) if len(missing) <= 3 else "(columns)",
-        reason="missing_column",
-        message=f"{source} lacks column(s) {missing}; expected columns: {list(COLUMNS)}",
+def _records(path: Path) -> Iterator[tuple[str, dict[str, Any] | Unreadable]]:
+    """(where, record) of each record of a JSON array or JSONL file; a line that is no JSON
+    object is an `Unreadable` in its place."""
+    if path.suffix == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise OutputError(f"{path}: not a JSON file: {err}") from err
+        if isinstance(data, dict):
+            data = [data]
+        if not isinstance(data, list):
+            raise OutputError(f"{path}: expected a JSON array of records, got {type(data).__name__}")
+        for index, record in enumerate(data):
+            where = f"{path}[{index}]"
+            if isinstance(record, dict):
+                yield where, record
+            else:
+                got = type(record).__name__
+                yield where, Unreadable(where=where, field="(record)", reason="not_an_object", message=got)
+        return
+    for line in iter_jsonl(path):
+        where = f"{path}:{line.number}"
+        if line.row is None:
+            yield (
+                where,
+                Unreadable(where=where, field="(line)", reason=str(line.reason), message=str(line.message)),
+            )
+        else:
+            yield where, line.row
+
+
+def _ours(record: dict[str, Any]) -> bool:
+    """Whether a record is in this project's schema (every column, metadata a JSON string),
+    rather than LettuceDetect's (context and question may be null, metadata an object)."""
+    return all(column in record for column in COLUMNS) and isinstance(record.get("metadata"), str)
+
+
+def _lettucedetect_row(where: str, record: dict[str, Any]) -> Row | Unreadable:
+    """A row of LettuceDetect's own format (``HallucinationSample.to_json``): its ``context``
+    when it has one, else its prompt, is what the answer is checked against."""
+
+    def bad(field: str, reason: str, message: str) -> Unreadable:
+        return Unreadable(where=where, field=field, reason=reason, message=message)
+
+    for field in ("prompt", "answer"):
+        if not isinstance(record.get(field), str):
+            return bad(field, "not_a_string", f"expected a string, got {type(record.get(field)).__name__}")
+    answer: str = record["answer"]
+    labels = record.get("labels", [])
+    if not isinstance(labels, list):
+        return bad("labels", "not_a_list", f"expected a list of spans, got {type(labels).__name__}")
+    spans: list[tuple[str, str]] = []
+    for i, label in enumerate(labels):
+        start, end = (label.get("start"), label.get("end")) if isinstance(label, dict) else (None, None)
+        if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool):
+            return bad(f"labels[{i}]", "malformed_span", "expected an object with integer start and end")
+        if not 0 <= start < end <= len(answer):
+            message = f"[{start}, {end}) must satisfy 0 <= start < end <= {len(answer)} (len(answer))"
+            return bad(f"labels[{i}]", "span_out_of_range", message)
+        spans.append((answer[start:end], str(label.get("category") or label.get("label") or "")))
+    context = record.get("context")
+    return Row(
+        where=where,
+        context=context if isinstance(context, str) else record["prompt"],
+        question=record.get("question") if isinstance(record.get("question"), str) else "",
+        answer=answer,
+        split=str(record.get("split") or "train"),
+        dataset=str(record.get("dataset") or "(unknown)"),
+        modality=str(record.get("context_modality") or "prose"),
+        spans=spans,
+        category=(record.get("category") or "hallucinated") if spans else None,
     )
 
 
-def _jsonl_rows(path: Path) -> Iterator[_RawRow]:
-    for line in iter_jsonl(path):
-        index = line.number - 1
-        where = f"{path}:{line.number} (row {index})"
-        if line.row is None:
-            assert line.reason is not None and line.message is not None
-            error = Violation(
-                row=index, field="(line)", reason=line.reason, message=f"line {line.number}: {line.message}"
-            )
-            yield _RawRow(where=where, row=index, error=error)
-        elif missing := _missing_columns(list(line.row), path, index):
-            yield _RawRow(where=where, row=index, error=missing)
-        else:
-            yield _RawRow(where=where, row=index, data=line.row)
-
-
-def _json_array_rows(path: Path) -> Iterator[_RawRow]:
-    """Rows of a JSON file holding an array of rows (or one row)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        error = Violation(field="(file)", reason="unreadable", message=f"not a JSON file: {err}")
-        yield _RawRow(where=str(path), row=-1, error=error)
-        return
-    for index, row in enumerate(data if isinstance(data, list) else [data]):
-        where = f"{path}[{index}]"
-        if not isinstance(row, dict):
-            error = Violation(row=index, field="(row)", reason="not_an_object", message=type(row).__name__)
-            yield _RawRow(where=where, row=index, error=error)
-        elif missing := _missing_columns(list(row), path, index):
-            yield _RawRow(where=where, row=index, error=missing)
-        else:
-            yield _RawRow(where=where, row=index, data=row)
-
-
-def _parquet_rows(path: Path) -> Iterator[_RawRow]:
-    try:
-        table = pq.read_table(path)
-    except (OSError, pa.ArrowException) as err:
-        message = f"not a readable parquet file (truncated or corrupt?): {err}"
-        yield _RawRow(
-            where=str(path), row=-1, error=Violation(field="(file)", reason="unreadable", message=message)
-        )
-        return
-    if missing := _missing_columns(table.column_names, path):
-        yield _RawRow(where=str(path), row=-1, error=missing)
-        return
-    features = Features.from_arrow_schema(table.schema)
-    for index, row in enumerate(table.to_pylist()):
-        yield _RawRow(where=f"{path} row {index}", row=index, data=features.decode_example(row))
-
-
-def _saved_rows(path: Path) -> Iterator[_RawRow]:
-    loaded = read_saved(path)
-    splits = loaded.items() if hasattr(loaded, "items") else [("data", loaded)]
-    for split, dataset in splits:
-        if missing := _missing_columns(dataset.column_names, path / split):
-            yield _RawRow(where=f"{path}/{split}", row=-1, error=missing)
-            continue
-        for index, row in enumerate(dataset):
-            yield _RawRow(where=f"{path}/{split} row {index}", row=index, data=row)
-
-
-def read_rows(path: str | Path) -> Iterator[_RawRow]:
-    """Rows of an output folder (save_to_disk or Hub-style), a parquet file or a JSONL file."""
-    path = Path(path)
-    if not path.exists():
-        raise OutputError(f"{path}: no such file or folder")
-    if path.is_dir():
-        if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
-            yield from _saved_rows(path)
-        elif (path / "dataset").is_dir() or (path / "hub").is_dir():
-            # a build folder: both of its outputs, since the Hub's parquet could differ from dataset/
-            for part in ("dataset", "hub"):
-                if (path / part).is_dir():
-                    yield from read_rows(path / part)
-        else:
-            files = sorted(path.rglob("*.parquet"))
-            if not files:
-                raise OutputError(f"{path}: no saved dataset and no parquet files inside")
-            for file in files:
-                yield from _parquet_rows(file)
-    elif path.suffix == ".parquet":
-        yield from _parquet_rows(path)
-    elif path.suffix == ".jsonl":
-        yield from _jsonl_rows(path)
-    elif path.suffix == ".json":
-        yield from _json_array_rows(path)
-    else:
-        raise OutputError(f"{path}: expected a folder, a .parquet, a .jsonl or a .json file")
-
-
-def _schema_violations(err: ValidationError, row: int) -> list[Violation]:
-    return [
-        Violation(
-            row=row,
-            field=".".join(str(part) for part in e["loc"]) or "(row)",
-            reason=f"schema_{e['type']}",
-            message=e["msg"],
-        )
-        for e in err.errors()
-    ]
-
-
-def audit(
-    path: str | Path, taxonomy: Taxonomy = DEFAULT_TAXONOMY, datasets: frozenset[str] | None = None
-) -> AuditReport:
-    """Check every row of an output; count rows per split, category and subcategory.
-
-    ``datasets``: the allowed values of the ``dataset`` column (default: every source's name).
-    A build folder's ``dataset/`` and ``hub/`` are both checked and must hold the same rows; an
-    output with no rows at all is a problem too.
-    """
-    if datasets is None:
-        from lettuce_build.sources.registry import SOURCES
-
-        datasets = frozenset(cls.dataset_name for cls in SOURCES.values())
-    report = AuditReport()
-    per_part: Counter[str] = Counter()
-
-    def problem(where: str, field: str, reason: str, message: str, row: int | None = None) -> None:
-        violation = Violation(row=row, field=field, reason=reason, message=message)
-        report.problems.append(Problem(where=where, violation=violation))
-
-    for raw in read_rows(path):
-        part = _part(Path(path), raw.where)
-        per_part[part] += raw.error is None
+def rows_of(path: Path) -> Iterator[Row | Unreadable]:
+    """The rows of any output the report reads (a build folder: its published dataset/ only),
+    each row it cannot read named in its place."""
+    if path.is_file() and path.suffix in {".json", ".jsonl"}:
+        records = _records(path)
+        first = next(records, None)
+        if first is None:
+            return
+        if isinstance(first[1], Unreadable) or not _ours(first[1]):
+            for where, record in itertools.chain([first], records):
+                yield record if isinstance(record, Unreadable) else _lettucedetect_row(where, record)
+            return
+    source = path / "dataset" if (path / "dataset").is_dir() else path
+    for raw in read_rows(source):
         if raw.error is not None:
-            report.problems.append(Problem(where=raw.where, violation=raw.error))
+            v = raw.error
+            yield Unreadable(where=raw.where, field=v.field, reason=v.reason, message=v.message)
             continue
-        assert raw.data is not None
-        counted = part == next(iter(per_part))  # counts describe the first output (dataset/)
-        report.rows += counted
         try:
-            sample: HallucinationSample = row_to_sample(raw.data)
+            sample = row_to_sample(raw.data or {})
         except ValidationError as err:
-            report.problems.extend(
-                Problem(where=raw.where, violation=v) for v in _schema_violations(err, raw.row)
+            first_error = err.errors()[0]
+            field = ".".join(str(part) for part in first_error["loc"]) or "(row)"
+            yield Unreadable(where=raw.where, field=field, reason="schema", message=first_error["msg"])
+            continue
+        except ValueError as err:  # metadata that is no JSON, a category id out of range
+            yield Unreadable(
+                where=raw.where, field="metadata/category", reason="undecodable", message=str(err)
             )
             continue
-        except (json.JSONDecodeError, ValueError) as err:
-            problem(raw.where, "metadata/category", "undecodable", str(err), raw.row)
-            continue
-        if counted:
-            report.by_split[sample.split] += 1
-            report.by_category[sample.category or "(clean)"] += 1
-            for span in sample.labels:
-                report.by_subcategory[f"{span.category}/{span.subcategory or '-'}"] += 1
-        report.problems.extend(
-            Problem(where=raw.where, violation=v) for v in check_sample(sample, taxonomy, raw.row)
+        yield Row(
+            where=raw.where,
+            context=sample.context,
+            question=sample.question,
+            answer=sample.answer,
+            split=sample.split,
+            dataset=sample.dataset,
+            modality=sample.context_modality,
+            spans=[(span.text, span.category) for span in sample.labels],
+            category=sample.category,
+            edits=[
+                (str(e.get("original", "")), str(e.get("hallucinated", "")))
+                for e in (sample.metadata.get("injection") or {}).get("applied", [])
+            ],
         )
-        if sample.dataset not in datasets:
-            known = f"{sample.dataset!r} is not a known dataset; known: {sorted(datasets)}"
-            problem(raw.where, "dataset", "unknown_dataset", known, raw.row)
-    if not report.rows and not report.problems:
-        problem(str(path), "(rows)", "no_rows", "the output holds no rows")
-    if len(per_part) > 1 and len(set(per_part.values())) > 1:
-        differ = f"dataset/ and hub/ hold different numbers of rows: {dict(per_part)}"
-        problem(str(path), "(rows)", "outputs_differ", differ)
+
+
+def _key(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def _near_key(text: str) -> str:
+    """What near-duplicates share: the same content words (possessives dropped), in any order."""
+    return " ".join(sorted({re.sub(r"['’]s$", "", w) for w in content_words(text)}))
+
+
+def _blanked(answer: str, spans: list[tuple[str, str]]) -> str:
+    """The answer with its labelled spans blanked out: what it says as clean text."""
+    for text, _ in spans:
+        answer = answer.replace(text, " " * len(text)) if text else answer
+    return answer
+
+
+def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> QualityReport:
+    path = Path(path)
+    report = QualityReport()
+    questions: dict[str, set[str]] = defaultdict(set)
+    question_count: Counter[str] = Counter()
+    answer_count: Counter[str] = Counter()
+    near_questions: Counter[str] = Counter()
+    near_answers: Counter[str] = Counter()
+    for row in rows_of(path):
+        if isinstance(row, Unreadable):
+            report.unreadable += 1
+            if len(report.unreadable_examples) < MAX_UNREADABLE_SHOWN:
+                report.unreadable_examples.append(str(row))
+            continue
+        report.rows += 1
+        hallucinated = bool(row.spans)
+        group = report.groups.setdefault(
+            f"{row.dataset} {'hallucinated' if hallucinated else 'clean'}", Group()
+        )
+        group.rows += 1
+        report.by_category[row.category or "(clean)"] += 1
+        group.answer_chars.append(len(row.answer))
+
+        def signal(name: str, text: str | None = None, row: Row = row, group: Group = group) -> None:
+            group.signals[name] += 1
+            shown = group.examples.setdefault(name, [])
+            if len(shown) < 3:
+                shown.append(f"{row.where}: {(text or row.answer)[:160]!r}")
+
+        if problem := invalid_in([row.context, row.question, row.answer]):
+            signal("invalid_characters", problem)
+        if row.modality == "code":
+            group.code_rows += 1
+            if names := ungrounded_names(_blanked(row.answer, row.spans), row.context):
+                signal("ungrounded_reference", f"calls {', '.join(names[:5])}, which the context never shows")
+        if row.question:
+            question_count[_key(row.question)] += 1
+            near_questions[_near_key(row.question)] += 1
+            questions[_key(row.question)].add(row.split)
+            if row.context and (problem := question_problem(row.question, row.context)):
+                signal(problem[0], row.question)  # off its context, or about its prompt
+        if hallucinated:
+            group.coverage.append(sum(len(t) for t, _ in row.spans) / max(len(row.answer), 1))
+            if any(category in ADDING and in_context(text, row.context) for text, category in row.spans):
+                signal("span_in_context")
+            if any(says_the_same(old, new) for old, new in row.edits):
+                signal("no_op_edit")
+            if any(stutters(new, config) and not stutters(old, config) for old, new in row.edits):
+                signal("degenerate_edit")
+            if any(prompt_words(new, old, row.context) for old, new in row.edits):
+                signal("edit_about_prompt")
+            continue
+        answer_count[_key(row.answer)] += 1
+        near_answers[_near_key(row.answer)] += 1
+        if repeated(row.answer, config):
+            signal("repetition")
+        if row.modality in PROSE_MODALITIES and markup_share(row.answer) > config.max_markup_share:
+            signal("mostly_markup")
+        if asks_question(row.answer):
+            signal("asks_question")
+        share, counted = support(row.answer, row.context)
+        if counted:
+            group.support.append(share)
+        if unsupported(row.answer, row.context, config):
+            signal("unsupported")
+    report.duplicate_questions = sum(n - 1 for n in question_count.values() if n > 1)
+    report.duplicate_answers = sum(n - 1 for n in answer_count.values() if n > 1)
+    report.near_duplicate_questions = sum(n - 1 for n in near_questions.values() if n > 1)
+    report.near_duplicate_answers = sum(n - 1 for n in near_answers.values() if n > 1)
+    report.shared_questions = sorted(q for q, splits in questions.items() if {"train", "test"} <= splits)
+    if report.shared_questions:
+        group = report.groups.setdefault("(all) shared", Group())
+        group.signals["train_test_shared_question"] = len(report.shared_questions)
+        group.examples["train_test_shared_question"] = report.shared_questions[:3]
+    if (path / MANIFEST_FILE).is_file():  # a build folder: what it was asked for and judged
+        manifest = BuildDir(path).read_manifest()
+        report.requested_ratio = manifest.options.ratio if manifest.options else None
+        report.judge = manifest.counts.judge if manifest.counts else None
     return report
 
 
-def _part(root: Path, where: str) -> str:
-    """Which output of a build folder a row came from (``dataset`` or ``hub``), else the path."""
-    for part in ("dataset", "hub"):
-        if where.startswith(str(root / part)):
-            return part
-    return str(root)
+def _quantiles(values: list[float]) -> str:
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    cuts = statistics.quantiles(values, n=10, method="inclusive")
+    return " / ".join(f"{cuts[int(q * 10) - 1]:.2f}" for q in QUANTILES)
+
+
+def quality_text(path: Path, report: QualityReport) -> str:
+    lines = [f"data quality of {report.rows} rows in {path}"]
+    if report.unreadable:
+        lines.append(f"  unreadable rows: {report.unreadable} (not counted below)")
+        lines.extend(f"    {example}" for example in report.unreadable_examples)
+        if report.unreadable > len(report.unreadable_examples):
+            lines.append(f"    ... and {report.unreadable - len(report.unreadable_examples)} more")
+    if not report.rows:
+        lines.append("  no row could be read")
+    for name, group in sorted(report.groups.items()):
+        lines.append(f"  {name}: {group.rows} rows")
+        if group.answer_chars:
+            chars = [float(c) for c in group.answer_chars]
+            lines.append(f"    answer characters p10/p50/p90: {_quantiles(chars)}")
+        if group.support:
+            lines.append(f"    context support p10/p50/p90: {_quantiles(group.support)}")
+        if group.coverage:
+            lines.append(f"    span coverage p10/p50/p90: {_quantiles(group.coverage)}")
+        if ungrounded := group.ungrounded_line():
+            lines.append(f"    {ungrounded}")
+        for signal, count in sorted(group.signals.items()):
+            lines.append(f"    {signal}: {count}")
+            lines.extend(f"      e.g. {example}" for example in group.examples.get(signal, []))
+    lines.append(
+        f"  duplicate questions: {report.duplicate_questions} exact, {report.near_duplicate_questions} "
+        f"near (the same content words); clean answers: {report.duplicate_answers} exact, "
+        f"{report.near_duplicate_answers} near"
+    )
+    hallucinated = report.rows - report.by_category["(clean)"]
+    share = hallucinated / report.rows if report.rows else 0.0
+    requested = f" (requested {report.requested_ratio:.2f})" if report.requested_ratio is not None else ""
+    lines.append(f"  hallucinated share: {share:.2f}{requested}; categories: {dict(report.by_category)}")
+    if report.judge is not None:
+        lines.extend(f"  judge: {line}" for line in report.judge.lines())
+    present = [s for s in GATE_SIGNALS if report.signal_total(s)]
+    lines.append(f"  gate signals present: {', '.join(present)}" if present else "  gate signals: none")
+    return "\n".join(lines)

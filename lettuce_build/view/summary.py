@@ -23,8 +23,8 @@ from lettuce_build.core.taxonomy import (
 )
 from lettuce_build.engine.records import FailureRow
 from lettuce_build.llm.cache import CacheStats
-from lettuce_build.view.audit import AuditReport
 from lettuce_build.view.samples import answer_pieces, excerpt, span_type, terminal_color
+from lettuce_build.view.validate import ValidationReport
 
 if TYPE_CHECKING:  # build imports every source; the summary's type is all display needs of it
     from lettuce_build.builds.run import BuildSummary
@@ -59,7 +59,7 @@ def counts_text(title: str, counts: Mapping[str, int]) -> str:
     return "\n".join([title, *(f"  {name:<40} {count:>8}" for name, count in sorted(counts.items()))])
 
 
-def audit_text(path: Path, report: AuditReport) -> str:
+def validation_text(path: Path, report: ValidationReport) -> str:
     """The counts `validate` prints before any violation."""
     return "\n".join(
         [

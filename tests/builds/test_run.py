@@ -10,8 +10,8 @@ from lettuce_build.builds.folder import BuildDir
 from lettuce_build.builds.run import BuildOptions, run_build
 from lettuce_build.cli import main
 from lettuce_build.core.schema import FEATURES, check_sample, row_to_sample
-from lettuce_build.view.audit import audit
 from lettuce_build.view.summary import summary_text
+from lettuce_build.view.validate import validate
 
 from ..support.documents import respond, write_readmes
 from ..support.openai_server import serve
@@ -40,7 +40,7 @@ def test_a_scripted_build_writes_checked_samples_that_load_with_declared_feature
         assert check_sample(sample) == [] and sample.labels
         assert sample.category == "contradiction" and sample.context_modality == "markdown"
         assert sample.metadata["injection"]["applied"]
-    assert audit(tmp_path / "out").ok
+    assert validate(tmp_path / "out").ok
     manifest = BuildDir(tmp_path / "out").read_manifest()
     assert manifest.status == "finished"
     assert [s.name for s in manifest.stages] == ["question", "answer", "inject", "assemble"]
@@ -147,7 +147,7 @@ def test_a_real_engine_smoke_build_of_three_readme_samples(tmp_path, readmes, em
         assert failure.reason and failure.stage in ("question", "answer", "inject", "assemble")
     produced = sum(summary.by_split.values())
     if produced:
-        assert audit(tmp_path / "out").ok
+        assert validate(tmp_path / "out").ok
         for split in load_dataset(str(tmp_path / "out" / "hub"), "readme").values():
             for row in split:
                 assert check_sample(row_to_sample(row)) == []

@@ -5,7 +5,7 @@ import pytest
 
 from lettuce_build.builds.folder import BuildDir
 from lettuce_build.builds.run import BuildOptions, run_build
-from lettuce_build.view.quality import quality_report, quality_text
+from lettuce_build.view.audit import quality_report, quality_text
 from lettuce_build.view.summary import summary_text
 
 from ..support.documents import respond, write_readmes

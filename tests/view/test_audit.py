@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from lettuce_build.cli import main
 from lettuce_build.core.schema import HallucinationSample, Span, sample_to_row
-from lettuce_build.view.quality import quality_report, quality_text
+from lettuce_build.view.audit import quality_report, quality_text
 
 CONTEXT = (
     "fastgrid renders large tables in the terminal. It is written in Python and needs no compiler. "

@@ -1,0 +1,236 @@
+"""Validating an output (`lettuce-build validate`): read every row of a folder, parquet, JSONL
+or JSON file and check it.
+
+Nothing stops at the first problem: every unreadable line, every row that does
+not fit the schema and every broken invariant is reported with where it is
+(file and row or line), which field, and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from datasets import Features
+from pydantic import BaseModel, Field, ValidationError
+
+from lettuce_build.builds.output import read_saved
+from lettuce_build.core.errors import OutputError
+from lettuce_build.core.schema import COLUMNS, HallucinationSample, Violation, check_sample, row_to_sample
+from lettuce_build.core.tables import iter_jsonl
+from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy
+
+
+class Problem(BaseModel):
+    where: str
+    violation: Violation
+
+    def __str__(self) -> str:
+        v = self.violation
+        return f"{self.where}: {v.field}: {v.reason} - {v.message}"
+
+
+class ValidationReport(BaseModel):
+    rows: int = 0
+    by_split: Counter[str] = Field(default_factory=Counter)
+    by_category: Counter[str] = Field(default_factory=Counter)
+    by_subcategory: Counter[str] = Field(default_factory=Counter)
+    problems: list[Problem] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+class _RawRow(BaseModel):
+    where: str
+    row: int
+    data: dict[str, Any] | None = None
+    error: Violation | None = None
+
+
+def _missing_columns(columns: list[str], source: Path, row: int | None = None) -> Violation | None:
+    missing = [c for c in COLUMNS if c not in columns]
+    if not missing:
+        return None
+    return Violation(
+        row=row,
+        field=", ".join(missing) if len(missing) <= 3 else "(columns)",
+        reason="missing_column",
+        message=f"{source} lacks column(s) {missing}; expected columns: {list(COLUMNS)}",
+    )
+
+
+def _jsonl_rows(path: Path) -> Iterator[_RawRow]:
+    for line in iter_jsonl(path):
+        index = line.number - 1
+        where = f"{path}:{line.number} (row {index})"
+        if line.row is None:
+            assert line.reason is not None and line.message is not None
+            error = Violation(
+                row=index, field="(line)", reason=line.reason, message=f"line {line.number}: {line.message}"
+            )
+            yield _RawRow(where=where, row=index, error=error)
+        elif missing := _missing_columns(list(line.row), path, index):
+            yield _RawRow(where=where, row=index, error=missing)
+        else:
+            yield _RawRow(where=where, row=index, data=line.row)
+
+
+def _json_array_rows(path: Path) -> Iterator[_RawRow]:
+    """Rows of a JSON file holding an array of rows (or one row)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        error = Violation(field="(file)", reason="unreadable", message=f"not a JSON file: {err}")
+        yield _RawRow(where=str(path), row=-1, error=error)
+        return
+    for index, row in enumerate(data if isinstance(data, list) else [data]):
+        where = f"{path}[{index}]"
+        if not isinstance(row, dict):
+            error = Violation(row=index, field="(row)", reason="not_an_object", message=type(row).__name__)
+            yield _RawRow(where=where, row=index, error=error)
+        elif missing := _missing_columns(list(row), path, index):
+            yield _RawRow(where=where, row=index, error=missing)
+        else:
+            yield _RawRow(where=where, row=index, data=row)
+
+
+def _parquet_rows(path: Path) -> Iterator[_RawRow]:
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as err:
+        message = f"not a readable parquet file (truncated or corrupt?): {err}"
+        yield _RawRow(
+            where=str(path), row=-1, error=Violation(field="(file)", reason="unreadable", message=message)
+        )
+        return
+    if missing := _missing_columns(table.column_names, path):
+        yield _RawRow(where=str(path), row=-1, error=missing)
+        return
+    features = Features.from_arrow_schema(table.schema)
+    for index, row in enumerate(table.to_pylist()):
+        yield _RawRow(where=f"{path} row {index}", row=index, data=features.decode_example(row))
+
+
+def _saved_rows(path: Path) -> Iterator[_RawRow]:
+    loaded = read_saved(path)
+    splits = loaded.items() if hasattr(loaded, "items") else [("data", loaded)]
+    for split, dataset in splits:
+        if missing := _missing_columns(dataset.column_names, path / split):
+            yield _RawRow(where=f"{path}/{split}", row=-1, error=missing)
+            continue
+        for index, row in enumerate(dataset):
+            yield _RawRow(where=f"{path}/{split} row {index}", row=index, data=row)
+
+
+def read_rows(path: str | Path) -> Iterator[_RawRow]:
+    """Rows of an output folder (save_to_disk or Hub-style), a parquet file or a JSONL file."""
+    path = Path(path)
+    if not path.exists():
+        raise OutputError(f"{path}: no such file or folder")
+    if path.is_dir():
+        if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
+            yield from _saved_rows(path)
+        elif (path / "dataset").is_dir() or (path / "hub").is_dir():
+            # a build folder: both of its outputs, since the Hub's parquet could differ from dataset/
+            for part in ("dataset", "hub"):
+                if (path / part).is_dir():
+                    yield from read_rows(path / part)
+        else:
+            files = sorted(path.rglob("*.parquet"))
+            if not files:
+                raise OutputError(f"{path}: no saved dataset and no parquet files inside")
+            for file in files:
+                yield from _parquet_rows(file)
+    elif path.suffix == ".parquet":
+        yield from _parquet_rows(path)
+    elif path.suffix == ".jsonl":
+        yield from _jsonl_rows(path)
+    elif path.suffix == ".json":
+        yield from _json_array_rows(path)
+    else:
+        raise OutputError(f"{path}: expected a folder, a .parquet, a .jsonl or a .json file")
+
+
+def _schema_violations(err: ValidationError, row: int) -> list[Violation]:
+    return [
+        Violation(
+            row=row,
+            field=".".join(str(part) for part in e["loc"]) or "(row)",
+            reason=f"schema_{e['type']}",
+            message=e["msg"],
+        )
+        for e in err.errors()
+    ]
+
+
+def validate(
+    path: str | Path, taxonomy: Taxonomy = DEFAULT_TAXONOMY, datasets: frozenset[str] | None = None
+) -> ValidationReport:
+    """Check every row of an output; count rows per split, category and subcategory.
+
+    ``datasets``: the allowed values of the ``dataset`` column (default: every source's name).
+    A build folder's ``dataset/`` and ``hub/`` are both checked and must hold the same rows; an
+    output with no rows at all is a problem too.
+    """
+    if datasets is None:
+        from lettuce_build.sources.registry import SOURCES
+
+        datasets = frozenset(cls.dataset_name for cls in SOURCES.values())
+    report = ValidationReport()
+    per_part: Counter[str] = Counter()
+
+    def problem(where: str, field: str, reason: str, message: str, row: int | None = None) -> None:
+        violation = Violation(row=row, field=field, reason=reason, message=message)
+        report.problems.append(Problem(where=where, violation=violation))
+
+    for raw in read_rows(path):
+        part = _part(Path(path), raw.where)
+        per_part[part] += raw.error is None
+        if raw.error is not None:
+            report.problems.append(Problem(where=raw.where, violation=raw.error))
+            continue
+        assert raw.data is not None
+        counted = part == next(iter(per_part))  # counts describe the first output (dataset/)
+        report.rows += counted
+        try:
+            sample: HallucinationSample = row_to_sample(raw.data)
+        except ValidationError as err:
+            report.problems.extend(
+                Problem(where=raw.where, violation=v) for v in _schema_violations(err, raw.row)
+            )
+            continue
+        except (json.JSONDecodeError, ValueError) as err:
+            problem(raw.where, "metadata/category", "undecodable", str(err), raw.row)
+            continue
+        if counted:
+            report.by_split[sample.split] += 1
+            report.by_category[sample.category or "(clean)"] += 1
+            for span in sample.labels:
+                report.by_subcategory[f"{span.category}/{span.subcategory or '-'}"] += 1
+        report.problems.extend(
+            Problem(where=raw.where, violation=v) for v in check_sample(sample, taxonomy, raw.row)
+        )
+        if sample.dataset not in datasets:
+            known = f"{sample.dataset!r} is not a known dataset; known: {sorted(datasets)}"
+            problem(raw.where, "dataset", "unknown_dataset", known, raw.row)
+    if not report.rows and not report.problems:
+        problem(str(path), "(rows)", "no_rows", "the output holds no rows")
+    if len(per_part) > 1 and len(set(per_part.values())) > 1:
+        differ = f"dataset/ and hub/ hold different numbers of rows: {dict(per_part)}"
+        problem(str(path), "(rows)", "outputs_differ", differ)
+    return report
+
+
+def _part(root: Path, where: str) -> str:
+    """Which output of a build folder a row came from (``dataset`` or ``hub``), else the path."""
+    for part in ("dataset", "hub"):
+        if where.startswith(str(root / part)):
+            return part
+    return str(root)
