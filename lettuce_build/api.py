@@ -35,6 +35,7 @@ from lettuce_build.core.quiet import quiet
 from lettuce_build.core.tables import write_jsonl
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.prompts import prompts_from
+from lettuce_build.publish import DEFAULT_MAX_FAILURE_RATE
 
 #: where rows given in memory (``build(input=[...])``) are written for the build to read
 IN_MEMORY_INPUT = "input.jsonl"
@@ -146,7 +147,7 @@ def push(
     dry_run: str | Path | None = None,
     private: bool = False,
     revision: str | None = None,
-    max_failure_rate: float = 0.5,
+    max_failure_rate: float | None = None,
 ) -> str:
     """Publish one source's build as its config of ``repo_id`` (or into the folder ``dry_run``);
     returns where it went. The token comes from HF_TOKEN or the saved Hugging Face login."""
@@ -166,4 +167,5 @@ def push(
         assert repo_id is not None
         api = HfApi(token=os.environ.get("HF_TOKEN"))
         target = HubTarget(api, repo_id, private=private, revision=revision)
-    return publish(Path(build).resolve(), source, target, max_failure_rate=max_failure_rate)
+    limit = DEFAULT_MAX_FAILURE_RATE if max_failure_rate is None else max_failure_rate
+    return publish(Path(build).resolve(), source, target, max_failure_rate=limit)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from lettuce_build.cli.options import folder, share
+from lettuce_build.publish import DEFAULT_MAX_FAILURE_RATE
 from lettuce_build.publish.catalog import COLLECTIONS
 
 
@@ -40,7 +41,11 @@ from lettuce_build.publish.catalog import COLLECTIONS
 )
 @click.option("--create-pr", is_flag=True, help="Open a pull request with each commit instead of committing.")
 @click.option("--commit-message", help="The commit's message (default: names the config and its rows).")
-@share("--max-failure-rate", 0.5, "Refuse a build whose share of failed items is above this.")
+@share(
+    "--max-failure-rate",
+    DEFAULT_MAX_FAILURE_RATE,
+    "Refuse a build whose share of failed items is above this.",
+)
 def push(
     source_name: str | None,
     build_dir: Path | None,

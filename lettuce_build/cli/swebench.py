@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from lettuce_build.cli.options import REPO_URL, count, endpoint_options, folder, instances_option
+from lettuce_build.squeez import DEFAULT_WORKERS
 
 
 @click.command()
@@ -96,7 +97,7 @@ def sift(
 @click.option("--out", "--output-dir", "output_dir", required=True, type=folder(), help="The phases' folder.")
 @instances_option("Phase 1 input: a local .jsonl/.parquet of SWE-bench instances or a Hub dataset id.")
 @REPO_URL
-@count("--workers", "Parallel clones and instances in phase 2 and 4.", default=2)
+@count("--workers", "Parallel clones and instances in phase 2 and 4.", default=DEFAULT_WORKERS)
 @click.option("--teacher-model", help="Phase 6 teacher; without it the auto-labels are the gold spans.")
 @click.option("--teacher-base-url", help="OpenAI-compatible endpoint of the teacher; without it, local vLLM.")
 @endpoint_options("teacher-")

@@ -44,6 +44,7 @@ from lettuce_build.core.errors import PublishError
 from lettuce_build.core.schema import row_to_sample
 from lettuce_build.core.version import VERSION
 from lettuce_build.prompts import load_prompt
+from lettuce_build.publish import DEFAULT_MAX_FAILURE_RATE
 from lettuce_build.publish.cards import DatasetCardText, card_text
 from lettuce_build.publish.catalog import COLLECTIONS
 from lettuce_build.sources.registry import get_source
@@ -52,7 +53,6 @@ from lettuce_build.view.span_report import span_quality
 from lettuce_build.view.validate import validate
 
 STATS_FILE = "card_stats.json"
-DEFAULT_MAX_FAILURE_RATE = 0.5
 
 
 class ConfigStats(BaseModel):

@@ -42,6 +42,7 @@ from lettuce_build.core.paths import safe_name
 from lettuce_build.core.schema import SPLITS
 from lettuce_build.core.tables import read_jsonl, write_atomic, write_jsonl
 from lettuce_build.llm.protocol import Backend
+from lettuce_build.squeez import DEFAULT_WORKERS
 from lettuce_build.squeez.assemble import (
     DEFAULT_DECOY_SHARE,
     SQUEEZ_FEATURES,
@@ -75,7 +76,7 @@ class Squeez:
         out: Path,
         *,
         url_template: str = DEFAULT_URL_TEMPLATE,
-        workers: int = 1,
+        workers: int = DEFAULT_WORKERS,
         seed: int = 0,
         allow_network: bool = False,
         env_options: EnvOptions | None = None,
