@@ -151,17 +151,7 @@ class Completions:
 class StreamingCompletions(Completions):
     """For a backend that takes a whole pass as one stream (engines on a Ray cluster)."""
 
-    backend: StreamingBackend
-
-    def __init__(
-        self,
-        backend: StreamingBackend,
-        cache: RequestCache,
-        *,
-        replay: bool = False,
-        max_provider_failures: float = DEFAULT_MAX_PROVIDER_FAILURES,
-    ) -> None:
-        super().__init__(backend, cache, replay=replay, max_provider_failures=max_provider_failures)
+    backend: StreamingBackend  # made so by `ExecutionPlan.completions`
 
     def prefetch(self, prompt_version: str, pass_requests: PassRequests, stats: StageStats) -> set[str]:
         """Every request of the pass that the cache lacks, sent as one stream that is rendered

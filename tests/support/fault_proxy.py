@@ -24,10 +24,11 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
+
+from .openai_server import serve_posts
 
 #: what each text fault puts into the answer
 INSERTED = {
@@ -110,23 +111,5 @@ def serve_faults(upstream: str, faults: dict[str, str]) -> Iterator[tuple[str, F
     """Yield the proxy's base URL on 127.0.0.1 and the proxy, in front of ``upstream``;
     ``faults``: marker word -> fault."""
     proxy = FaultProxy(upstream, faults)
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-            status, kind, payload = proxy.handle(self.rfile.read(int(self.headers["Content-Length"])))
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_port}/v1", proxy
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve_posts(proxy.handle) as url:
+        yield url, proxy

@@ -12,28 +12,15 @@ from lettuce_build.llm.protocol import ChatMessage, ChatRequest
 
 
 @contextmanager
-def serve(respond: Callable[[ChatRequest], str]) -> Iterator[str]:
-    """Yield the base URL of a server on 127.0.0.1 that answers chat completions with ``respond``."""
+def serve_posts(handle: Callable[[bytes], tuple[int, str, bytes]]) -> Iterator[str]:
+    """Yield the base URL (``.../v1``) of a server on 127.0.0.1 that answers every POST body with
+    ``handle(body)``: its status, content type and payload."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            request = ChatRequest(
-                messages=tuple(ChatMessage(m["role"], m["content"]) for m in body["messages"]),
-                temperature=body.get("temperature", 0.7),
-                max_tokens=body.get("max_tokens", 400),
-                seed=body.get("seed"),
-                json_schema=(body.get("response_format") or {}).get("json_schema", {}).get("schema"),
-            )
-            text = respond(request)
-            payload = json.dumps(
-                {
-                    "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": len(text.split())},
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
+            status, kind, payload = handle(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
@@ -48,3 +35,27 @@ def serve(respond: Callable[[ChatRequest], str]) -> Iterator[str]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+@contextmanager
+def serve(respond: Callable[[ChatRequest], str]) -> Iterator[str]:
+    """Yield the base URL of a server on 127.0.0.1 that answers chat completions with ``respond``."""
+
+    def handle(raw: bytes) -> tuple[int, str, bytes]:
+        body = json.loads(raw)
+        request = ChatRequest(
+            messages=tuple(ChatMessage(m["role"], m["content"]) for m in body["messages"]),
+            temperature=body.get("temperature", 0.7),
+            max_tokens=body.get("max_tokens", 400),
+            seed=body.get("seed"),
+            json_schema=(body.get("response_format") or {}).get("json_schema", {}).get("schema"),
+        )
+        text = respond(request)
+        payload = {
+            "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": len(text.split())},
+        }
+        return 200, "application/json", json.dumps(payload).encode()
+
+    with serve_posts(handle) as url:
+        yield url
