@@ -34,8 +34,10 @@ from lettuce_build.llm.protocol import Backend, ChatRequest, Completion, Streami
 #: a pass's requests, gone through a batch of (key, request) pairs at a time
 PassRequests = Callable[[], Iterable[list[tuple[str, ChatRequest]]]]
 
-#: the share of a run's requests the provider may fail before the build stops
-DEFAULT_MAX_PROVIDER_FAILURES = 0.1
+#: the share of a run's requests the provider may fail before the build stops: past half, the
+#: provider is down or the key dead (every request fails); below it, a content filter that
+#: refuses many items still leaves a build worth finishing, each refusal a failure row
+DEFAULT_MAX_PROVIDER_FAILURES = 0.5
 #: a build stops for the share only past this many failures: one refusal among a build's first
 #: few requests is an item's problem, not the provider's
 MIN_FAILURES_TO_STOP = 10
