@@ -314,3 +314,13 @@ def test_validate_and_audit_read_a_json_array_of_rows(tmp_path, samples):
     result = run("validate", path)
     assert result.exit_code == 0 and f"checked {len(samples)} rows" in result.output, result.output
     assert f"data quality of {len(samples)} rows" in run("audit", path).output
+
+
+def test_sources_lists_the_stages_each_build_runs():
+    out = run("sources", "--stages").output
+    assert (
+        "embedded model, inject: question (FocusedQuestionStage) -> answer (ExtractiveAnswerStage) "
+        "-> inject (InjectMenuStage)" in out
+    )
+    assert "a capable model, generate: question (QuestionStage) -> answer (AnswerStage) -> generate" in out
+    assert "embedded model, inject: no model stage" in out  # RAGTruth's spans come with its data

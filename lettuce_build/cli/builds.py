@@ -153,7 +153,14 @@ def cache_stats(build_dir: Path) -> None:
 
 
 @click.command()
-def sources() -> None:
+@click.option(
+    "--stages",
+    "with_stages",
+    is_flag=True,
+    help="Also list each source's stages, in order, as a build runs them (the embedded model's "
+    "and a capable model's, in injection and generation mode).",
+)
+def sources(with_stages: bool) -> None:
     """List the sources `build` knows, with their dataset names and upstream data."""
     from lettuce_build.publish.cards import card_text
     from lettuce_build.sources.registry import SOURCES
@@ -162,6 +169,30 @@ def sources() -> None:
         click.echo(
             f"{name:<12} {cls.dataset_name:<28} {cls.modality:<12} {card_text(cls.dataset_name).upstream}"
         )
+        if with_stages:
+            for line in _stage_lines(name):
+                click.echo(f"  {line}")
+
+
+def _stage_lines(source: str) -> list[str]:
+    """The stages of ``source`` for each kind of model and mode, as `build_stages` makes them."""
+    from lettuce_build.builds.options import BuildOptions
+    from lettuce_build.builds.run import build_stages
+    from lettuce_build.core.errors import SourceError
+    from lettuce_build.llm.embedded import DEFAULT_MODEL
+    from lettuce_build.sources.registry import get_source
+
+    lines = []
+    for model, who in ((DEFAULT_MODEL, "embedded model"), ("any-other-model", "a capable model")):
+        for mode in ("inject", "generate"):
+            options = BuildOptions(source=source, out=Path("."), mode=mode)
+            try:
+                stages = build_stages(options, get_source(source), {}, model)
+            except SourceError:  # a source whose spans come with its data has no generation
+                continue
+            described = " -> ".join(f"{s.name} ({type(s).__name__})" for s in stages) or "no model stage"
+            lines.append(f"{who}, {mode}: {described}")
+    return lines
 
 
 def _load_config(ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
