@@ -347,6 +347,39 @@ def has_time(text: str) -> bool:
     return has_number(text) or any(w in TIME_WORDS for w in words(text))
 
 
+#: words that deny what they qualify (an edit that adds or removes one flips its claim)
+NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "neither", "nor", "cannot", "without"})
+_CONTRACTED = re.compile(r"\w+n['’]t\b", re.IGNORECASE)
+
+
+def negations(text: str) -> Counter[str]:
+    """The negations a text holds, counted ("isn't" counts as "not")."""
+    counted = Counter(w for w in words(text) if w in NEGATIONS)
+    counted["not"] += len(_CONTRACTED.findall(text))
+    return counted
+
+
+def negation_changed(original: str, replacement: str) -> bool:
+    return negations(original) != negations(replacement)
+
+
+def only_removes(original: str, replacement: str) -> bool:
+    """Whether the replacement is the original with words taken out and nothing added (and no
+    negation among what was taken out: removing one flips the claim)."""
+    kept, given = words(replacement), words(original)
+    # a replacement with no word at all is degenerate, not a removal (`stutters`)
+    if not kept or len(kept) >= len(given) or negation_changed(original, replacement):
+        return False
+    position = 0
+    for word in kept:
+        while position < len(given) and given[position] != word:
+            position += 1
+        if position == len(given):
+            return False
+        position += 1
+    return True
+
+
 def edit_problem(
     original: str,
     replacement: str,
@@ -356,14 +389,15 @@ def edit_problem(
     subcategory: str | None = None,
 ) -> Problem | None:
     """Why an injected edit does not make a span worth learning from: it changes nothing that
-    matters, it only cuts the end off its original (what is left is still true), it adds what
+    matters, it only removes words of its original (what is left is still true, unless a
+    negation was removed), it adds what
     the context already says (word-bounded, case-insensitive), its text is a loop, a question or
     talk of its prompt, or its type says "numerical" or "temporal" where no number, date or time
     is changed (a name swapped for a name would be labelled a numerical error)."""
     if says_the_same(original, replacement):
         return "no_op_edit", f"{original[:60]!r} -> {replacement[:60]!r} says the same"
-    if (kept := words(replacement)) and kept == words(original)[: len(kept)]:
-        return "truncated_edit", f"{original[:60]!r} -> {replacement[:60]!r} only cuts the end off"
+    if only_removes(original, replacement):
+        return "removal_only_edit", f"{original[:60]!r} -> {replacement[:60]!r} only removes words"
     if category in ADDING and in_context(replacement, context):
         return "span_in_context", f"{replacement[:60]!r} already occurs in the context"
     if (word := stutters(replacement, config)) and not stutters(original, config):
@@ -437,7 +471,7 @@ GATE_REASONS = frozenset(
         "answer_echoes_prompt",
         "answer_unsupported",
         "no_op_edit",
-        "truncated_edit",
+        "removal_only_edit",
         "span_in_context",
         "degenerate_edit",
         "edit_asks_question",

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from datasets import List
 from pydantic import BaseModel, Field, create_model
 
+from lettuce_build.core.edit_types import edit_type
 from lettuce_build.core.errors import TaxonomyError
 from lettuce_build.core.gates import edit_problem
 from lettuce_build.core.schema import SPAN_FEATURES
@@ -146,6 +147,15 @@ def anchored_schema(schema: dict[str, Any], anchors: list[str]) -> dict[str, Any
     return {**schema, "$defs": definitions} if "$defs" in schema else dict(schema)
 
 
+def _typed_by_what_it_does(edit: Edit) -> Edit:
+    """The edit under the type its change has (core/edit_types.py), not only the one it was asked
+    for: an added negation is a contradiction, a swapped number numerical..."""
+    category, subcategory = edit_type(edit.original, edit.hallucinated, edit.category, edit.subcategory)
+    if (category, subcategory) == (edit.category, edit.subcategory):
+        return edit
+    return edit.model_copy(update={"category": category, "subcategory": subcategory})
+
+
 EditAnchors = Literal["constrained", "free"]
 
 
@@ -234,6 +244,7 @@ class InjectStageBase(PromptedStage):
         if not response.changes:
             raise ParseFailure("nothing_fits", "the model returned no changes", retry=False)
         edits, rejected = self._edits(item, response)
+        edits = [_typed_by_what_it_does(edit) for edit in edits]
         edits = self._true_edits(edits, item["context"], rejected)
         answer = item["answer"]
         result = apply_edits(answer, edits)

@@ -108,14 +108,26 @@ def test_an_edit_that_says_the_same_is_a_no_op():
     assert edit_problem("4 MB", "40 MB", "contradiction", CONTEXT) is None
 
 
-def test_an_edit_that_only_cuts_its_original_short_is_refused():
+def test_an_edit_that_only_removes_words_is_refused_unless_it_removes_a_negation():
     # seen live: a true README sentence cut mid-word and labelled an unsupported claim
     original = "later builds only re-render notes whose modification time changed."
     cut = "later builds only re-render notes whose modification*"
     for category in ("unsupported_addition", "contradiction"):
-        assert reason(edit_problem(original, cut, category, CONTEXT)) == "truncated_edit"
+        assert reason(edit_problem(original, cut, category, CONTEXT)) == "removal_only_edit"
+    # seen live (issue 46): an original sentence cut after "8", labelled unsupported_addition/claim
+    eight = "It needs Python 3.8 or newer and runs on Linux, macOS and Windows."
+    assert reason(edit_problem(eight, "It needs Python 3.8", "unsupported_addition", CONTEXT)) == (
+        "removal_only_edit"
+    )
+    # words taken out of the middle say nothing new either
+    middle = edit_problem(
+        original, "later builds re-render notes whose time changed.", "contradiction", CONTEXT
+    )
+    assert reason(middle) == "removal_only_edit"
     longer = "later builds only re-render notes whose modification time changed, and all images."
-    assert reason(edit_problem(original, longer, "unsupported_addition", CONTEXT)) != "truncated_edit"
+    assert reason(edit_problem(original, longer, "unsupported_addition", CONTEXT)) != "removal_only_edit"
+    # removing a negation flips the claim: a contradiction, not a removal
+    assert edit_problem("It needs no compiler.", "It needs compiler.", "contradiction", CONTEXT) is None
 
 
 def test_an_edit_that_loops_is_degenerate_unless_its_original_did():
