@@ -360,7 +360,9 @@ def negations(text: str) -> Counter[str]:
 
 
 def negation_changed(original: str, replacement: str) -> bool:
-    return negations(original) != negations(replacement)
+    """Whether an edit adds or removes a negation ("cannot" for "can't", or "never" for "not",
+    negates as much as before: counted together)."""
+    return negations(original).total() != negations(replacement).total()
 
 
 def only_removes(original: str, replacement: str) -> bool:

@@ -50,3 +50,8 @@ def test_other_edits_keep_the_type_they_were_given():
 
 def test_negations_are_counted_with_contractions():
     assert negations("It isn't fast and never was.") == {"not": 1, "never": 1}
+
+
+def test_one_negation_for_another_is_no_change_of_claim():
+    said = ("It cannot determine the skill.", "It can't determine the skill at all.")
+    assert edit_type(*said, "unsupported_addition", "claim") == ("unsupported_addition", "claim")
