@@ -21,7 +21,8 @@ from datasets import Dataset, Value, disable_progress_bars
 from pydantic import BaseModel
 
 from lettuce_build.engine.completions import Completions
-from lettuce_build.engine.runner import Runner, check_response
+from lettuce_build.engine.responses import check_response
+from lettuce_build.engine.runner import Runner
 from lettuce_build.engine.stage import ParseFailure, Stage
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import BackendInfo, ChatRequest, Completion

@@ -25,7 +25,8 @@ from lettuce_build.builds.options import BuildOptions
 from lettuce_build.builds.run import build_stages, refreshed
 from lettuce_build.builds.shards import take_slice
 from lettuce_build.engine.completions import Completions
-from lettuce_build.engine.runner import check_response, seeded_request
+from lettuce_build.engine.responses import check_response
+from lettuce_build.engine.runner import seeded_request
 from lettuce_build.engine.stage import ParseFailure, Stage
 from lettuce_build.llm.cache import RequestCache, schema_json
 from lettuce_build.llm.protocol import Backend

@@ -10,9 +10,12 @@ The top layer: imports anything.
 
 from __future__ import annotations
 
+import os
+import sys
+
 import click
 
-from lettuce_build.cli import builds, data, publish, swebench
+from lettuce_build.cli import build, builds, data, publish, swebench
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.quiet import quiet
 from lettuce_build.core.version import VERSION
@@ -33,6 +36,9 @@ class _Commands(click.Group):
             if ctx.meta.get(VERBOSE):
                 raise
             raise click.ClickException(str(err)) from err
+        except BrokenPipeError:  # the reader went away (`... | head`): nothing more to say
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise SystemExit(1) from None
         except OSError as err:  # a path the user gave that cannot be read or written
             if ctx.meta.get(VERBOSE):
                 raise
@@ -80,7 +86,7 @@ for command in (
     builds.failures,
     builds.cache,
     builds.sources,
-    builds.build,
+    build.build,
     builds.merge,
     swebench.squeez,
     publish.push,

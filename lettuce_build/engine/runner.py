@@ -33,26 +33,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import Dataset, Features, Value, concatenate_datasets
-from datasets.arrow_writer import ArrowWriter
-from pydantic import BaseModel, ValidationError
 
-from lettuce_build.core.characters import displayable, invalid_character, invalid_in
+from lettuce_build.core.characters import displayable
 from lettuce_build.core.memory import give_back, pages_released, release_read
 from lettuce_build.core.seeding import number
 from lettuce_build.core.version import code_fingerprint
 from lettuce_build.engine.columns import arrow_column, batch_rows, empty_dataset
 from lettuce_build.engine.completions import Completions
+from lettuce_build.engine.passes import PassRecord, flattened, work_folder
 from lettuce_build.engine.progress import StageBar
 from lettuce_build.engine.records import FailureRow, Judgement, StageResult, StageStats
-from lettuce_build.engine.stage import FIELD_LENGTH, CheckStage, CutText, ParseFailure, Stage
+from lettuce_build.engine.responses import check_response
+from lettuce_build.engine.stage import CheckStage, ParseFailure, Stage
 from lettuce_build.llm.cache import schema_json
-from lettuce_build.llm.protocol import PROMPT_TOO_LONG, Backend, ChatRequest, Completion
+from lettuce_build.llm.protocol import Backend, ChatRequest
 
 RAW_EXCERPT_CHARS = 300
-#: more characters than this per token of max_tokens is an answer past its limit, whatever the
-#: server says of its token count (the longest tokens of common vocabularies are runs of 16 or
-#: so spaces; no answer averages more)
-MAX_CHARS_PER_TOKEN = 24
 #: items per batch: per model call and per step of `Dataset.map`
 DEFAULT_BATCH_SIZE = 64
 #: rows per step of `Dataset.map`: `datasets` converts and writes each step's rows at once, so
@@ -68,87 +64,8 @@ _FAILURE_COLUMNS = {
 }
 
 
-class PassRecord(BaseModel):
-    """What a kept pass did, beside its results: a re-run that loads the pass adds these to its
-    statistics (every answer then counts as a cache hit: the model is not asked)."""
-
-    passed_through: int
-    answered: int
-    sampling: dict[str, Any]
-
-
-def work_folder(dataset: Dataset) -> Path | None:
-    """Where a dataset's files are, which its passes are kept beside; None for one in memory."""
-    return Path(dataset.cache_files[0]["filename"]).parent if dataset.cache_files else None
-
-
-def _flattened(dataset: Dataset, path: Path, fingerprint: str) -> Dataset:
-    """``dataset``'s rows in order, without its indices mapping: copied into ``path`` by Arrow
-    (`Dataset.flatten_indices` converts every row to Python and back: a twentieth of a build's
-    driver time), or read from there when an earlier run copied them."""
-    if not path.exists():
-        staged = path.with_suffix(".tmp")
-        rows = dataset.with_format("arrow")
-        with ArrowWriter(path=str(staged), features=dataset.features) as writer, pages_released(dataset):
-            for start in range(0, len(dataset), MAP_BATCH):
-                writer.write_table(rows[start : start + MAP_BATCH])
-            writer.finalize()
-        staged.replace(path)
-    flat = Dataset.from_file(str(path))
-    # fingerprinted by name, not by the file's modification time (which a re-run may change)
-    return flat.select(range(len(flat)), new_fingerprint=fingerprint)
-
-
 def request_seed(build_seed: int, key: str, attempt: int) -> int:
     return number(build_seed, key, attempt, size=4) & 0x7FFFFFFF
-
-
-def check_response(stage: Stage, completion: Completion) -> Any:
-    """Turn a raw completion into what `stage.parse` takes, or raise `ParseFailure`: what the
-    provider did not answer, what is longer than its max_tokens allows, what holds a character
-    no published text may (core/characters.py), what is cut or not the JSON asked for."""
-    text = completion.text
-    if completion.finish_reason == PROMPT_TOO_LONG:
-        detail = f"{completion.prompt_tokens} prompt tokens do not fit the model's context"
-        raise ParseFailure("prompt_too_long", detail, retry=False)
-    if not completion.answered:
-        # the provider's failure is the item's, not the build's: a re-run asks again (it was
-        # never cached), so this run does not spend another attempt on it
-        raise ParseFailure(str(completion.finish_reason), completion.text, retry=False)
-    limit = stage.sampling.max_tokens
-    if completion.completion_tokens > limit or len(text) > limit * MAX_CHARS_PER_TOKEN:
-        # a server that ignores max_tokens (and says "stop") must not hand a stage a million
-        # characters: the answer is longer than the request allowed
-        detail = f"{len(text):,} characters, {completion.completion_tokens} tokens for max_tokens {limit}"
-        raise ParseFailure("too_long", detail)
-    if not text.strip() and completion.reasoning:
-        detail = f"the model only thought ({len(completion.reasoning)} characters), it gave no answer"
-        raise ParseFailure("thinking_only", detail)
-    if completion.finish_reason == "length":
-        kept = stage.salvage(text) if stage.response_model is None else None
-        if not kept or not kept.strip():
-            raise ParseFailure("truncated", "the response hit max_tokens (finish_reason == 'length')")
-        text = CutText(kept)
-    if not text.strip():
-        raise ParseFailure("empty_output", "the model returned no text")
-    if stage.response_model is None:
-        if problem := invalid_character(text):
-            raise ParseFailure("invalid_characters", problem)
-        return text
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ParseFailure("malformed_json", f"{err.msg} at position {err.pos}") from err
-    # checked as decoded: JSON escapes ("\u202e", "\ud800") are characters only now
-    if problem := invalid_in(data):
-        raise ParseFailure("invalid_characters", problem)
-    try:
-        return stage.response_model.model_validate(data)
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        reason = FIELD_LENGTH if first["type"] == FIELD_LENGTH else "schema_mismatch"
-        raise ParseFailure(reason, f"{where}: {first['msg']}") from err
 
 
 def seeded_request(
@@ -329,7 +246,7 @@ class _StageRun:
             # a selection (a balancing wave, a retry): its rows copied once, beside the pass, so
             # that the pass's columns join them without `datasets` flattening them row by row.
             # "-part-": pruned with the pass's record (see builds/items.py `prune`)
-            pending = _flattened(pending, keep / f"pass-{name}-part-items.arrow", f"{name}-items")
+            pending = flattened(pending, keep / f"pass-{name}-part-items.arrow", f"{name}-items", MAP_BATCH)
         before = (stats.passed_through, stats.cache_hits + stats.cache_misses, stats.provider_failures)
         with pages_released(pending):  # the pass reads its items once: their pages go back as it goes
             prefetched: set[str] = set()

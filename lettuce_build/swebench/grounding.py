@@ -25,7 +25,7 @@ from pathlib import PurePosixPath
 
 from pydantic import BaseModel, Field
 
-from lettuce_build.core.gates import code_of, ungrounded_names
+from lettuce_build.core.references import code_of, ungrounded_names
 from lettuce_build.swebench.trees import RepoTree
 
 

@@ -39,9 +39,9 @@ from lettuce_build.core.gates import (
     says_the_same,
     stutters,
     support,
-    ungrounded_names,
     unsupported,
 )
+from lettuce_build.core.references import ungrounded_names
 from lettuce_build.core.schema import COLUMNS, row_to_sample
 from lettuce_build.core.tables import iter_jsonl
 from lettuce_build.stages.judge import JudgeReport

@@ -141,7 +141,7 @@ def test_every_engine_setting_of_a_recipe_survives_build_config(tmp_path, monkey
 
 
 def test_every_recipe_field_is_an_option_of_build_with_the_recipes_default():
-    from lettuce_build.cli.builds import build
+    from lettuce_build.cli.build import build
 
     options = {param.name: param for param in build.params}
     # the engine's fields are flags of their own or --engine-arg; sampling is --sampling

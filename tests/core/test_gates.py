@@ -206,7 +206,7 @@ def test_an_addition_already_in_the_context_is_supported_not_hallucinated():
 
 
 def test_a_code_answer_may_use_builtins_and_what_it_imports_or_defines_but_nothing_else_unseen():
-    from lettuce_build.core.gates import ungrounded_names
+    from lettuce_build.core.references import ungrounded_names
 
     answer = (
         "```python\nfrom operator import itemgetter\n\ndef pick(rows):\n    total = len(rows)\n"

@@ -214,7 +214,7 @@ def test_retries_of_the_whole_stage_go_to_the_backend_together(tmp_path):
 
 
 def test_a_cut_response_is_truncated_unless_the_stage_keeps_complete_lines():
-    from lettuce_build.engine.runner import check_response
+    from lettuce_build.engine.responses import check_response
     from lettuce_build.engine.stage import ParseFailure
     from lettuce_build.stages.questions import QuestionStage
 

@@ -3,7 +3,7 @@ is imported at the top of a long file, defined in another module, or a method of
 
 from pathlib import Path
 
-from lettuce_build.core.gates import ungrounded_names
+from lettuce_build.core.references import ungrounded_names
 from lettuce_build.sources.code import build_answer, file_context, grounded_context
 from lettuce_build.swebench.grounding import (
     GroundingBudget,

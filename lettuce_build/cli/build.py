@@ -1,0 +1,335 @@
+"""`lettuce-build build`: every setting of a `Recipe` as an option (its default, choices and
+help from the recipe's fields), or a recipe file with `--config` that the options override."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import get_args
+
+import click
+from pydantic import ValidationError
+
+from lettuce_build.builds.recipe import Recipe, StageSampling
+from lettuce_build.cli.options import (
+    PRICE,
+    REPO_URL,
+    count,
+    default_of,
+    endpoint_options,
+    folder,
+    one_of,
+    share,
+)
+from lettuce_build.llm.settings import BackendKind
+
+
+def _load_config(ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
+    """--config: the recipe's settings become the defaults of every other option (a flag given
+    on the command line still wins)."""
+    if path is None:
+        return None
+    from lettuce_build.builds.recipe import read_recipe_file
+
+    settings = read_recipe_file(path)
+    engine = settings.pop("engine", None) or {}
+    sampling = settings.pop("sampling", None) or {}
+    settings["sampling"] = [
+        f"{stage}:{key}={value}" for stage, values in sampling.items() for key, value in values.items()
+    ]
+    # an engine setting with a flag of its own defaults that flag; every other one --engine-arg,
+    # so that none is dropped (click ignores defaults of options that do not exist)
+    flags = {param.name for param in ctx.command.params}
+    settings["engine_arg"] = [
+        f"{key}={json.dumps(value)}" for key, value in engine.items() if key not in flags
+    ]
+    flagged = {key: value for key, value in engine.items() if key in flags}
+    ctx.default_map = {**(ctx.default_map or {}), **settings, **flagged}
+    return path
+
+
+def _engine_args(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict:
+    """``max_num_seqs=8`` (repeatable; a value is JSON or plain text) -> {"max_num_seqs": 8},
+    each checked against the engine's settings (`EngineSettings`)."""
+    from lettuce_build.llm.settings import EngineSettings
+
+    found: dict[str, object] = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        if not sep or key not in EngineSettings.model_fields:
+            fields = ", ".join(EngineSettings.model_fields)
+            raise click.BadParameter(f"{value!r}: expected KEY=VALUE, KEY one of {fields}")
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError:
+            parsed = text  # plain text: a dtype, a revision
+        try:
+            EngineSettings.model_validate({key: parsed})
+        except ValidationError as err:
+            raise click.BadParameter(f"{value!r}: {err.errors()[0]['msg']}") from None
+        found[key] = parsed
+    return found
+
+
+def _stage_sampling(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict:
+    """``answer:temperature=0.2`` (repeatable) -> {"answer": {"temperature": "0.2"}}."""
+    found: dict[str, dict[str, str]] = {}
+    expected = f"expected STAGE:FIELD=VALUE, FIELD one of {', '.join(StageSampling.model_fields)}"
+    for value in values:
+        stage, _, setting = value.partition(":")
+        key, _, number = setting.partition("=")
+        if not stage or key not in StageSampling.model_fields or not number:
+            raise click.BadParameter(f"{value!r}: {expected}")
+        try:
+            StageSampling.model_validate({key: number})
+        except ValidationError as err:
+            raise click.BadParameter(f"{value!r}: {key} {err.errors()[0]['msg'].lower()}") from None
+        found.setdefault(stage, {})[key] = number
+    return found
+
+
+class _JsonObject(click.ParamType):
+    name = "json"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> dict:
+        if isinstance(value, dict):  # from a recipe file
+            return value
+        import json
+
+        try:
+            parsed = json.loads(str(value))
+        except json.JSONDecodeError as err:
+            self.fail(f"{value!r} is not JSON: {err.msg}", param, ctx)
+        if not isinstance(parsed, dict):
+            self.fail(f"{value!r} is not a JSON object", param, ctx)
+        return parsed
+
+
+class _BuildCommand(click.Command):
+    """`build --help` ends with the sources it knows (read when help is asked for) and examples."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from lettuce_build.sources.registry import SOURCES
+
+        with formatter.section("Sources"):
+            formatter.write_dl([(name, cls.dataset_name) for name, cls in SOURCES.items()])
+        with formatter.section("Examples"):
+            for line in BUILD_EXAMPLES:
+                formatter.write(f"  {line}\n")
+
+
+BUILD_EXAMPLES = (
+    "lettuce-build build --source readme --input examples/readmes --out out/readme --limit 8",
+    "lettuce-build build --source wikipedia --out out/wiki --model Qwen/Qwen2.5-3B-Instruct \\\n"
+    "    --model-revision main --max-model-len 8192 --gpu-memory-utilization 0.85",
+    "lettuce-build build --config out/readme/recipe.yaml    # replays the build from its cache",
+    "lettuce-build build --source readme --input docs --out out/part0 --shard 0/2   # then merge",
+    "lettuce-build build --source readme --input docs --out out/readme --executor ray --ray-actors 4",
+)
+
+
+@click.command(cls=_BuildCommand)
+@click.option(
+    "--config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path, resolve_path=True),
+    is_eager=True,
+    expose_value=False,
+    callback=_load_config,
+    help="A recipe file (every build writes OUT/recipe.yaml); options given here override it.",
+)
+@click.option("--source", required=True, help="A source name; see `lettuce-build sources`.")
+@click.option("--input", help="Local input (folder or file) or a Hub dataset id; see the source.")
+@click.option(
+    "--out",
+    "--output-dir",
+    "out",
+    required=True,
+    type=folder(),
+    help="Build folder: cache, manifest, failures, recipe.yaml, dataset/ and hub/. Re-running resumes.",
+)
+@click.option(
+    "--model",
+    default=default_of(Recipe, "model"),
+    show_default=True,
+    help="Model id or path; smollm2-135m is the embedded CPU model.",
+)
+@click.option("--model-revision", help="The model's revision on the Hub (branch, tag or commit).")
+@one_of("--backend", Recipe, "backend")
+@click.option(
+    "--base-url", default=default_of(Recipe, "base_url"), show_default=True, help="For --backend openai."
+)
+@endpoint_options()
+@share(
+    "--max-provider-failures",
+    default_of(Recipe, "max_provider_failures"),
+    "Stop the build (its answers kept) once the provider refused or failed more than this share "
+    "of the run's requests, and at least 10; the failed items are failure rows either way.",
+)
+@count("--batch-size", "Items per model call.", default=default_of(Recipe, "batch_size"))
+@count("--tensor-parallel-size", "vLLM: GPUs to shard the model over.")
+@count("--max-model-len", "vLLM: the context length to allocate for.", minimum=16)
+@click.option(
+    "--gpu-memory-utilization",
+    type=click.FloatRange(0.0, 1.0, min_open=True),
+    help="vLLM: share of GPU memory.",
+)
+@click.option("--dtype", help="vLLM: weight dtype (auto, bfloat16, float16...).")
+@click.option(
+    "--engine-arg",
+    "engine_arg",
+    multiple=True,
+    metavar="KEY=VALUE",
+    callback=_engine_args,
+    help="Any other vLLM engine setting, e.g. max_num_seqs=64 or trust_remote_code=true (repeatable; "
+    "checked against the engine's settings; a flag of its own wins).",
+)
+@click.option(
+    "--chat-template-kwargs",
+    type=_JsonObject(),
+    help="JSON for the chat template, e.g. '{\"enable_thinking\": false}' to turn thinking off.",
+)
+@count("--limit", "Build at most N work items (a trial run).")
+@share("--ratio", default_of(Recipe, "ratio"), "Share of items that get injected hallucinations.")
+@click.option(
+    "--seed",
+    default=default_of(Recipe, "seed"),
+    show_default=True,
+    help="Seeds item choices and per-request sampling.",
+)
+@one_of(
+    "--edits",
+    Recipe,
+    "edit_anchors",
+    "constrained: each edit replaces a string taken from the answer (numbers, names, code, "
+    "sentences), so it always lands; free: any string the model copies (and may miscopy).",
+)
+@one_of(
+    "--mode",
+    Recipe,
+    "mode",
+    "inject: small edits applied to the clean answer (exact spans); generate: the model writes "
+    "the hallucinated answer and spans are recovered by diff (natural, approximate).",
+)
+@one_of(
+    "--answers",
+    Recipe,
+    "answers",
+    "free: the model writes each answer; extractive: it picks 1-3 sentences of the evidence (true "
+    "by construction); auto: extractive for the embedded model, free otherwise.",
+)
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="A judge checks every clean answer (unsupported sentences fail it) and every injected "
+    "span (one judged supported fails the injection); figures in the summary, manifest and card.",
+)
+@click.option(
+    "--judge-model",
+    multiple=True,
+    help="For --verify: a judge model (repeatable: with two, both must pass and their agreement "
+    "is reported). Default: the build's model; one of another family is recommended.",
+)
+@click.option(
+    "--judge-backend",
+    type=click.Choice(list(get_args(BackendKind))),
+    help="For --verify: the judges' backend (default: the build's).",
+)
+@click.option(
+    "--judge-base-url", help="For --verify with an openai judge: its endpoint (default: --base-url)."
+)
+@share(
+    "--struct-ratio",
+    default_of(Recipe, "struct_ratio"),
+    "code: share of injected items whose error is structural (an API that does not exist); the "
+    "rest are intent errors (a wrong implementation, an unrequested change).",
+)
+@click.option(
+    "--language",
+    default=default_of(Recipe, "language"),
+    show_default=True,
+    help="Language (config) for multilingual sources.",
+)
+@REPO_URL
+@click.option(
+    "--prompts",
+    type=click.Path(exists=True, file_okay=False, path_type=Path, resolve_path=True),
+    help="A folder of prompt templates (<name>.yaml) that replace the package's.",
+)
+@click.option(
+    "--sampling",
+    multiple=True,
+    callback=_stage_sampling,
+    help="A stage's sampling, e.g. answer:temperature=0.2 or inject:max_tokens=900 (repeatable).",
+)
+@click.option(
+    "--shard",
+    metavar="I/N",
+    help="Build only shard I of N (0-based) of the work items, e.g. one task of a Slurm array; "
+    "join the N folders with `lettuce-build merge`.",
+)
+@one_of(
+    "--executor",
+    Recipe,
+    "executor",
+    "local: one engine in this process; ray: the model stages on a pool of Ray actors, one engine "
+    "per actor for the whole build "
+    "(pip install 'lettuce-build[ray]').",
+)
+@click.option(
+    "--ray-address", help="For --executor ray: the cluster (auto, ray://host:10001); default: start Ray here."
+)
+@count(
+    "--ray-actors",
+    "For --executor ray: engines (actors) in the pool.",
+    default=default_of(Recipe, "ray_actors"),
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Load the items and count, per stage, the requests the build would send, its cache hits and "
+    "the tokens, without starting an engine or writing anything.",
+)
+@click.option(
+    "--price-per-mtok",
+    type=PRICE,
+    metavar="IN/OUT",
+    help="With --dry-run: dollars per million prompt/completion tokens (3/15): the estimated cost.",
+)
+@click.option(
+    "--refresh",
+    metavar="STAGE",
+    help="Ask this stage anew, and every stage after it, ignoring their cached answers (after "
+    "changing a prompt or the model); later runs reuse the new answers.",
+)
+@click.pass_context
+def build(
+    ctx: click.Context,
+    dry_run: bool,
+    price_per_mtok: tuple[float, float] | None,
+    refresh: str | None,
+    **settings: object,
+) -> None:
+    """Build a dataset from a source: questions, grounded answers, injected hallucinations.
+
+    Writes OUT/recipe.yaml: `build --config OUT/recipe.yaml` replays the build.
+    """
+    from lettuce_build.api import build as run
+    from lettuce_build.llm.settings import ENGINE_FIELDS
+    from lettuce_build.view.summary import summary_text
+
+    engine = {**settings.pop("engine_arg")}  # type: ignore[dict-item]
+    engine |= {k: value for k in ENGINE_FIELDS if (value := settings.pop(k, None)) is not None}
+    settings["judge_model"] = list(settings["judge_model"] or [])  # click gives a tuple
+    recipe = Recipe.checked({**settings, "engine": engine})
+    if dry_run:
+        from lettuce_build.api import dry_run as estimate
+        from lettuce_build.view.summary import dry_run_text
+
+        click.echo(dry_run_text(estimate(recipe=recipe), price_per_mtok))
+        return
+    if price_per_mtok is not None:
+        raise click.UsageError("--price-per-mtok goes with --dry-run")
+    result = run(
+        recipe=recipe, refresh=refresh, verbose=bool(ctx.find_root().meta.get("lettuce_build.verbose"))
+    )
+    click.echo(summary_text(result.summary))
