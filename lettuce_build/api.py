@@ -56,7 +56,7 @@ def build(
     *,
     out: str | Path | None = None,
     recipe: Recipe | str | Path | None = None,
-    backend: Backend | None = None,
+    backend: Backend | str | None = None,
     judges: Sequence[Backend] | None = None,
     verbose: bool = False,
     refresh: str | None = None,
@@ -65,10 +65,13 @@ def build(
     """Build a dataset from ``source`` into ``out`` (or run ``recipe``, a `Recipe` or its file,
     with ``settings`` over it). ``input=`` is a path, a Hub id, or rows in memory: a `Dataset`,
     an `IterableDataset` or a list of dicts (written to ``out/input.jsonl``, which the recipe
-    names, so the build replays); ``backend`` replaces the model backend the settings describe,
-    ``judges`` the judges of a ``verify=True`` build; ``refresh`` names a stage to ask anew, with
+    names, so the build replays); ``backend`` replaces the model backend the settings describe
+    (or, as text, names its kind, as ``--backend`` does: ``"vllm"`` or ``"openai"``), ``judges`` the
+    judges of a ``verify=True`` build; ``refresh`` names a stage to ask anew, with
     the stages after it, ignoring their cached answers (after a prompt or model change)."""
     quiet(verbose)
+    if isinstance(backend, str):  # the backend's kind, as the command line's --backend names it
+        settings["backend"], backend = backend, None
     data = settings.pop("input", None)
     path = str(data) if isinstance(data, str | Path) else None
     recipe = _recipe(source, recipe, {"out": out, "input": path, **settings})

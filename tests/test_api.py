@@ -122,3 +122,18 @@ def test_a_stage_s_sampling_can_be_changed_for_one_build_and_a_wrong_stage_is_na
             backend=backend,
             sampling={"anwser": {"temperature": 0}},
         )
+
+
+def test_the_backend_may_be_named_by_its_kind_as_on_the_command_line(tmp_path):
+    from .support.openai_server import serve
+
+    with serve(respond) as url:
+        result = lettuce_build.build(
+            "readme",
+            input=str(write_readmes(tmp_path / "docs")),
+            out=tmp_path / "out",
+            backend="openai",
+            base_url=url,
+            model="teacher",
+        )
+    assert result.summary.items > 0 and BuildDir(tmp_path / "out").read_manifest().backend.backend == "openai"
