@@ -50,6 +50,7 @@ def _unclean(item: dict[str, Any]) -> str | None:
         if name in _SPANNED and item.get("labels"):
             return f"{name} holds {problem}, and labelled spans point into it"
         item[name] = clean_text(value)
+        log.info("cleaned %s of item %r: it held %s", name, displayable(str(item["key"])), problem)
     return None
 
 
