@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from datasets import Dataset
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lettuce_build.core.characters import clean_text, displayable, invalid_character, invalid_in
+from lettuce_build.core.characters import clean_text, displayable, invalid_character
 from lettuce_build.core.schema import HallucinationSample, Span, Split, default_prompt, normal_split
 from lettuce_build.core.tables import read_input
 from lettuce_build.core.taxonomy import sample_category
@@ -41,9 +41,10 @@ _SPANNED = ("answer",)
 def _unclean(item: dict[str, Any]) -> str | None:
     """Clean an item's text in place (core/characters.py: controls, bidi and zero-width
     characters removed); what refuses it, when a column spans point into holds one, or its key
-    or metadata does (they name files and rows: removing characters would merge two of them)."""
-    if problem := invalid_in([item["key"], item.get("metadata")]):
-        return f"key or metadata holds {problem.split(': ', 1)[1]}"
+    does (a key names a file or row: removing characters could make two keys one). Metadata is
+    published as escaped JSON, never read as text, and is left as it is."""
+    if problem := invalid_character(str(item["key"])):
+        return f"the key holds {problem}"
     for name, value in item.items():
         if not isinstance(value, str) or not (problem := invalid_character(value)):
             continue
