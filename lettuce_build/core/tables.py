@@ -58,6 +58,25 @@ def iter_jsonl(path: Path) -> Iterator[JsonlLine]:
             yield JsonlLine(number, row=row)
 
 
+def iter_records(path: Path) -> Iterator[JsonlLine]:
+    """Every record of a JSONL file (`iter_jsonl`) or of a JSON file holding an array of objects
+    (or one object), bad ones included with a reason; ``number`` counts records from 1."""
+    if path.suffix != ".json":
+        yield from iter_jsonl(path)
+        return
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        yield JsonlLine(1, reason="not_json", message=f"not a JSON file: {err}")
+        return
+    for number, record in enumerate(data if isinstance(data, list) else [data], start=1):
+        if isinstance(record, dict):
+            yield JsonlLine(number, row=record)
+        else:
+            message = f"expected a JSON object, got {type(record).__name__}"
+            yield JsonlLine(number, reason="not_an_object", message=message)
+
+
 def _check_columns(where: str, row: dict[str, Any], required: Sequence[str]) -> None:
     missing = [c for c in required if c not in row]
     if missing:

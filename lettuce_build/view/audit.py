@@ -12,7 +12,6 @@ schema, and LettuceDetect-format JSON/JSONL (``prompt``, ``answer``, ``labels`` 
 from __future__ import annotations
 
 import itertools
-import json
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -43,7 +42,7 @@ from lettuce_build.core.gates import (
 )
 from lettuce_build.core.references import ungrounded_names
 from lettuce_build.core.schema import COLUMNS, row_to_sample
-from lettuce_build.core.tables import iter_jsonl
+from lettuce_build.core.tables import iter_records
 from lettuce_build.stages.judge import JudgeReport
 from lettuce_build.view.validate import read_rows
 
@@ -155,32 +154,17 @@ class Unreadable(BaseModel):
 
 
 def _records(path: Path) -> Iterator[tuple[str, dict[str, Any] | Unreadable]]:
-    """(where, record) of each record of a JSON array or JSONL file; a line that is no JSON
-    object is an `Unreadable` in its place."""
-    if path.suffix == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise OutputError(f"{path}: not a JSON file: {err}") from err
-        if isinstance(data, dict):
-            data = [data]
-        if not isinstance(data, list):
-            raise OutputError(f"{path}: expected a JSON array of records, got {type(data).__name__}")
-        for index, record in enumerate(data):
-            where = f"{path}[{index}]"
-            if isinstance(record, dict):
-                yield where, record
-            else:
-                got = type(record).__name__
-                yield where, Unreadable(where=where, field="(record)", reason="not_an_object", message=got)
-        return
-    for line in iter_jsonl(path):
+    """(where, record) of each record of a JSON array or JSONL file; one that is no JSON object
+    is an `Unreadable` in its place."""
+    for line in iter_records(path):
         where = f"{path}:{line.number}"
+        if line.reason == "not_json":  # the whole file, not one record: nothing to report on
+            raise OutputError(f"{path}: {line.message}")
         if line.row is None:
-            yield (
-                where,
-                Unreadable(where=where, field="(line)", reason=str(line.reason), message=str(line.message)),
+            unreadable = Unreadable(
+                where=where, field="(line)", reason=str(line.reason), message=str(line.message)
             )
+            yield where, unreadable
         else:
             yield where, line.row
 

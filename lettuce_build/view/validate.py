@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 from lettuce_build.builds.output import read_saved
 from lettuce_build.core.errors import OutputError
 from lettuce_build.core.schema import COLUMNS, HallucinationSample, Violation, check_sample, row_to_sample
-from lettuce_build.core.tables import iter_jsonl
+from lettuce_build.core.tables import iter_records
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy
 
 
@@ -66,8 +66,9 @@ def _missing_columns(columns: list[str], source: Path, row: int | None = None) -
     )
 
 
-def _jsonl_rows(path: Path) -> Iterator[_RawRow]:
-    for line in iter_jsonl(path):
+def _record_rows(path: Path) -> Iterator[_RawRow]:
+    """Rows of a JSONL file, or of a JSON file holding an array of rows."""
+    for line in iter_records(path):
         index = line.number - 1
         where = f"{path}:{line.number} (row {index})"
         if line.row is None:
@@ -80,25 +81,6 @@ def _jsonl_rows(path: Path) -> Iterator[_RawRow]:
             yield _RawRow(where=where, row=index, error=missing)
         else:
             yield _RawRow(where=where, row=index, data=line.row)
-
-
-def _json_array_rows(path: Path) -> Iterator[_RawRow]:
-    """Rows of a JSON file holding an array of rows (or one row)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        error = Violation(field="(file)", reason="unreadable", message=f"not a JSON file: {err}")
-        yield _RawRow(where=str(path), row=-1, error=error)
-        return
-    for index, row in enumerate(data if isinstance(data, list) else [data]):
-        where = f"{path}[{index}]"
-        if not isinstance(row, dict):
-            error = Violation(row=index, field="(row)", reason="not_an_object", message=type(row).__name__)
-            yield _RawRow(where=where, row=index, error=error)
-        elif missing := _missing_columns(list(row), path, index):
-            yield _RawRow(where=where, row=index, error=missing)
-        else:
-            yield _RawRow(where=where, row=index, data=row)
 
 
 def _parquet_rows(path: Path) -> Iterator[_RawRow]:
@@ -150,10 +132,8 @@ def read_rows(path: str | Path) -> Iterator[_RawRow]:
                 yield from _parquet_rows(file)
     elif path.suffix == ".parquet":
         yield from _parquet_rows(path)
-    elif path.suffix == ".jsonl":
-        yield from _jsonl_rows(path)
-    elif path.suffix == ".json":
-        yield from _json_array_rows(path)
+    elif path.suffix in {".jsonl", ".json"}:
+        yield from _record_rows(path)
     else:
         raise OutputError(f"{path}: expected a folder, a .parquet, a .jsonl or a .json file")
 
