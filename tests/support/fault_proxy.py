@@ -41,16 +41,17 @@ INSERTED = {
 
 def _corrupted(content: str, inserted: str) -> str:
     """``content`` (a JSON answer) with ``inserted`` at the start of its first string value,
-    escaped as JSON (a lone surrogate can only travel escaped)."""
+    escaped as JSON (a lone surrogate can only travel escaped). An answer that is no JSON object
+    with a string in it (one the model cut at max_tokens) is replaced by one that is: the fault
+    under test is the character, whatever the model wrote."""
     try:
         data = json.loads(content)
     except json.JSONDecodeError:
-        return inserted + content
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if isinstance(value, str):
-                data[key] = inserted + value
-                break
+        data = None
+    if not isinstance(data, dict) or not any(isinstance(v, str) for v in data.values()):
+        return json.dumps({"note": inserted + "x"})
+    key = next(k for k, v in data.items() if isinstance(v, str))
+    data[key] = inserted + data[key]
     return json.dumps(data)  # ASCII escapes: "\ud800" survives as text
 
 
@@ -101,6 +102,7 @@ class FaultProxy:
             payload["choices"][0]["finish_reason"] = "stop"
         elif fault in INSERTED:
             message["content"] = _corrupted(message["content"] or "", INSERTED[fault])
+            payload["choices"][0]["finish_reason"] = "stop"
         with self.lock:
             self.answered.add(digest)
         return 200, "application/json", json.dumps(payload).encode()
