@@ -32,7 +32,7 @@ import xgrammar as xgr
 from lettuce_build.builds.folder import BuildDir
 from lettuce_build.llm.embedded import embedded_model_path
 from lettuce_build.sources.base import LoadOptions
-from lettuce_build.sources.code import build_answer
+from lettuce_build.sources.code import RepositoryNames, build_answer
 from lettuce_build.sources.documents import ReadmeSource
 from lettuce_build.stages.answers import ExtractiveAnswerStage, evidence_sentences, neighbourhood
 from lettuce_build.stages.code_edits import STRUCTURAL, InjectCodeStage
@@ -84,7 +84,7 @@ def readme_schemas(folder: Path, count: int) -> Iterator[tuple[str, dict[str, An
 
 def code_schemas(path: Path, count: int) -> Iterator[tuple[str, dict[str, Any]]]:
     """(stage, schema) of the code injection for the gold fixes of ``count`` SWE-bench tasks."""
-    stage = InjectCodeStage(anchors="constrained", seed=1)
+    stage = InjectCodeStage(RepositoryNames(), anchors="constrained", seed=1)
     with path.open() as handle:
         for index, line in zip(range(count), handle, strict=False):
             row = json.loads(line)

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import git
 
-from lettuce_build.squeez.environments import Environments, EnvOptions
+from lettuce_build.squeez.env_specs import EnvOptions
+from lettuce_build.squeez.environments import Environments
 from lettuce_build.squeez.execute import Executor
 from lettuce_build.squeez.sandbox import Sandbox, copy_tree, detect_isolation, sandbox_uid
 from lettuce_build.squeez.toolcalls import ToolCall

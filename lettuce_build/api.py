@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict, Unpack
 
 from datasets import DatasetDict, load_from_disk
 from pydantic import BaseModel, ConfigDict
@@ -41,6 +41,46 @@ from lettuce_build.publish import DEFAULT_MAX_FAILURE_RATE
 IN_MEMORY_INPUT = "input.jsonl"
 
 
+class Settings(TypedDict, total=False):
+    """A recipe's settings as `build` and `dry_run` take them (keywords; each is a `Recipe`
+    field, which declares its default and meaning, and validates it: tests/test_api.py checks
+    that these are its fields)."""
+
+    # what is built
+    ratio: float
+    mode: Literal["inject", "generate"]
+    answers: Literal["auto", "free", "extractive"]
+    edit_anchors: Literal["constrained", "free"]
+    verify: bool
+    limit: int | None
+    seed: int
+    language: str
+    repo_url: str
+    struct_ratio: float
+    shard: str | None  # "I/N"
+    # the model and how it runs
+    model: str
+    backend: Literal["vllm", "openai"]
+    batch_size: int
+    prompts: str | Path | None
+    sampling: Mapping[str, Mapping[str, Any]]
+    engine: Mapping[str, Any]
+    executor: Literal["local", "ray"]
+    ray_address: str | None
+    ray_actors: int
+    # an OpenAI-compatible endpoint
+    base_url: str
+    api_key_env: str
+    concurrency: int
+    request_timeout: float
+    max_retries: int
+    max_provider_failures: float
+    # --verify's judges
+    judge_model: list[str]
+    judge_backend: Literal["vllm", "openai"] | None
+    judge_base_url: str | None
+
+
 class BuildResult(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -60,7 +100,8 @@ def build(
     judges: Sequence[Backend] | None = None,
     verbose: bool = False,
     refresh: str | None = None,
-    **settings: Any,
+    input: str | Path | Iterable[Any] | None = None,
+    **settings: Unpack[Settings],
 ) -> BuildResult:
     """Build a dataset from ``source`` into ``out`` (or run ``recipe``, a `Recipe` or its file,
     with ``settings`` over it). ``input=`` is a path, a Hub id, or rows in memory: a `Dataset`,
@@ -72,23 +113,27 @@ def build(
     quiet(verbose)
     if isinstance(backend, str):  # the backend's kind, as the command line's --backend names it
         settings["backend"], backend = backend, None
-    data = settings.pop("input", None)
-    path = str(data) if isinstance(data, str | Path) else None
+    path = str(input) if isinstance(input, str | Path) else None
     recipe = _recipe(source, recipe, {"out": out, "input": path, **settings})
     check_writable(recipe.out)  # before any input is read or model started
-    if data is not None and path is None:  # rows in memory: a file the build (and a replay) reads
-        recipe = recipe.model_copy(update={"input": str(_input_file(data, recipe.out))})
+    if input is not None and path is None:  # rows in memory: a file the build (and a replay) reads
+        recipe = recipe.model_copy(update={"input": str(_input_file(input, recipe.out))})
     summary, written = run_recipe(recipe, backend=backend, judges=judges, refresh=refresh)
     return _result(summary, written)
 
 
 def dry_run(
-    source: str | None = None, *, recipe: Recipe | str | Path | None = None, **settings: Any
+    source: str | None = None,
+    *,
+    out: str | Path | None = None,
+    recipe: Recipe | str | Path | None = None,
+    input: str | Path | None = None,
+    **settings: Unpack[Settings],
 ) -> DryRun:
     """What `build` with the same arguments would ask of its model, without starting an engine
     or writing anything (see `lettuce_build.builds.dry_run`)."""
     quiet()
-    recipe = _recipe(source, recipe, settings)
+    recipe = _recipe(source, recipe, {"out": out, "input": None if input is None else str(input), **settings})
     with prompts_from(recipe.prompts):
         return estimate(recipe.build_options(), recipe.make_backend(), recipe.stage_sampling())
 
@@ -126,7 +171,7 @@ def _input_file(data: Iterable[Any], out: Path) -> Path:
     return out / IN_MEMORY_INPUT
 
 
-def _recipe(source: str | None, recipe: Recipe | str | Path | None, settings: dict[str, Any]) -> Recipe:
+def _recipe(source: str | None, recipe: Recipe | str | Path | None, settings: Mapping[str, Any]) -> Recipe:
     """The recipe of a call: the one given (or read from its file) with ``settings`` over it."""
     if isinstance(recipe, str | Path):
         recipe = Recipe.read(Path(recipe))

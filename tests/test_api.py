@@ -6,6 +6,7 @@ from datasets import Dataset
 
 import lettuce_build
 from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.recipe import Recipe
 from lettuce_build.core.errors import LettuceError, SourceError
 from lettuce_build.core.schema import FEATURES
 from lettuce_build.sources.documents import ReadmeSource
@@ -137,3 +138,12 @@ def test_the_backend_may_be_named_by_its_kind_as_on_the_command_line(tmp_path):
             model="teacher",
         )
     assert result.summary.items > 0 and BuildDir(tmp_path / "out").read_manifest().backend.backend == "openai"
+
+
+def test_the_keywords_of_build_are_the_recipes_fields():
+    """`build(**settings)` is typed: its keywords are the recipe's fields, declared by `Recipe`."""
+    from lettuce_build.api import Settings
+
+    explicit = {"source", "out", "input"}  # parameters of their own
+    recorded = {"stages"}  # written by the build, not chosen
+    assert set(Settings.__annotations__) == set(Recipe.model_fields) - explicit - recorded

@@ -109,7 +109,7 @@ class _Walk:
         schema = stage.response_model.model_json_schema() if stage.response_model else None
         schema_text = schema_json(schema)
         standing_in = {name: _stand_in(stage) for name in stage.outputs}
-        if stage.injects:  # balancing decides which items: look every one up
+        if stage.hallucinates:  # balancing decides which items: look every one up
             for item in items:
                 item["inject"] = True
         served = hits = misses = answered = prompt_chars = 0
@@ -137,7 +137,7 @@ class _Walk:
             answered += outputs is not None
             item.update(outputs if outputs is not None else standing_in)
         per_miss = prompt_chars / misses if misses else 0.0
-        if stage.injects:  # only the requested share is offered, before the ones cached
+        if stage.hallucinates:  # only the requested share is offered, before the ones cached
             served = round(served * self.ratio)
             misses = max(0, served - answered) if answered < served else 0
         return StageEstimate(

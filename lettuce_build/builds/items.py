@@ -1,7 +1,8 @@
 """A build's work items on disk, in its ``work/`` folder, so the driver never holds them all.
 
 Items are written as they are read, a part file of `PART_ITEMS` at a time, and the stages map
-over the memory-mapped parts (each pass is written beside them: see engine/runner.py). A build's
+over the memory-mapped parts; each finished pass is kept beside them (`WorkPasses`, the
+engine's `PassStore`), and `prune` drops what no run used. A build's
 load is kept under a name made of everything that decides it (the source, the input's files by
 path, size and modification time, the load options and the package's code) and reused by the
 next run of the same build: a re-run neither reads its input again nor rebuilds its items.
@@ -24,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from lettuce_build.core.files import walk_files
 from lettuce_build.core.version import code_fingerprint
+from lettuce_build.engine.passes import PassFiles
 from lettuce_build.sources.base import LoadOptions, Source, Tally
 
 WORK_DIR = "work"
@@ -93,6 +95,27 @@ def stored_list(rows: list[dict[str, Any]], work: Path) -> Dataset:
     stored = _store(rows, work, name)
     marker.write_text(Tally().model_dump_json())
     return stored
+
+
+class WorkPasses:
+    """The engine's `PassStore` in a build's work folder: ``pass-<name>.arrow`` and its record
+    ``pass-<name>.json``; a selection's rows in ``pass-<name>-part-items.arrow`` ("-part-": pruned
+    with the record, see `prune`)."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+
+    def files(self, name: str) -> PassFiles:
+        self.work.mkdir(parents=True, exist_ok=True)
+        return PassFiles(
+            data=self.work / f"pass-{name}.arrow",
+            record=self.work / f"pass-{name}.json",
+            selection=self.work / f"pass-{name}-part-items.arrow",
+        )
+
+    def used(self, files: PassFiles) -> None:
+        os.utime(files.data)  # still in use: `prune` keeps what a run since it started touched
+        os.utime(files.record)
 
 
 def prune(work: Path, since: float) -> None:

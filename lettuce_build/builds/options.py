@@ -13,12 +13,10 @@ from lettuce_build.builds.shards import Shard
 from lettuce_build.engine.balance import RatioReport
 from lettuce_build.engine.completions import DEFAULT_MAX_PROVIDER_FAILURES
 from lettuce_build.llm.embedded import EMBEDDED_MODELS
-from lettuce_build.sources.base import ItemOptions, LoadOptions
+from lettuce_build.sources.base import ItemOptions, LoadOptions, Mode
 from lettuce_build.stages.answers import AnswerMode
 from lettuce_build.stages.injection import EditAnchors
 from lettuce_build.stages.judge import JudgeReport
-
-Mode = Literal["inject", "generate"]
 
 
 class BuildOptions(ItemOptions):

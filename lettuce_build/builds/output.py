@@ -53,19 +53,20 @@ def _split_info(dataset_dict: DatasetDict) -> SplitDict:
     return splits
 
 
-#: the largest parquet file of a split, as `datasets`' own push_to_hub shards
-MAX_SHARD_BYTES = 500 * 1024**2
+#: the largest parquet file of a split, as `datasets`' own push_to_hub splits its files
+#: ("shard" in this package means a slice of a build's items: see builds/shards.py)
+MAX_FILE_BYTES = 500 * 1024**2
 
 
-def _shard_count(dataset: Dataset, max_bytes: int) -> int:
+def _file_count(dataset: Dataset, max_bytes: int) -> int:
     return max(1, math.ceil(dataset.data.nbytes / max_bytes))
 
 
 def write_hub_folder(
-    dataset_dict: DatasetDict, folder: Path, config_name: str, max_shard_bytes: int = MAX_SHARD_BYTES
+    dataset_dict: DatasetDict, folder: Path, config_name: str, max_file_bytes: int = MAX_FILE_BYTES
 ) -> Path:
-    """Write one config as ``<config>/<split>-NNNNN-of-MMMMM.parquet`` (shards of at most
-    ``max_shard_bytes`` of Arrow data, named as `datasets` names them) and merge README YAML."""
+    """Write one config as ``<config>/<split>-NNNNN-of-MMMMM.parquet`` (files of at most
+    ``max_file_bytes`` of Arrow data, named as `datasets` names them) and merge README YAML."""
     folder.mkdir(parents=True, exist_ok=True)
     config_dir = folder / config_name
     config_dir.mkdir(exist_ok=True)
@@ -73,10 +74,10 @@ def write_hub_folder(
         stale.unlink()  # a rebuild replaces its config wholesale; other configs are untouched
     data_files = []
     for split, dataset in dataset_dict.items():
-        shards = _shard_count(dataset, max_shard_bytes)
-        for index in range(shards):
-            shard = dataset.shard(num_shards=shards, index=index, contiguous=True)
-            shard.to_parquet(config_dir / f"{split}-{index:05d}-of-{shards:05d}.parquet")
+        files = _file_count(dataset, max_file_bytes)
+        for index in range(files):
+            part = dataset.shard(num_shards=files, index=index, contiguous=True)
+            part.to_parquet(config_dir / f"{split}-{index:05d}-of-{files:05d}.parquet")
         data_files.append({"split": split, "path": f"{config_name}/{split}-*"})
 
     readme = folder / "README.md"

@@ -1,9 +1,12 @@
 """What a build is, decided once before it runs, so that the engine needs to know none of it:
-how answers are obtained (in this process, or streamed to a Ray actor pool), whether the build
+where the model runs and how answers are obtained (in this process, or streamed to a Ray actor
+pool), whether the build
 replays runs that already happened (a merge of shards), which slice of the work items it holds
 (a shard) and how many balancing waves it may run."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -15,6 +18,7 @@ from lettuce_build.engine.completions import (
 )
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import Backend, StreamingBackend
+from lettuce_build.llm.ray_pool import RayBackend, RayOptions
 
 
 class ExecutionPlan(BaseModel):
@@ -27,6 +31,12 @@ class ExecutionPlan(BaseModel):
     replay: bool = False
     #: the share of this run's requests the provider may fail before the build stops
     max_provider_failures: float = DEFAULT_MAX_PROVIDER_FAILURES
+    #: the Ray actor pool the build's model runs on, one engine per actor (none: this process)
+    ray: RayOptions | None = None
+
+    def engine(self, backend: Backend) -> Backend:
+        """The build's model as this plan runs it: on a Ray pool, or as it is."""
+        return RayBackend(backend, self.ray) if self.ray is not None else backend
 
     @property
     def max_waves(self) -> int | None:
@@ -40,3 +50,10 @@ class ExecutionPlan(BaseModel):
         if isinstance(backend, StreamingBackend):
             return StreamingCompletions(backend, cache, replay=self.replay, max_provider_failures=limit)
         return Completions(backend, cache, replay=self.replay, max_provider_failures=limit)
+
+    @staticmethod
+    def close(models: Sequence[Backend]) -> None:
+        """Release the engines a pool held for the whole build."""
+        for model in models:
+            if isinstance(model, StreamingBackend):
+                model.close()

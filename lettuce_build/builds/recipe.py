@@ -19,6 +19,7 @@ from lettuce_build.core.leaks import public_url
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE
 from lettuce_build.llm.embedded import DEFAULT_MODEL
 from lettuce_build.llm.protocol import Backend, BackendInfo
+from lettuce_build.llm.ray_pool import RayOptions
 from lettuce_build.llm.settings import BackendKind, EndpointSettings, EngineSettings
 
 RECIPE_FILE = "recipe.yaml"
@@ -62,6 +63,9 @@ class Recipe(BuildOptions, EndpointSettings):
     #: the judges' backend and endpoint (none: the build's)
     judge_backend: BackendKind | None = None
     judge_base_url: str | None = None
+    #: the stages the build ran, in order: written by the build (`as_ran`), not chosen; a recipe
+    #: that lists them is built only by a source that runs the same list
+    stages: list[str] = Field(default_factory=list)
 
     @classmethod
     def checked(cls, settings: dict[str, Any]) -> Recipe:
@@ -84,15 +88,16 @@ class Recipe(BuildOptions, EndpointSettings):
         return {name: values.model_dump(exclude_none=True) for name, values in self.sampling.items()}
 
     def make_backend(self) -> Backend:
+        """The recipe's model; how it is run (here, or on a Ray pool) is the plan's (`ray_pool`)."""
         from lettuce_build.llm.factory import make_backend
 
-        backend = make_backend(self.backend, self.model, endpoint=self, engine=self.engine)
-        if self.executor == "local":
-            return backend
-        from lettuce_build.llm.ray_pool import RayBackend, RayOptions
+        return make_backend(self.backend, self.model, endpoint=self, engine=self.engine)
 
-        options = RayOptions(address=self.ray_address, actors=self.ray_actors, batch_size=self.batch_size)
-        return RayBackend(backend, options)
+    def ray_pool(self) -> RayOptions | None:
+        """The Ray actor pool the model stages run on (none: this process)."""
+        if self.executor == "local":
+            return None
+        return RayOptions(address=self.ray_address, actors=self.ray_actors, batch_size=self.batch_size)
 
     def make_judges(self, backend: Backend) -> list[Backend]:
         """The judges of a ``--verify`` build; a judge that is the build's own model on the
@@ -109,13 +114,15 @@ class Recipe(BuildOptions, EndpointSettings):
             )
         return judges
 
-    def as_ran(self, info: BackendInfo) -> Recipe:
-        """The recipe with the dtype the engine chose for this processor written down (see
-        `vllm_backend.cpu_settings`), so the file says what ran; a dtype the user chose stays."""
+    def as_ran(self, info: BackendInfo, stages: list[str]) -> Recipe:
+        """The recipe with the stages that ran and the dtype the engine chose for this processor
+        (see `vllm_backend.cpu_settings`) written down, so the file says what ran; a dtype the
+        user chose stays."""
+        ran = self.model_copy(update={"stages": stages})
         dtype = info.options.get("dtype")
         if self.engine.dtype is not None or not info.backend.endswith("vllm") or not isinstance(dtype, str):
-            return self
-        return self.model_copy(update={"engine": self.engine.model_copy(update={"dtype": dtype})})
+            return ran
+        return ran.model_copy(update={"engine": self.engine.model_copy(update={"dtype": dtype})})
 
     def to_yaml(self) -> str:
         """The recipe as a file says it: credentials in ``base_url`` (``user:key@``, ``?api-key=``)

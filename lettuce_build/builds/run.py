@@ -3,7 +3,7 @@
 `run_build` is the path of every dataset build: lock the build folder, load the source's work
 items, run its stages through the `StageLoop`, assemble and check samples, write the outputs
 and the manifest. The loop owns the order of stages and records each in the build folder; an
-injecting stage (`Stage.injects`) is balanced, so an item it fails on stays a clean sample.
+injecting stage (`Stage.hallucinates`) is balanced, so an item it fails on stays a clean sample.
 Stages never see the loop, and sources only produce items (see sources/base.py). What the build
 is (local or Ray, a shard, a merge's replay) is decided once, in an `ExecutionPlan`, before
 the loop starts. squeez's teacher phase runs its stage through the same loop
@@ -23,7 +23,7 @@ from datasets import Dataset
 from pydantic import BaseModel, ConfigDict, Field
 
 from lettuce_build.builds.folder import BuildDir, Manifest, RunCost
-from lettuce_build.builds.items import WORK_DIR, StoredItems, load_items, prune, stored_list
+from lettuce_build.builds.items import WORK_DIR, StoredItems, WorkPasses, load_items, prune, stored_list
 from lettuce_build.builds.log import build_log, log
 from lettuce_build.builds.options import BuildCounts, BuildOptions
 from lettuce_build.builds.output import write_output
@@ -37,12 +37,11 @@ from lettuce_build.engine.balance import RatioReport, balance
 from lettuce_build.engine.records import Judgement, StageStats
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Check, Runner
 from lettuce_build.engine.stage import CheckStage, Stage
-from lettuce_build.llm.protocol import Backend, StreamingBackend
-from lettuce_build.sources.base import LoadResult, Source, StageSettings
+from lettuce_build.llm.protocol import Backend
+from lettuce_build.llm.ray_pool import RayOptions
+from lettuce_build.sources.base import LoadResult, Source, StageSettings, checks
 from lettuce_build.sources.registry import get_source
-from lettuce_build.stages.answers import AnswerStage
-from lettuce_build.stages.generation import GenerateStage
-from lettuce_build.stages.judge import AnswerJudgeStage, SpanJudgeStage, judge_report
+from lettuce_build.stages.judge import judge_report
 
 
 class BuildSummary(BuildCounts):
@@ -82,7 +81,7 @@ class LoopResult(BaseModel):
 class StageLoop:
     """Runs stages in order over work items on one runner, recording each stage in the build folder.
 
-    An injecting stage (`Stage.injects`) is run by `balance` instead: every item stays a sample
+    An injecting stage (`Stage.hallucinates`) is run by `balance` instead: every item stays a sample
     and exactly the requested share of each split comes out hallucinated, when enough
     injections succeed (within ``max_waves`` of balancing, when set: see balance.py).
     ``judges``: one runner per judge; each asks a stage's check (`run`'s ``checks``) about the
@@ -114,7 +113,7 @@ class StageLoop:
         for stage in stages:
             log.info("stage %s starts: %d items", stage.name, len(result.done))
             judged = self._checks((checks or {}).get(stage.name))
-            if stage.injects:
+            if stage.hallucinates:
                 if self.ratio is None:
                     raise ValueError(f"stage {stage.name} injects: the loop needs the ratio to balance")
                 outcome = balance(
@@ -153,20 +152,19 @@ def open_stage_loop(
 ) -> Iterator[StageLoop]:
     """A stage loop on the build folder's request cache, run as ``plan`` says; closed when the
     block ends. ``judges`` answer from the same cache (their model is part of every key)."""
+    plan = plan or ExecutionPlan()  # one local process, the whole build
     cache = build.open_cache()
     try:
-        plan = plan or ExecutionPlan()  # one local process, the whole build
+        passes = WorkPasses(build.path / WORK_DIR)
 
         def runner(model: Backend) -> Runner:
-            return Runner(plan.completions(model, cache), seed=seed, batch_size=batch_size)
+            return Runner(plan.completions(model, cache), seed=seed, batch_size=batch_size, passes=passes)
 
         judged_by = [runner(judge) for judge in judges]
         yield StageLoop(build, manifest, runner(backend), ratio, max_waves=plan.max_waves, judges=judged_by)
     finally:
         cache.close()
-        for model in (backend, *judges):  # engines a pool held for the whole build
-            if isinstance(model, StreamingBackend):
-                model.close()
+        plan.close([backend, *judges])
 
 
 class Replay(BaseModel):
@@ -187,18 +185,29 @@ def run_build(
     replay: Replay | None = None,
     judges: Sequence[Backend] = (),
     refresh: str | None = None,
+    ray: RayOptions | None = None,
 ) -> BuildSummary:
     """Build one source into ``options.out`` and return its summary (the dataset is in
     ``out/dataset`` and ``out/hub``; `lettuce_build.build` returns it too). ``batch_size``:
     items per model call; ``sampling``: per stage name, temperature/max_tokens over the stage's;
     ``replay``: the work items to build instead of loading them (see `Replay`); ``judges``: the
     models that check answers and injections when ``options.verify`` is set (default: ``backend``);
-    ``refresh``: a stage to ask anew, with every stage after it, ignoring their cached answers.
+    ``refresh``: a stage to ask anew, with every stage after it, ignoring their cached answers;
+    ``ray``: the actor pool the model runs on (none: this process).
 
     Re-running the same build resumes from the request cache; the manifest ends ``finished``,
     or ``failed`` with the error, never ``running``.
     """
     build = BuildDir(options.out)
+    plan = ExecutionPlan(
+        shard=options.shard,
+        replay=replay is not None,
+        max_provider_failures=options.max_provider_failures,
+        ray=ray,
+    )
+    model, backend = backend, plan.engine(backend)
+    # a judge that is the build's own model is asked on the same engines
+    judges = [backend if judge is model else judge for judge in judges]
     with build.lock(), build_log(build.path), system_arrow_memory():
         log.info(
             "build %s into %s on %s (%s), seed %d, limit %s",
@@ -221,7 +230,7 @@ def run_build(
         manifest.judges = [judge.info() for judge in judges]
         try:
             return _run(
-                options, backend, build, manifest, batch_size, sampling or {}, replay, judges, refresh
+                options, plan, backend, build, manifest, batch_size, sampling or {}, replay, judges, refresh
             )
         except BaseException as err:
             # whatever stopped the build (an error, Ctrl-C), the manifest never claims it is running
@@ -239,9 +248,12 @@ def build_stages(
     settings = StageSettings(
         edit_anchors=options.edit_anchors, seed=options.seed, answers=options.answer_mode(model)
     )
-    stages = source.stages(settings)
-    if options.mode == "generate":
-        stages = _generating(options.source, stages, options.seed)
+    stages = source.pipeline(settings).stages(options.mode)
+    if stages is None:
+        raise SourceError(
+            f"{options.source} makes no hallucinated answers (its spans come with its data): "
+            "--mode generate needs a source with a context, a question and a clean answer"
+        )
     unknown = set(sampling) - {stage.name for stage in stages}
     if unknown:
         raise SourceError(
@@ -310,6 +322,7 @@ def _no_items(options: BuildOptions, skipped: Mapping[str, int]) -> SourceError:
 
 def _run(
     options: BuildOptions,
+    plan: ExecutionPlan,
     backend: Backend,
     build: BuildDir,
     manifest: Manifest,
@@ -338,15 +351,10 @@ def _run(
     build.write_manifest(manifest)
     result = LoopResult(done=items)
     if len(items):  # a shard may hold no item of a small build
-        plan = ExecutionPlan(
-            shard=options.shard,
-            replay=replay is not None,
-            max_provider_failures=options.max_provider_failures,
-        )
         with open_stage_loop(
             build, manifest, backend, options.seed, options.ratio, batch_size, plan, judges
         ) as loop:
-            result = loop.run(stages, source.prepare(items), _checks(stages) if judges else None)
+            result = loop.run(stages, source.prepare(items), checks(stages) if judges else None)
     made = assemble(source, source.finish(items, result.done) if len(items) else items, build.path / WORK_DIR)
     build.record_stage(
         manifest,
@@ -408,25 +416,3 @@ def _run(
         summary.total_cost.requests,
     )
     return summary
-
-
-def _checks(stages: Sequence[Stage]) -> dict[str, CheckStage]:
-    """What the judges check (``--verify``): every clean answer, against the evidence it was
-    grounded in, and every injected or generated answer's spans."""
-    checks: dict[str, CheckStage] = {}
-    for stage in stages:
-        if isinstance(stage, AnswerStage):
-            checks[stage.name] = AnswerJudgeStage(stage.evidence_field)
-        elif stage.injects:
-            checks[stage.name] = SpanJudgeStage()
-    return checks
-
-
-def _generating(source: str, stages: list[Stage], seed: int) -> list[Stage]:
-    """The source's stages with its injection replaced by generation."""
-    if not any(stage.injects for stage in stages):
-        raise SourceError(
-            f"{source} makes no hallucinated answers (its spans come with its data): "
-            "--mode generate needs a source with a context, a question and a clean answer"
-        )
-    return [GenerateStage(seed=seed) if stage.injects else stage for stage in stages]

@@ -169,7 +169,7 @@ def squeez(
     from lettuce_build.builds.shards import Shard
     from lettuce_build.llm.factory import make_backend
     from lettuce_build.llm.settings import EndpointSettings
-    from lettuce_build.squeez.environments import EnvOptions
+    from lettuce_build.squeez.env_specs import EnvOptions
     from lettuce_build.squeez.pipeline import Squeez
 
     teacher = None

@@ -1,12 +1,12 @@
-"""A stage's passes kept on disk beside the work items they ran over (``pass-<fingerprint>.arrow``
-and its record), so that a re-run of the same build loads a finished pass instead of running it
-(see `engine.runner`): where they are kept, what a kept pass records, and a selection's rows
-copied beside its pass."""
+"""A stage's passes kept on disk, so that a re-run of the same build loads a finished pass instead
+of running it (see `engine.runner`): the interface of the place they are kept (`PassStore`, which
+the layer that owns the storage provides: a build's work folder, see builds/items.py), what a
+kept pass records, and a selection's rows copied beside its pass."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from datasets import Dataset
 from datasets.arrow_writer import ArrowWriter
@@ -24,9 +24,27 @@ class PassRecord(BaseModel):
     sampling: dict[str, Any]
 
 
-def work_folder(dataset: Dataset) -> Path | None:
-    """Where a dataset's files are, which its passes are kept beside; None for one in memory."""
-    return Path(dataset.cache_files[0]["filename"]).parent if dataset.cache_files else None
+class PassFiles(NamedTuple):
+    """Where one pass is kept."""
+
+    #: the columns the pass added (written by `Dataset.map`)
+    data: Path
+    #: its `PassRecord`, written last: a pass without one did not finish
+    record: Path
+    #: a selection's rows, copied once so that the pass's columns join them (see `flattened`)
+    selection: Path
+
+
+class PassStore(Protocol):
+    """Where a runner keeps its finished passes, by name (the pass's fingerprint)."""
+
+    def files(self, name: str) -> PassFiles:
+        """Where pass ``name`` is kept, or will be."""
+        ...
+
+    def used(self, files: PassFiles) -> None:
+        """A kept pass was loaded again (a store may drop the passes no run uses)."""
+        ...
 
 
 def flattened(dataset: Dataset, path: Path, fingerprint: str, batch: int) -> Dataset:

@@ -7,12 +7,12 @@ finished from the cache. Parse failures become failure rows (key, stage, reason,
 finish_reason, raw excerpt), and a failed item is retried as a new attempt with its own seed,
 so it never replays the response that failed.
 
-The SQLite cache is what resuming relies on. On top of it, when the work items are on disk
-(a build's ``work/`` folder), each finished pass is kept beside them (``pass-<fingerprint>.arrow``
-and its record, ``.json``), named for everything that decides it: the items, the stage
-instance, the model, the seed, the attempt and the package's code. A re-run of the same build
-loads a kept pass instead of rendering, looking up and parsing its requests again; a pass that
-did not finish left no record and is run again from the request cache. A stage that retries
+The SQLite cache is what resuming relies on. On top of it, when the runner has a `PassStore` (a
+build's work folder) and the work items are on disk, each finished pass is kept there with its
+record, named for everything that decides it: the items, the stage instance, the model, the
+seed, the attempt and the package's code. A re-run of the same build loads a kept pass instead
+of rendering, looking up and parsing its requests again; a pass that did not finish left no
+record and is run again from the request cache. A stage that retries
 failures on a re-run (`Stage.retries_failures_on_rerun`) always runs its passes. Maps get
 explicit fingerprints: the engine never enters a hashed closure.
 """
@@ -22,11 +22,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -40,7 +38,7 @@ from lettuce_build.core.seeding import number
 from lettuce_build.core.version import code_fingerprint
 from lettuce_build.engine.columns import arrow_column, batch_rows, empty_dataset
 from lettuce_build.engine.completions import Completions
-from lettuce_build.engine.passes import PassRecord, flattened, work_folder
+from lettuce_build.engine.passes import PassRecord, PassStore, flattened
 from lettuce_build.engine.progress import StageBar
 from lettuce_build.engine.records import FailureRow, Judgement, StageResult, StageStats
 from lettuce_build.engine.responses import check_response
@@ -81,14 +79,21 @@ def seeded_request(
 
 
 class Runner:
-    """Runs stages over datasets, taking their answers from one `Completions`."""
+    """Runs stages over datasets, taking their answers from one `Completions`; ``passes``: where
+    finished passes are kept for a re-run (none: every pass runs, from the request cache)."""
 
     def __init__(
-        self, completions: Completions, *, seed: int = 0, batch_size: int = DEFAULT_BATCH_SIZE
+        self,
+        completions: Completions,
+        *,
+        seed: int = 0,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        passes: PassStore | None = None,
     ) -> None:
         self.completions = completions
         self.seed = seed
         self.batch_size = batch_size
+        self.passes = passes
 
     def run(self, dataset: Dataset, stage: Stage, checks: Sequence[Check] = ()) -> StageResult:
         """Run ``stage`` over ``dataset``; each of ``checks`` judges every item it finishes, and an
@@ -226,9 +231,9 @@ class _StageRun:
         return list(zip(results, failures, fresh_flags, strict=True))
 
     def one_pass(
-        self, pending: Dataset, attempt: int, name: str, keep: Path | None, bar: StageBar
+        self, pending: Dataset, attempt: int, name: str, keep: PassStore | None, bar: StageBar
     ) -> Dataset:
-        """One pass over ``pending``: loaded when kept in ``keep`` by an earlier run, else run
+        """One pass over ``pending``: loaded when ``keep`` holds it from an earlier run, else run
         (and kept there, when given)."""
         try:
             return self._one_pass(pending, attempt, name, keep, bar)
@@ -236,17 +241,15 @@ class _StageRun:
             give_back()  # what the pass's batches freed, before the next pass allocates anew
 
     def _one_pass(
-        self, pending: Dataset, attempt: int, name: str, keep: Path | None, bar: StageBar
+        self, pending: Dataset, attempt: int, name: str, keep: PassStore | None, bar: StageBar
     ) -> Dataset:
         stage, stats = self.stage, self.stats
-        data = keep / f"pass-{name}.arrow" if keep else None
-        record_path = keep / f"pass-{name}.json" if keep else None
-        reuse = data is not None and record_path is not None and record_path.exists() and data.exists()
-        if keep is not None and pending._indices is not None:
+        files = keep.files(name) if keep else None
+        reuse = files is not None and files.record.exists() and files.data.exists()
+        if files is not None and pending._indices is not None:
             # a selection (a balancing wave, a retry): its rows copied once, beside the pass, so
-            # that the pass's columns join them without `datasets` flattening them row by row.
-            # "-part-": pruned with the pass's record (see builds/items.py `prune`)
-            pending = flattened(pending, keep / f"pass-{name}-part-items.arrow", f"{name}-items", MAP_BATCH)
+            # that the pass's columns join them without `datasets` flattening them row by row
+            pending = flattened(pending, files.selection, f"{name}-items", MAP_BATCH)
         before = (stats.passed_through, stats.cache_hits + stats.cache_misses, stats.provider_failures)
         with pages_released(pending):  # the pass reads its items once: their pages go back as it goes
             prefetched: set[str] = set()
@@ -262,23 +265,22 @@ class _StageRun:
                 remove_columns=pending.column_names,
                 features=self.features,
                 new_fingerprint=name,
-                cache_file_name=str(data) if data else None,
+                cache_file_name=str(files.data) if files else None,
                 load_from_cache_file=reuse,
                 desc=f"stage {stage.name}" + (f" (retry {attempt})" if attempt else ""),  # --verbose
             )
         mapped = concatenate_datasets([pending, outputs], axis=1)
-        if record_path is None or stats.provider_failures > before[2]:
+        if keep is None or files is None or stats.provider_failures > before[2]:
             # a pass the provider failed part of is not kept: a re-run runs it again from the
             # cache, asking the provider only for what it did not answer
             return mapped
         if reuse:
-            record = PassRecord.model_validate_json(record_path.read_text())
+            record = PassRecord.model_validate_json(files.record.read_text())
             stats.passed_through += record.passed_through
             stats.cache_hits += record.answered
             stats.sampling = stats.sampling or record.sampling
             self.completions.cache.count(record.answered, 0)
-            os.utime(data)  # still in use: a build prunes its work files that no run used
-            os.utime(record_path)
+            keep.used(files)
             failed = mapped["_ok"][:].count(False)
             bar.batch(attempt, ok=len(mapped) - failed, failed=failed, cached=stats.cache_hits, tokens=0)
             return mapped
@@ -287,9 +289,9 @@ class _StageRun:
             answered=stats.cache_hits + stats.cache_misses - before[1],
             sampling=stats.sampling,
         )
-        staged = record_path.with_suffix(".tmp")
+        staged = files.record.with_suffix(".tmp")
         staged.write_text(record.model_dump_json())
-        staged.replace(record_path)  # written last: a pass without its record is run again
+        staged.replace(files.record)  # written last: a pass without its record is run again
         return mapped
 
     def over(self, dataset: Dataset) -> StageResult:
@@ -308,7 +310,10 @@ class _StageRun:
                 ]
             ).encode()
         ).hexdigest()[:32]
-        keep = None if stage.retries_failures_on_rerun else work_folder(dataset)
+        # a pass is kept only over items on disk: an in-memory dataset's fingerprint is no name
+        # a re-run would find again
+        kept = dataset.cache_files and not stage.retries_failures_on_rerun
+        keep = runner.passes if kept else None
         # Attempt 0 runs over every item; each retry is one pass over everything that failed
         # the attempt before, so retries share large batches instead of trickling in per batch.
         # `rows` holds each pending item's row in the input, to restore the order at the end.

@@ -87,10 +87,11 @@ class Stage(ABC):
     #: True: cached failed attempts do not use up an item's budget of ``max_attempts`` model calls,
     #: so an item that failed is tried afresh on the next run (PsiloQA's "retried next run").
     retries_failures_on_rerun: ClassVar[bool] = False
-    #: An injecting stage: the build's stage loop offers it items in seeded waves until each
-    #: split's requested share of hallucinated samples is met, and an item it fails on stays a
-    #: clean sample (its failure row is recorded). Other stages: a failed item goes no further.
-    injects: ClassVar[bool] = False
+    #: A stage that writes the hallucinated answers (by injecting edits, or generating them
+    #: whole): the build's stage loop offers it items in seeded waves until each split's
+    #: requested share of hallucinated samples is met, and an item it fails on stays a clean
+    #: sample (its failure row is recorded). Other stages: a failed item goes no further.
+    hallucinates: ClassVar[bool] = False
     #: the work-item columns the stage reads (besides ``key``); the runner checks them
     requires: tuple[str, ...] = ()
 
@@ -117,6 +118,11 @@ class Stage(ABC):
         itself does is code, which the runner keys by the package's code fingerprint."""
         kind = f"{type(self).__module__}.{type(self).__qualname__}"
         return json.dumps([kind, self.cache_version, vars(self)], default=repr, sort_keys=True)
+
+    def check(self) -> CheckStage | None:
+        """What a judge asks about this stage's outputs when a build verifies them (``--verify``);
+        None: nothing."""
+        return None
 
     def applies(self, item: dict[str, Any]) -> bool:
         """False lets an item pass through with empty outputs and no model call."""

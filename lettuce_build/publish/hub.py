@@ -4,7 +4,8 @@ A push stages the exact Hub layout in a temporary folder: ``<config>/<split>-*.p
 the config's ``build_manifest.json``, ``failures_summary.json`` and ``card_stats.json``,
 and a README whose YAML keeps every ``configs`` and ``dataset_info`` entry already in the
 repository (merged with `datasets`' own helpers, never regex-edited) and whose body is
-rendered from ``cards/dataset_card.md.j2`` over the stats of every config. The staged
+rendered from ``cards/dataset_card.md.j2`` over the stats of every config (publish/readme.py,
+publish/statistics.py). The staged
 files then land in one `HfApi.create_commit` (or, with ``--dry-run DIR``, in a local
 folder that `load_dataset(DIR, config)` reads like the Hub). The token comes from the
 environment (``HF_TOKEN``) or the saved Hugging Face login; it is never printed, staged
@@ -17,14 +18,10 @@ import json
 import shutil
 import tempfile
 from abc import ABC, abstractmethod
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib.resources import files
 from pathlib import Path
-from typing import Any
 
-from datasets import DatasetDict, load_from_disk
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, DatasetCard, HfApi
 from huggingface_hub.errors import (
     EntryNotFoundError,
@@ -36,227 +33,14 @@ from huggingface_hub.errors import (
 )
 from pydantic import BaseModel, Field
 
-from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir, Manifest
-from lettuce_build.builds.output import DATASET_DIR, write_hub_folder
+from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir
+from lettuce_build.builds.output import write_hub_folder
 from lettuce_build.builds.recipe import RECIPE_FILE
-from lettuce_build.builds.run import ASSEMBLE_STAGE
 from lettuce_build.core.errors import PublishError
-from lettuce_build.core.schema import row_to_sample
-from lettuce_build.core.version import VERSION
-from lettuce_build.prompts import load_prompt
 from lettuce_build.publish import DEFAULT_MAX_FAILURE_RATE
-from lettuce_build.publish.cards import DatasetCardText, card_text
 from lettuce_build.publish.catalog import COLLECTIONS
-from lettuce_build.sources.registry import get_source
-from lettuce_build.view.audit import quality_report, quality_text
-from lettuce_build.view.span_report import span_quality
-from lettuce_build.view.validate import validate
-
-STATS_FILE = "card_stats.json"
-
-
-class ConfigStats(BaseModel):
-    """Everything the card says about one config; uploaded beside the data as card_stats.json."""
-
-    config: str
-    card: DatasetCardText
-    modality: str
-    rows: int
-    items: int
-    hallucinated: int
-    achieved_ratio: float
-    ratio_shortfall: str | None = None
-    requested_ratio: float | None
-    splits: dict[str, int]
-    taxonomy_counts: list[dict[str, Any]]
-    failures: dict[str, dict[str, int]]
-    failure_rate: float
-    stages: list[dict[str, Any]]
-    model: str | None
-    backend: str | None
-    engine_version: str | None
-    seed: int
-    lettuce_build_version: str
-    example: str | None = None
-    #: the prompt templates of its stages: name, version, system and user text
-    prompts: list[dict[str, str]] = Field(default_factory=list)
-    #: whether the build's recipe.yaml is published beside the data (`build --config` replays it)
-    recipe: bool = False
-    #: how hallucinated answers were made: "inject" (edits, exact spans) or "generate"
-    mode: str = "inject"
-    #: generator mode: the span-quality report (span_report.py)
-    span_quality: str | None = None
-    #: how clean answers were written: "free" (by the model) or "extractive" (chosen sentences)
-    answers: str | None = None
-    #: what ``--verify``'s judges found (their report's lines), empty when nothing was judged
-    judge: list[str] = Field(default_factory=list)
-    #: `lettuce-build audit` over the published rows
-    data_quality: str = ""
-
-
-def _example(dataset: DatasetDict) -> str | None:
-    for split in dataset.values():
-        for row in split:
-            sample = row_to_sample(row)
-            if sample.labels:
-                shown = sample.model_dump(include={"question", "answer", "labels", "category", "subcategory"})
-                shown["question"] = shown["question"][:300]
-                return json.dumps(shown, indent=2, ensure_ascii=False)
-    return None
-
-
-def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tuple[DatasetDict, ConfigStats]:
-    """Load a finished build and check it may be published; refuse with the reason otherwise."""
-    build = BuildDir(build_path)
-    manifest = build.read_manifest()
-    if manifest.status != "finished":
-        raise PublishError(f"{build_path}: the build is {manifest.status}, not finished; re-run it first")
-    if manifest.source != source_name:
-        raise PublishError(f"{build_path} is a build of {manifest.source!r}, not {source_name!r}")
-    if not (build_path / DATASET_DIR).exists():
-        raise PublishError(
-            f"{build_path}: the build made no samples, nothing to publish; see why with "
-            f"`lettuce-build failures {build_path}`"
-        )
-    report = validate(build_path / DATASET_DIR)
-    if not report.ok:
-        raise PublishError(
-            f"{build_path}: {len(report.problems)} rows fail the invariants, e.g. {report.problems[0]}"
-        )
-    # an item that made no sample failed; a failed injection still made a clean sample
-    items = manifest.counts.items if manifest.counts else 0
-    lost = items - report.rows
-    rate = lost / items if items else 0.0
-    if rate > max_failure_rate:
-        raise PublishError(
-            f"{build_path}: {lost} of {items} items made no sample ({rate:.0%}), above the "
-            f"limit of {max_failure_rate:.0%}; pass --max-failure-rate to publish anyway"
-        )
-    dataset = load_from_disk(str(build_path / DATASET_DIR))
-    source = get_source(source_name)
-    card = card_text(source.dataset_name)
-    spans: Counter[tuple[str, str | None]] = Counter()
-    hallucinated = rows = 0
-    for split in dataset.values():
-        for labels in split["labels"][:]:
-            rows += 1
-            hallucinated += bool(labels)
-            spans.update((s["category"], s["subcategory"]) for s in labels)
-    backend = manifest.backend
-    stages = [
-        s.model_dump(include={"name", "prompt_version", "prompt", "sampling", "ok", "failed"})
-        for s in manifest.stages
-        if s.name != ASSEMBLE_STAGE
-    ]
-    ratio = manifest.counts.ratio if manifest.counts else None
-    stats = ConfigStats(
-        config=source_name,
-        card=card,
-        modality=source.modality,
-        rows=rows,
-        items=items,
-        hallucinated=hallucinated,
-        achieved_ratio=hallucinated / rows if rows else 0.0,
-        ratio_shortfall=ratio.shortfall() if ratio else None,
-        requested_ratio=manifest.options.ratio if manifest.options else None,
-        splits={s: len(d) for s, d in dataset.items()},
-        taxonomy_counts=[
-            {"category": c, "subcategory": s, "count": n}
-            for (c, s), n in sorted(spans.items(), key=lambda kv: (kv[0][0], kv[0][1] or ""))
-        ],
-        failures=build.failure_summary(),
-        failure_rate=rate,
-        stages=stages,
-        prompts=_prompts(stages),
-        recipe=(build_path / RECIPE_FILE).exists(),
-        mode=manifest.options.mode if manifest.options else "inject",
-        span_quality=quality.text() if (quality := span_quality(build_path, dataset)) else None,
-        answers=_answer_mode(manifest),
-        judge=judged.lines() if (judged := manifest.counts and manifest.counts.judge) else [],
-        data_quality=quality_text(Path(source_name), quality_report(build_path)),  # no local path
-        model=backend.model if backend else None,
-        backend=backend.backend if backend else None,
-        engine_version=backend.version if backend else None,
-        seed=manifest.seed,
-        lettuce_build_version=VERSION,
-        example=_example(dataset),
-    )
-    return dataset, stats
-
-
-def _answer_mode(manifest: Manifest) -> str | None:
-    """How the build's clean answers were written, when it wrote any."""
-    if manifest.options is None or manifest.backend is None:
-        return None
-    if not any(stage.name == "answer" for stage in manifest.stages):
-        return None
-    return manifest.options.answer_mode(manifest.backend.model)
-
-
-def _size_category(rows: int) -> str:
-    for limit, name in (
-        (1_000, "n<1K"),
-        (10_000, "1K<n<10K"),
-        (100_000, "10K<n<100K"),
-        (1_000_000, "100K<n<1M"),
-    ):
-        if rows < limit:
-            return name
-    return "1M<n<10M"
-
-
-def _license(stats: list[ConfigStats]) -> tuple[str, str | None]:
-    """The repository's license id: the configs' one, or `other` (named) when they differ."""
-    licenses = sorted({s.card.license for s in stats})
-    if len(licenses) == 1:
-        return licenses[0], None
-    return "other", "mixed: " + ", ".join(f"{s.config} {s.card.license}" for s in stats)
-
-
-def render_card(readme: Path, stats: list[ConfigStats], repo_id: str) -> None:
-    """Rewrite README.md: keep its YAML (configs, dataset_info), set our metadata, render the body."""
-    card = DatasetCard.load(readme)
-    data = card.data
-    data.license, license_name = _license(stats)
-    if license_name:
-        data.license_name = license_name
-    data.language = sorted(
-        {lang for s in stats for lang in s.card.languages if lang not in ("code", "multilingual")}
-    )
-    if any("multilingual" in s.card.languages for s in stats):
-        data.multilinguality = "multilingual"
-    data.annotations_creators = ["machine-generated"]
-    data.language_creators = ["found", "machine-generated"]
-    data.source_datasets = sorted({d for s in stats for d in s.card.source_datasets})
-    data.task_categories = ["token-classification", "text-classification"]
-    data.task_ids = ["fact-checking"]
-    data.size_categories = [_size_category(sum(s.rows for s in stats))]
-    data.pretty_name = stats[0].card.pretty_name if len(stats) == 1 else repo_id.split("/")[-1]
-    data.tags = ["hallucination-detection", "span-labelling", "lettuce-build"]
-    template = files("lettuce_build.publish.cards") / "dataset_card.md.j2"
-    rendered = DatasetCard.from_template(
-        data,
-        template_str=template.read_text(encoding="utf-8"),
-        configs=stats,
-        repo_id=repo_id,
-        pretty_name=data.pretty_name,
-        description="Span-labelled hallucination data built with lettuce-build."
-        if len(stats) > 1
-        else stats[0].card.description,
-    )
-    rendered.save(readme)
-
-
-def _prompts(stages: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """The prompt templates the stages used, by their versions (the card quotes them)."""
-    found = []
-    for stage in stages:
-        if stage.get("prompt") is None:  # a stage whose prompt is not a template file
-            continue
-        template = load_prompt(stage["prompt"])
-        if template.version == stage.get("prompt_version"):
-            found.append(template.model_dump(include={"name", "version", "system", "user"}))
-    return found
+from lettuce_build.publish.readme import render_card
+from lettuce_build.publish.statistics import STATS_FILE, ConfigStats, collect
 
 
 class Target(ABC):

@@ -14,10 +14,10 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
-from lettuce_build.engine.stage import Stage
-from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
+from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, Source, StageSettings, Tally
 from lettuce_build.sources.chunking import hash_split
 from lettuce_build.stages.answers import answer_stage
+from lettuce_build.stages.generation import GenerateStage
 from lettuce_build.stages.injection import InjectMenuStage
 
 REQUIRED = ("question", "paper_id", "chunk", "retrieval_rank", "answerable")
@@ -67,8 +67,9 @@ class AclSource(Source):
                 },
             }
 
-    def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
-        return [
-            answer_stage(settings.answers),
-            InjectMenuStage("paper", anchors=settings.edit_anchors, seed=settings.seed),
-        ]
+    def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
+        answer = answer_stage(settings.answers)
+        return Pipeline(
+            inject=[answer, InjectMenuStage("paper", anchors=settings.edit_anchors, seed=settings.seed)],
+            generate=[answer, GenerateStage(seed=settings.seed)],
+        )

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from datasets import Dataset
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -24,7 +24,7 @@ from lettuce_build.core.characters import clean_text, displayable, invalid_chara
 from lettuce_build.core.schema import HallucinationSample, Span, Split, default_prompt, normal_split
 from lettuce_build.core.tables import read_input
 from lettuce_build.core.taxonomy import sample_category
-from lettuce_build.engine.stage import Stage
+from lettuce_build.engine.stage import CheckStage, Stage
 from lettuce_build.stages.answers import AnswerMode
 from lettuce_build.stages.code_edits import DEFAULT_STRUCT_RATIO
 from lettuce_build.stages.injection import EditAnchors
@@ -82,6 +82,32 @@ class StageSettings(BaseModel):
 
 
 DEFAULT_SETTINGS = StageSettings()
+#: inject: edits applied to the clean answer (exact spans); generate: the model writes the
+#: hallucinated answer whole, spans recovered by diff (see stages/generation.py)
+Mode = Literal["inject", "generate"]
+
+
+class Pipeline(BaseModel):
+    """A source's stages as data: the list each mode runs, in order (`lettuce-build sources
+    --stages` prints them, and a build's recipe records the names of the list it ran). A build
+    that verifies (``--verify``) runs the same list, each stage's outputs judged by its `check`."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+
+    #: the stages of a build that injects the hallucinations (``--mode inject``, the default)
+    inject: list[Stage]
+    #: the stages of a generator build (``--mode generate``): one stage writes the hallucinated
+    #: answer whole. None: the source makes no hallucinated answers (its spans come with its data)
+    generate: list[Stage] | None = None
+
+    def stages(self, mode: Mode) -> list[Stage] | None:
+        """The list ``mode`` runs (None: the source has none for it)."""
+        return self.inject if mode == "inject" else self.generate
+
+
+def checks(stages: Sequence[Stage]) -> dict[str, CheckStage]:
+    """What the judges of a verifying build ask, per stage name: each stage's own `check`."""
+    return {stage.name: check for stage in stages if (check := stage.check()) is not None}
 
 
 class ItemOptions(BaseModel):
@@ -130,7 +156,8 @@ class LoadResult(BaseModel):
 
 
 class Source(ABC):
-    """One builder per source: it produces work items and names its stages; builds/run.py runs them.
+    """One builder per source: it produces work items and declares its stages (`Pipeline`);
+    builds/run.py runs them.
 
     What the published dataset's card says (name, license, prose) is in ``cards/<dataset_name>.md``.
     """
@@ -148,7 +175,8 @@ class Source(ABC):
         source's own columns. Count documents and skipped inputs in ``tally``."""
 
     @abstractmethod
-    def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]: ...
+    def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
+        """The stages this source runs in each mode, given the build's choices."""
 
     def document_of(self, item: dict[str, Any]) -> str:
         """The document an item comes from: a shard holds every item of a document (default:

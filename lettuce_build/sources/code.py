@@ -17,6 +17,7 @@ rewritten as a developer's request (stages/requests.py), then a coding agent's e
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import tempfile
 from collections import Counter
@@ -26,9 +27,9 @@ from typing import Any
 
 from lettuce_build.core.errors import PatchError
 from lettuce_build.core.seeding import fraction
-from lettuce_build.engine.stage import Stage
-from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
+from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, Source, StageSettings, Tally
 from lettuce_build.stages.code_edits import InjectCodeStage, draw_error
+from lettuce_build.stages.generation import GenerateStage
 from lettuce_build.stages.requests import MAX_REQUEST_CHARS, RequestStage
 from lettuce_build.swebench.grounding import (
     DEFAULT_BUDGET,
@@ -303,8 +304,25 @@ class CodeSource(Source):
             },
         }
 
-    def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
-        return [RequestStage(), InjectCodeStage(anchors=settings.edit_anchors, seed=settings.seed)]
+    def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
+        request = RequestStage()
+        inject = InjectCodeStage(RepositoryNames(), anchors=settings.edit_anchors, seed=settings.seed)
+        return Pipeline(inject=[request, inject], generate=[request, GenerateStage(seed=settings.seed)])
+
+
+class RepositoryNames:
+    """`InjectCodeStage`'s lookup: ``git grep`` in the bare clone the item names, at its base commit."""
+
+    def __call__(self, item: dict[str, Any], name: str) -> bool:
+        return _tree(item["repo_dir"], item["base_commit"]).mentions(name)
+
+    def __repr__(self) -> str:
+        return "RepositoryNames()"
+
+
+@functools.lru_cache(maxsize=64)
+def _tree(repo_dir: str, commit: str) -> RepoTree:
+    return RepoTree(Path(repo_dir), commit)
 
 
 def grounded_context(

@@ -18,10 +18,10 @@ from lettuce_build.core.errors import SourceError
 from lettuce_build.core.files import each_name, read_ahead, sorted_names
 from lettuce_build.core.seeding import fraction
 from lettuce_build.core.tables import read_table
-from lettuce_build.engine.stage import Stage
-from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
+from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, Source, StageSettings, Tally
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split
 from lettuce_build.stages.answers import answer_stage
+from lettuce_build.stages.generation import GenerateStage
 from lettuce_build.stages.injection import InjectMenuStage
 from lettuce_build.stages.questions import FocusedQuestionStage, QuestionStage
 
@@ -121,14 +121,17 @@ class DocumentSource(Source):
                     },
                 }
 
-    def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
+    def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
         extractive = settings.answers == "extractive"
-        return [
+        asked = [
             # the embedded model's questions need a sentence to be about (see FocusedQuestionStage)
             FocusedQuestionStage(seed=settings.seed) if extractive else QuestionStage(),
             answer_stage(settings.answers, focused=extractive),
-            InjectMenuStage("markdown", anchors=settings.edit_anchors, seed=settings.seed),
         ]
+        return Pipeline(
+            inject=[*asked, InjectMenuStage("markdown", anchors=settings.edit_anchors, seed=settings.seed)],
+            generate=[*asked, GenerateStage(seed=settings.seed)],
+        )
 
     def document_of(self, item: dict[str, Any]) -> str:
         return str(item["key"]).rsplit("::", 1)[0]  # {source}::{doc_id}::{chunk}

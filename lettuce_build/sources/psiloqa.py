@@ -19,8 +19,7 @@ from datasets import Dataset
 from lettuce_build.core.errors import SourceError
 from lettuce_build.core.schema import SPLITS, normal_split, widen_to_graphemes
 from lettuce_build.core.tables import read_table
-from lettuce_build.engine.stage import Stage
-from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
+from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, Source, StageSettings, Tally
 from lettuce_build.stages.classify import ClassifyStage, explode_spans, gather_labels
 
 REQUIRED = ("wiki_passage", "question", "llm_answer", "labels")
@@ -92,8 +91,8 @@ class PsiloQASource(Source):
                 "metadata": {"model": row.get("model_id"), "wiki_title": row.get("wiki_title")},
             }
 
-    def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
-        return [ClassifyStage()]
+    def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
+        return Pipeline(inject=[ClassifyStage()])  # its spans come with its data: nothing to generate
 
     def prepare(self, items: Dataset) -> Dataset:
         """One classify item per natural span."""

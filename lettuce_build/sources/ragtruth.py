@@ -19,8 +19,7 @@ from lettuce_build.core.errors import SourceError, TaxonomyError
 from lettuce_build.core.schema import widen_to_graphemes
 from lettuce_build.core.tables import read_jsonl
 from lettuce_build.core.taxonomy import map_label, refine_ragtruth
-from lettuce_build.engine.stage import Stage
-from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
+from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, Source, StageSettings, Tally
 
 RESPONSE_COLUMNS = ("source_id", "response", "labels", "split")
 SOURCE_COLUMNS = ("source_id", "task_type", "source_info", "prompt")
@@ -131,5 +130,5 @@ class RagTruthSource(Source):
                 },
             }
 
-    def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
-        return []  # mechanical mapping: no model call
+    def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
+        return Pipeline(inject=[])  # mechanical mapping: no model call

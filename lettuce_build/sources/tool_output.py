@@ -12,9 +12,9 @@ from lettuce_build.core.errors import SourceError
 from lettuce_build.core.schema import SPLITS, normal_split
 from lettuce_build.core.seeding import fraction
 from lettuce_build.core.tables import read_table
-from lettuce_build.engine.stage import Stage
-from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Source, StageSettings, Tally
+from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, Source, StageSettings, Tally
 from lettuce_build.stages.answers import AnswerStage
+from lettuce_build.stages.generation import GenerateStage
 from lettuce_build.stages.injection import InjectTaxonomyStage
 
 REQUIRED = ("instance_id", "tool_type", "query", "background_task", "tool_output", "relevant_lines")
@@ -83,8 +83,7 @@ class ToolOutputSource(Source):
     def document_of(self, item: dict[str, Any]) -> str:
         return "::".join(str(item["key"]).split("::")[:2])  # {split}::{instance}: its tool calls
 
-    def stages(self, settings: StageSettings = DEFAULT_SETTINGS) -> list[Stage]:
-        return [
-            AnswerStage(evidence_field="evidence", prompt="answer_tool_output", prose=False),
-            InjectTaxonomyStage("tool_output", anchors=settings.edit_anchors, seed=settings.seed),
-        ]
+    def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
+        answer = AnswerStage(evidence_field="evidence", prompt="answer_tool_output", prose=False)
+        inject = InjectTaxonomyStage("tool_output", anchors=settings.edit_anchors, seed=settings.seed)
+        return Pipeline(inject=[answer, inject], generate=[answer, GenerateStage(seed=settings.seed)])

@@ -44,7 +44,8 @@ SQUEEZ_FEATURES = Features(
 )
 
 
-DEFAULT_DECOY_SHARE = 0.10
+#: the most of a split's rows that may be decoys (tool output that holds no relevant line)
+DEFAULT_MAX_DECOY_SHARE = 0.10
 
 
 class Selection(BaseModel):

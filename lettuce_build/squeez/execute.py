@@ -36,14 +36,13 @@ from lettuce_build.squeez.sandbox import (
     Isolation,
     IsolationMode,
     Sandbox,
-    copy_tree,
     interpreter_paths,
     run_bounded,
     sandbox_uid,
     scrubbed_env,
-    unlink_copies,
 )
 from lettuce_build.squeez.toolcalls import ToolCall
+from lettuce_build.squeez.tree_copies import copy_tree, unlink_copies
 from lettuce_build.squeez.usernet import INSTALL_HINT
 from lettuce_build.swebench.patches import parse_patch
 from lettuce_build.swebench.repos import RepoManager, host_git_env

@@ -44,7 +44,7 @@ from lettuce_build.core.tables import read_jsonl, write_atomic, write_jsonl
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.squeez import DEFAULT_WORKERS
 from lettuce_build.squeez.assemble import (
-    DEFAULT_DECOY_SHARE,
+    DEFAULT_MAX_DECOY_SHARE,
     SQUEEZ_FEATURES,
     Selection,
     build_row,
@@ -52,7 +52,8 @@ from lettuce_build.squeez.assemble import (
     spans_from_indices,
 )
 from lettuce_build.squeez.distill import Distilled, DistillStage
-from lettuce_build.squeez.environments import Environments, EnvOptions, recorded_statuses
+from lettuce_build.squeez.env_specs import EnvOptions
+from lettuce_build.squeez.environments import Environments, recorded_statuses
 from lettuce_build.squeez.execute import Executor, ToolResult
 from lettuce_build.squeez.instances import SqueezInstance, load_instances
 from lettuce_build.squeez.labels import Labelled, label, output_lines
@@ -80,7 +81,7 @@ class Squeez:
         seed: int = 0,
         allow_network: bool = False,
         env_options: EnvOptions | None = None,
-        max_decoy_share: float = DEFAULT_DECOY_SHARE,
+        max_decoy_share: float = DEFAULT_MAX_DECOY_SHARE,
         shard: Shard | None = None,
     ) -> None:
         self.out = out

@@ -32,16 +32,12 @@ git never runs on anything sandboxed code could have written.
 
 from __future__ import annotations
 
-import json
 import os
-import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -49,6 +45,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from lettuce_build.core.errors import UserNetError
+from lettuce_build.squeez.supervision import Captured, collect, first_process
 from lettuce_build.squeez.usernet import INSTALL_HINT, UserNetwork, missing_tools, resolv_conf
 
 SANDBOX_TREE = "/repo"
@@ -57,7 +54,6 @@ CPU_SECONDS_MARGIN = 5
 ADDRESS_SPACE_BYTES = 4 * 1024**3
 MAX_FILE_BYTES = 64 * 1024**2
 MAX_PROCESSES = 256
-MAX_READ_BYTES = 4_000_000
 #: each worker runs its commands as its own unprivileged uid, so one worker's processes never
 #: count against another's limit
 SANDBOX_UID_BASE = 61000
@@ -73,10 +69,6 @@ ETC_FILES = (
     "alternatives",
 )
 ETC_NETWORK_FILES = ("hosts", "ssl", "ca-certificates", "ca-certificates.conf", "gai.conf")
-#: how long the host waits for bubblewrap to report its sandbox's first process
-INFO_TIMEOUT = 30.0
-#: how often a running sandbox is checked for processes that detached themselves
-REAP_INTERVAL = 0.5
 
 IsolationMode = Literal["bwrap", "none"]
 NetworkMode = Literal["pasta", "none"]
@@ -205,13 +197,6 @@ def interpreter_paths(python: Path | None = None) -> list[Path]:
     return sorted(paths)
 
 
-class Captured(BaseModel):
-    text: str
-    exit_code: int | None
-    timed_out: bool
-    binary: bool
-
-
 class Sandbox:
     """Runs one call in bubblewrap. ``state`` holds the synthetic /etc files."""
 
@@ -265,7 +250,7 @@ class Sandbox:
             os.close(block_read)
         attached: UserNetwork | None = None
         try:
-            init = _first_process(info_read, process)
+            init = first_process(info_read, process)
             if network and init is not None:
                 try:
                     attached = UserNetwork(init).attach()
@@ -277,7 +262,7 @@ class Sandbox:
                 os.write(block_write, b"go")  # the namespaces are ready: let the command start
             except BrokenPipeError:
                 pass  # bubblewrap already ended; its output says why
-            return _collect(process, timeout, init)
+            return collect(process, timeout, init)
         finally:
             os.close(info_read)
             os.close(block_write)
@@ -337,7 +322,7 @@ def run_bounded(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: flo
     """A host command (git on a bare repository) with the sandbox's limits; read at most
     MAX_READ_BYTES; kill the whole group on timeout."""
     limits = Limits(cpu_seconds=int(timeout) + CPU_SECONDS_MARGIN)
-    return _collect(_start([*limits.prlimit(), *argv], cwd, (), env), timeout, None)
+    return collect(_start([*limits.prlimit(), *argv], cwd, (), env), timeout, None)
 
 
 def _start(
@@ -353,135 +338,3 @@ def _start(
         start_new_session=True,
         pass_fds=tuple(pass_fds),
     )
-
-
-def _first_process(info: int, process: subprocess.Popen[bytes]) -> int | None:
-    """The host PID of the sandbox's first process, as bubblewrap reports it on its info pipe;
-    None when bubblewrap ended before reporting (its output says why)."""
-    data = b""
-    deadline = time.monotonic() + INFO_TIMEOUT
-    while b"}" not in data and time.monotonic() < deadline:
-        ready, _, _ = select.select([info], [], [], 0.5)
-        if ready:
-            block = os.read(info, 4096)
-            if not block:
-                break
-            data += block
-        elif process.poll() is not None:
-            break
-    try:
-        return int(json.loads(data)["child-pid"])
-    except (ValueError, KeyError):
-        return None
-
-
-def _children(pid: int) -> list[tuple[int, int]]:
-    """(start time, PID) of each child of ``pid``, from the kernel's own list of them."""
-    try:
-        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return []  # it has ended
-    found = []
-    for child in listed:
-        try:
-            stat = Path(f"/proc/{child}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()  # after the command name, which may hold spaces
-        found.append((int(fields[19]), int(child)))
-    return found
-
-
-def _reap_detached(init: int) -> None:
-    """Kill what detached itself inside the sandbox: the first process (PID 1 inside) has the
-    command as its oldest child; any other child was orphaned and re-parented to it."""
-    children = sorted(_children(init))
-    for _, pid in children[1:]:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
-def _collect(process: subprocess.Popen[bytes], timeout: float, init: int | None) -> Captured:
-    """Wait for ``process`` (killing detached processes inside its sandbox as they appear), read
-    at most MAX_READ_BYTES of its output; kill the whole group on timeout."""
-    chunks: list[bytes] = []
-    kept = 0
-
-    def drain() -> None:  # keep the first bytes, discard the rest so the child never blocks
-        nonlocal kept
-        assert process.stdout is not None
-        while block := process.stdout.read(65536):
-            if kept < MAX_READ_BYTES:
-                chunks.append(block[: MAX_READ_BYTES - kept])
-                kept += len(chunks[-1])
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    timed_out = False
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            process.wait(timeout=max(0.0, min(REAP_INTERVAL, deadline - time.monotonic())))
-            break
-        except subprocess.TimeoutExpired:
-            if time.monotonic() >= deadline:
-                timed_out = True
-                # bubblewrap leads this group; with it dies the sandbox's PID namespace, and
-                # every process inside it, whatever session or group it moved itself to.
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-                break
-            if init is not None:
-                _reap_detached(init)
-    reader.join(timeout=5)
-    raw = b"".join(chunks)
-    return Captured(
-        text=raw.decode("utf-8", errors="replace"),
-        exit_code=None if timed_out else process.returncode,
-        timed_out=timed_out,
-        binary=b"\x00" in raw,
-    )
-
-
-def copy_tree(source: Path, target: Path, uid: int | None, *, link: bool = True) -> Path:
-    """A throwaway copy of a pristine tree for one sandboxed command.
-
-    With an unprivileged ``uid`` the files are hard links (cheap): the folders belong to the
-    uid, so it may add, remove and replace files, while the linked files stay root's and
-    cannot be changed in place. Otherwise (or with ``link=False``, for builds that rewrite
-    files in place) the files are copied, and given to the uid.
-    """
-    if uid is None or not link:
-        shutil.copytree(source, target, symlinks=True)
-        if uid is not None:
-            for folder, dirs, names in os.walk(target):
-                for name in [*dirs, *names, "."]:
-                    os.lchown(Path(folder) / name, uid, uid)
-        return target
-    for folder, dirs, names in os.walk(source):
-        relative = Path(folder).relative_to(source)
-        destination = target / relative
-        destination.mkdir(parents=True, exist_ok=relative == Path("."))
-        os.chown(destination, uid, uid)
-        for name in names + [d for d in dirs if (Path(folder) / d).is_symlink()]:
-            src = Path(folder) / name
-            if src.is_symlink():
-                os.symlink(os.readlink(src), destination / name)
-            else:
-                os.link(src, destination / name)
-        dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
-    return target
-
-
-def unlink_copies(tree: Path, paths: Sequence[str]) -> None:
-    """Replace hard-linked files by private copies before the host itself edits them."""
-    for path in paths:
-        file = tree / path
-        if file.is_file() and not file.is_symlink() and file.stat().st_nlink > 1:
-            data = file.read_bytes()
-            mode = file.stat().st_mode
-            file.unlink()
-            file.write_bytes(data)
-            file.chmod(mode)

@@ -37,7 +37,8 @@ TOOL_WEIGHTS: dict[str, float] = {
 }
 TIMEOUTS: dict[str, float] = {"test_output": 60.0, "build_output": 120.0}
 DEFAULT_TIMEOUT = 30.0
-DECOY_SHARE = 0.2
+#: the chance that a read_file call reads a decoy sibling of a patched file, not the file
+DECOY_CALL_CHANCE = 0.2
 ENV_TOOLS = frozenset({"python", "test_output", "build_output"})
 
 MAX_RELATED_TESTS = 3
@@ -207,7 +208,7 @@ def _make(ctx: _Context, tool: str, rng: random.Random) -> ToolCall | None:
     if tool == "read_file":
         path = rng.choice(patch.paths)
         decoys = ctx.siblings.get(path, [])
-        is_patch = not (decoys and rng.random() < DECOY_SHARE)
+        is_patch = not (decoys and rng.random() < DECOY_CALL_CHANCE)
         target = path if is_patch else rng.choice(decoys)
         return ToolCall(
             **base,

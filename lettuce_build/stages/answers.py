@@ -13,6 +13,7 @@ from lettuce_build.core.gates import DEFAULT_GATES, GateConfig, answer_problem, 
 from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import CutText, ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
+from lettuce_build.stages.judge import AnswerJudgeStage
 from lettuce_build.stages.prompted import PromptedStage
 
 MIN_ANSWER_CHARS = 40
@@ -44,6 +45,10 @@ class AnswerStage(PromptedStage):
         #: the answer should read as prose (markup may not dominate it): not for tool output
         self.prose = prose
         self.gates = gates
+
+    def check(self) -> AnswerJudgeStage:
+        """A judge reads the answer against the evidence it was grounded in."""
+        return AnswerJudgeStage(self.evidence_field)
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         system, user = self.template.render(

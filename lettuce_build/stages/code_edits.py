@@ -8,14 +8,13 @@
   repository tree at the base commit, not only from the context the sample carries.
 
 Each item's error is drawn by the code source (``code_error``, see `draw_error`); the native
-labels map to the taxonomy through the ``code_agent`` label map.
+labels map to the taxonomy through the ``code_agent`` label map. Whether a name occurs in the
+repository is asked of the `NameLookup` the source gives the stage: the stage reads no tree.
 """
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 import regex
 from pydantic import BaseModel, Field
@@ -28,7 +27,6 @@ from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
 from lettuce_build.stages.injection import InjectStageBase
-from lettuce_build.swebench.trees import RepoTree
 
 STRUCTURAL = "fabricated_api"
 INTENT = ("wrong_implementation", "unrequested_change")
@@ -60,6 +58,14 @@ def draw_error(seed: int, key: str, struct_ratio: float) -> str:
     return INTENT[0] if point < struct_ratio + (1 - struct_ratio) / 2 else INTENT[1]
 
 
+class NameLookup(Protocol):
+    """Whether ``name`` occurs as a whole word anywhere in ``item``'s repository at its base
+    commit; raises `RepoError` when the repository cannot be searched. Its ``repr`` is stable:
+    it names the stage's passes kept on disk (see `Stage.identity`)."""
+
+    def __call__(self, item: dict[str, Any], name: str) -> bool: ...
+
+
 class CodeChange(BaseModel):
     # lengths are checked after decoding, never in the schema (see `length_checked`)
     original: Annotated[str, length_checked(max_chars=300)]
@@ -86,8 +92,9 @@ class InjectCodeStage(InjectStageBase):
     sampling = Sampling(temperature=0.4, max_tokens=1000)
     narrows_insertions = True
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, names: NameLookup, **options: Any) -> None:
         super().__init__(require_fences=True, enforce_in_fence=True, **options)
+        self.names = names
 
     @property
     def prompt_version(self) -> str:
@@ -144,9 +151,8 @@ class InjectCodeStage(InjectStageBase):
         introduced = list(dict.fromkeys(n for n in _NAME.findall(change.hallucinated) if n not in before))
         declared = change.fabricated_name.strip()
         checked = [declared] if declared in introduced else introduced
-        tree = _tree(item["repo_dir"], item["base_commit"])
         try:
-            existing = [name for name in checked if tree.mentions(name)]
+            existing = [name for name in checked if self.names(item, name)]
         except RepoError as err:
             raise ParseFailure("repository_unavailable", str(err), retry=False) from err
         return existing[0] if existing and len(existing) == len(checked) else None
@@ -178,8 +184,3 @@ def _line_kind(line: str, column: int) -> str:
         return "header"
     comment = _COMMENT_START.match(line)
     return "comment" if comment and column >= comment.end() - 1 else "code"
-
-
-@functools.lru_cache(maxsize=64)
-def _tree(repo_dir: str, commit: str) -> RepoTree:
-    return RepoTree(Path(repo_dir), commit)

@@ -33,6 +33,7 @@ from lettuce_build.core.taxonomy import BUILTIN_SUBCATEGORIES, DEFAULT_TAXONOMY,
 from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.injection import DEFAULT_CONTEXT_CHARS, INJECTION_FEATURES
+from lettuce_build.stages.judge import SpanJudged
 from lettuce_build.stages.prompted import PromptedStage
 
 #: below this similarity (difflib's ratio) the diff of two answers marks nearly everything
@@ -188,12 +189,12 @@ def recover_spans(clean: str, generated: str, reported: list[Reported]) -> Recov
     return Recovered(spans=spans, origin=origin, located=located, diff=diff, similarity=ratio)
 
 
-class GenerateStage(PromptedStage):
+class GenerateStage(SpanJudged, PromptedStage):
     """A hallucinated answer written by the model, with its spans recovered (see the module)."""
 
     name = "generate"
     prompt = "generate"
-    injects = True  # a failed generation leaves the item's correct clean answer
+    hallucinates = True  # a failed generation leaves the item's correct clean answer
     max_attempts = 2
     #: ``inject``: balancing offers an item by setting it (see engine/balance.py)
     requires = ("context", "question", "answer", "inject")

@@ -35,6 +35,7 @@ from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.stages.anchors import candidates
+from lettuce_build.stages.judge import SpanJudged
 from lettuce_build.stages.prompted import PromptedStage
 
 DEFAULT_CONTEXT_CHARS = 6000
@@ -159,12 +160,12 @@ def _typed_by_what_it_does(edit: Edit) -> Edit:
 EditAnchors = Literal["constrained", "free"]
 
 
-class InjectStageBase(PromptedStage):
+class InjectStageBase(SpanJudged, PromptedStage):
     """What every injecting stage shares: anchored edits, the gates, exact spans; a subclass
     renders its prompt and turns the model's changes into typed `Edit`s (``_edits``)."""
 
     max_attempts = 2
-    injects = True  # a failed injection leaves the item's correct clean answer
+    hallucinates = True  # a failed injection leaves the item's correct clean answer
     #: ``inject``: balancing offers an item by setting it (see engine/balance.py)
     requires: tuple[str, ...] = ("context", "question", "answer", "inject")
 

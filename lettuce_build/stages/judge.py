@@ -167,6 +167,14 @@ class SpanJudgeStage(PromptedStage, CheckStage):
         return ParseFailure("judge_supported", f"judged supported: {supported}"[:300])
 
 
+class SpanJudged:
+    """A stage that writes labelled spans (injection, generation): a verifying build's judge
+    reads each span, false against the context and of its type."""
+
+    def check(self) -> SpanJudgeStage:
+        return SpanJudgeStage()
+
+
 class JudgeReport(BaseModel):
     """What the judges found, as the summary, manifest and card show it. Rates count every
     verdict (retried answers and every judge included)."""

@@ -105,7 +105,7 @@ class RepoManager:
         """The files of ``repo`` at ``commit``, without ``.git``: a pristine tree, made once.
 
         Written by host git from the bare clone alone (a throwaway index, hooks off), and never
-        handed to sandboxed code itself: commands get copies of it (`sandbox.copy_tree`).
+        handed to sandboxed code itself: commands get copies of it (`squeez.tree_copies.copy_tree`).
         """
         path = self._export_path(repo, commit)
         with self._lock(str(path)):

@@ -26,7 +26,7 @@ def test_a_build_never_run_asks_for_everything_and_nothing_is_called_or_written(
     assert answer.cache_misses == dry.items
     assert inject.items == round(dry.items * 0.5)
     assert all(s.prompt_tokens > 0 for s in dry.stages)
-    limit = get_source("readme").stages()[0].sampling.max_tokens
+    limit = get_source("readme").pipeline().inject[0].sampling.max_tokens
     assert question.completion_tokens == question.cache_misses * limit  # an upper bound
     assert dry.cost(3.0, 15.0) == pytest.approx(dry.prompt_tokens * 3e-6 + dry.completion_tokens * 15e-6)
 

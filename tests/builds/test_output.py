@@ -52,7 +52,7 @@ def test_a_second_config_merges_into_the_readme_instead_of_replacing_it(tmp_path
 def test_a_split_larger_than_a_shard_is_written_in_shards_that_load_as_one(tmp_path, samples):
     dataset = build(samples * 20)
     rows = sum(len(split) for split in dataset.values())
-    write_hub_folder(dataset, tmp_path / "hub", "readme", max_shard_bytes=2_000)
+    write_hub_folder(dataset, tmp_path / "hub", "readme", max_file_bytes=2_000)
     shards = sorted(p.name for p in (tmp_path / "hub" / "readme").glob("train-*.parquet"))
     assert len(shards) > 1 and shards[0] == f"train-00000-of-{len(shards):05d}.parquet"
     loaded = load_dataset(str(tmp_path / "hub"), "readme")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from datasets import Dataset
 
+from lettuce_build.builds.items import WorkPasses
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner, request_seed
 from lettuce_build.llm.cache import RequestCache
@@ -274,9 +275,11 @@ def run_kept(tmp_path, dataset, seed=0):
     stage = CountingStage()
     cache = RequestCache(tmp_path / "cache.sqlite")
     try:
-        result = Runner(Completions(ScriptedBackend(correct), cache), batch_size=8, seed=seed).run(
-            dataset, stage
-        )
+        # passes kept beside the items, as a build keeps them in its work folder
+        passes = WorkPasses(tmp_path / "items")
+        result = Runner(
+            Completions(ScriptedBackend(correct), cache), batch_size=8, seed=seed, passes=passes
+        ).run(dataset, stage)
     finally:
         cache.close()
     return stage, result

@@ -17,7 +17,9 @@ from lettuce_build.cli import main
 from lettuce_build.core.errors import PublishError
 from lettuce_build.core.schema import FEATURES
 from lettuce_build.publish.cards import card_text
-from lettuce_build.publish.hub import ConfigStats, FolderTarget, publish, render_card
+from lettuce_build.publish.hub import FolderTarget, publish
+from lettuce_build.publish.readme import render_card
+from lettuce_build.publish.statistics import ConfigStats
 from lettuce_build.sources.registry import SOURCES
 
 from ..sources.test_tool_output import write_build as write_squeez_build

@@ -56,8 +56,8 @@ def test_only_retrieved_chunks_with_text_are_context(tmp_path):
 
 
 def test_acl_uses_the_paper_menu_without_a_question_stage():
-    assert [s.name for s in AclSource().stages()] == ["answer", "inject"]
-    assert AclSource().stages()[1].menu == "paper"
+    assert [s.name for s in AclSource().pipeline().inject] == ["answer", "inject"]
+    assert AclSource().pipeline().inject[1].menu == "paper"
 
 
 def test_missing_acl_columns_are_named(tmp_path):

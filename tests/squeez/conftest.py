@@ -2,7 +2,8 @@
 
 import pytest
 
-from lettuce_build.squeez.environments import Environments, EnvOptions, EnvStatus
+from lettuce_build.squeez.env_specs import EnvOptions
+from lettuce_build.squeez.environments import Environments, EnvStatus
 from lettuce_build.squeez.sandbox import Sandbox, detect_isolation
 
 from ..support.gitrepos import write_instances

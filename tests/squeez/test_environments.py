@@ -9,16 +9,16 @@ from pathlib import Path
 import git
 import pytest
 
-from lettuce_build.squeez.environments import (
+from lettuce_build.squeez.env_specs import (
     EnvOptions,
     _spec_version,
-    apply_overlay,
     detect_version,
     find_interpreters,
     spec_for,
     swebench_specs,
     tag_version,
 )
+from lettuce_build.squeez.environments import apply_overlay
 from lettuce_build.squeez.pipeline import Squeez
 from lettuce_build.squeez.sandbox import detect_isolation
 from lettuce_build.swebench.repos import RepoManager

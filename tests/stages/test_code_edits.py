@@ -6,6 +6,7 @@ import json
 import pytest
 
 from lettuce_build.engine.stage import ParseFailure
+from lettuce_build.sources.code import RepositoryNames
 from lettuce_build.stages.code_edits import STRUCTURAL, InjectCodeStage, draw_error, span_line_problem
 
 from ..support.gitrepos import make_fix_repo
@@ -35,7 +36,7 @@ def item(tmp_path):
 
 
 def parse(item, **change):
-    stage = InjectCodeStage()
+    stage = InjectCodeStage(RepositoryNames())
     response = stage.response_model.model_validate({"changes": [{"explanation": "", **change}]})
     return stage.parse(item, response)
 
@@ -106,7 +107,7 @@ def test_an_edit_inside_a_comment_fails_with_its_reason(item):
 
 
 def test_each_kind_has_its_own_prompt_and_schema(item):
-    stage = InjectCodeStage()
+    stage = InjectCodeStage(RepositoryNames())
     structural = stage.render(item)
     intent = stage.render({**item, "code_error": "wrong_implementation"})
     assert '"fabricated_name" is the invented name' in structural.messages[0].content

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from lettuce_build.sources.code import RepositoryNames
 from lettuce_build.stages.answers import ExtractiveAnswerStage
 from lettuce_build.stages.classify import ClassifyStage
 from lettuce_build.stages.code_edits import STRUCTURAL, InjectCodeStage
@@ -57,8 +58,14 @@ def stages() -> Iterator[tuple[Any, dict[str, Any]]]:
     yield SpanJudgeStage(), ITEM
     yield ClassifyStage(), ITEM
     for error in (STRUCTURAL, "wrong_implementation"):
-        yield InjectCodeStage(anchors="constrained"), {**ITEM, "answer": CODE_ANSWER, "code_error": error}
-        yield InjectCodeStage(anchors="free"), {**ITEM, "answer": CODE_ANSWER, "code_error": error}
+        yield (
+            InjectCodeStage(RepositoryNames(), anchors="constrained"),
+            {**ITEM, "answer": CODE_ANSWER, "code_error": error},
+        )
+        yield (
+            InjectCodeStage(RepositoryNames(), anchors="free"),
+            {**ITEM, "answer": CODE_ANSWER, "code_error": error},
+        )
 
 
 def walk(node: Any) -> Iterator[dict[str, Any]]:
