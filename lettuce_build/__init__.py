@@ -1,7 +1,7 @@
 """lettuce-build: span-labelled hallucination and tool-output datasets for Hugging Face `datasets`.
 
-The public surface is what ``__all__`` names: `build`, `dry_run`, `merge` and `push` (see
-`lettuce_build.api`), `register_source` for a source of one's own, and `LettuceError`, the base of
+The public surface is what ``__all__`` names: `build`, `dry_run`, `merge`, `push` and `export`
+(see `lettuce_build.api`), `register_source` for a source of one's own, and `LettuceError`, the base of
 every error they raise (`lettuce_build.core.errors` holds the hierarchy). Everything else is the
 implementation and may change.
 """
@@ -9,9 +9,9 @@ implementation and may change.
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.version import VERSION as __version__
 
-__all__ = ["LettuceError", "__version__", "build", "dry_run", "merge", "push", "register_source"]
+__all__ = ["LettuceError", "__version__", "build", "dry_run", "export", "merge", "push", "register_source"]
 
-_API = ("build", "dry_run", "merge", "push")
+_API = ("build", "dry_run", "export", "merge", "push")
 
 
 def __getattr__(name: str) -> object:

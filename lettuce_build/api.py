@@ -33,6 +33,7 @@ from lettuce_build.core.errors import LettuceError, PublishError
 from lettuce_build.core.paths import check_writable
 from lettuce_build.core.quiet import quiet
 from lettuce_build.core.tables import write_jsonl
+from lettuce_build.formats import ExportCounts
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.prompts import prompts_from
 from lettuce_build.publish import DEFAULT_MAX_FAILURE_RATE
@@ -217,3 +218,12 @@ def push(
         target = HubTarget(api, repo_id, private=private, revision=revision)
     limit = DEFAULT_MAX_FAILURE_RATE if max_failure_rate is None else max_failure_rate
     return publish(Path(build).resolve(), source, target, max_failure_rate=limit)
+
+
+def export(source: str | Path, *, format: str, out: str | Path, config: str | None = None) -> ExportCounts:
+    """Write the samples of a build folder, an output folder or file, or a Hub dataset id in
+    another tool's layout (``format``: ``lettucedetect``, ``ragtruth``, ``sft``, ``spans`` or
+    ``jsonl``; see `lettuce_build.formats`) to ``out``; returns what was written."""
+    from lettuce_build.publish.export import export as write_export
+
+    return write_export(source, format, out, config=config)

@@ -12,6 +12,7 @@ LAYERS: dict[str, int] = {
     "core": 0,
     "llm": 1,
     "swebench": 1,
+    "formats": 1,
     "engine": 2,
     "prompts": 2,
     "stages": 3,

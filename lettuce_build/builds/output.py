@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from datasets import Dataset, DatasetDict, DatasetInfo, SplitDict, SplitInfo
@@ -53,6 +54,8 @@ def _split_info(dataset_dict: DatasetDict) -> SplitDict:
     return splits
 
 
+#: the config that holds every other (see `_every_config`)
+DEFAULT_CONFIG = "default"
 #: the largest parquet file of a split, as `datasets`' own push_to_hub splits its files
 #: ("shard" in this package means a slice of a build's items: see builds/shards.py)
 MAX_FILE_BYTES = 500 * 1024**2
@@ -84,12 +87,28 @@ def write_hub_folder(
     card = DatasetCard.load(readme) if readme.exists() else DatasetCard("---\n\n---\n")
     card_data: DatasetCardData = card.data
     MetadataConfigs({config_name: {"data_files": data_files}}).to_dataset_card_data(card_data)
+    MetadataConfigs({DEFAULT_CONFIG: {"data_files": _every_config(card_data)}}).to_dataset_card_data(
+        card_data
+    )
     features = next(iter(dataset_dict.values())).features
     info = DatasetInfo(features=features, splits=_split_info(dataset_dict), config_name=config_name)
     DatasetInfosDict({config_name: info}).to_dataset_card_data(card_data)
     card.data = card_data
     card.save(readme)
     return folder
+
+
+def _every_config(card_data: DatasetCardData) -> list[dict[str, Any]]:
+    """The default config's data files: each split of every other config (``load_dataset(repo)``
+    without a name, as LettuceDetect's loaders call it, reads them all)."""
+    paths: dict[str, list[str]] = {}
+    for name, config in MetadataConfigs.from_dataset_card_data(card_data).items():
+        if name == DEFAULT_CONFIG:
+            continue
+        for entry in config.get("data_files", []):
+            found = entry["path"] if isinstance(entry["path"], list) else [entry["path"]]
+            paths.setdefault(entry["split"], []).extend(found)
+    return [{"split": split, "path": sorted(found)} for split, found in paths.items()]
 
 
 def write_output(dataset_dict: DatasetDict, out_dir: str | Path, config_name: str) -> OutputPaths:

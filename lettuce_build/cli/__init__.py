@@ -90,5 +90,6 @@ for command in (
     builds.merge,
     swebench.squeez,
     publish.push,
+    publish.export,
 ):
     main.add_command(command)

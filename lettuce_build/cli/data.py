@@ -27,17 +27,34 @@ def taxonomy(as_json: bool, taxonomy_file: Path | None) -> None:
 @click.option(
     "--strict", is_flag=True, help="Exit 1 when a quality gate's signal appears in any row (for CI)."
 )
-def audit(path: Path, strict: bool) -> None:
-    """The data-quality report of a build folder, dataset, parquet or JSONL file (also
-    LettuceDetect's format), with no model: the quality gates' signals per dataset and class
-    (loops, markup, answers that ask or lack support, added spans already in the context),
-    duplicates and train/test overlap, lengths, coverage and the category mix."""
+@click.option(
+    "--tokenizer",
+    help="A tokenizer (a local folder or a Hub id) to measure each sample in tokens, as a detector reads it.",
+)
+@click.option(
+    "--max-length",
+    "max_lengths",
+    multiple=True,
+    type=click.IntRange(min=8),
+    help="With --tokenizer: a detector's window in tokens (repeatable; default 4096 and 8192).",
+)
+def audit(path: Path, strict: bool, tokenizer: str | None, max_lengths: tuple[int, ...]) -> None:
+    """The data-quality report of a build folder, dataset, parquet or JSONL file, or an export
+    (LettuceDetect's format and the others `export` writes), with no model: the quality gates'
+    signals per dataset and class (loops, markup, answers that ask or lack support, added spans
+    already in the context), duplicates and train/test overlap, lengths, coverage and the
+    category mix. With --tokenizer: per dataset and split, the samples a detector's window cuts
+    (it truncates the prompt first) and the spans it would lose."""
     from lettuce_build.builds.folder import BuildDir
     from lettuce_build.view.audit import quality_report, quality_text
+    from lettuce_build.view.token_windows import TokenWindows
 
+    if max_lengths and tokenizer is None:
+        raise click.UsageError("--max-length needs --tokenizer")
     if path.is_dir() and (note := BuildDir(path).unfinished_note()):
         click.echo(note, err=True)
-    report = quality_report(path)
+    windows = TokenWindows(tokenizer, max_lengths or (4096, 8192)) if tokenizer else None
+    report = quality_report(path, windows=windows)
     click.echo(quality_text(path, report))
     if strict and not report.clean:
         raise SystemExit(1)

@@ -1,4 +1,4 @@
-"""Publishing builds to the Hub (or a local dry-run folder)."""
+"""Handing builds on: to the Hub (or a local dry-run folder), and to other tools' layouts."""
 
 from __future__ import annotations
 
@@ -88,3 +88,46 @@ def push(
             path, source, target, max_failure_rate=max_failure_rate, commit_message=commit_message
         )
         click.echo(f"published {source} from {path} -> {where}")
+
+
+#: the formats `export` writes: lettuce_build.formats.FORMATS, named here so that `--help` imports
+#: none of them (tests/test_cli.py checks the two agree)
+EXPORT_FORMATS = ("lettucedetect", "ragtruth", "sft", "spans", "jsonl")
+
+
+@click.command()
+@click.argument("source")
+@click.option(
+    "--format", "layout", type=click.Choice(EXPORT_FORMATS), required=True, help="The layout to write."
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The file to write (a folder for ragtruth).",
+)
+@click.option("--config", help="With a Hub dataset id: the config to export (default: all of them).")
+def export(source: str, layout: str, out: Path, config: str | None) -> None:
+    """Write the samples of SOURCE (a build folder, a Hub-style or saved dataset folder, a
+    parquet or JSONL file, or a Hub dataset id) in another tool's layout:
+
+    \b
+    lettucedetect  a JSON array of LettuceDetect's HallucinationSample fields
+                   (splits train/dev/test), which its trainer and evaluators read
+    ragtruth       RAGTruth's response.jsonl and source_info.jsonl (a folder)
+    sft            chat rows for a generative detector: the spans quoted and typed
+    spans          one row per hallucinated span, for a span-type classifier
+    jsonl          our own schema, one row per line
+
+    `validate` and `audit` read every export back, with the same counts.
+    """
+    from lettuce_build.publish.export import export as write_export
+
+    counts = write_export(source, layout, out, config=config)
+    splits = ", ".join(f"{split} {n}" for split, n in sorted(counts.by_split.items()))
+    click.echo(
+        f"wrote {counts.samples} samples ({counts.spans} spans; {splits or 'none'}) as {layout} to {out}"
+    )
+    for note in counts.notes:
+        click.echo(note, err=True)
+    click.echo(f"check it: lettuce-build audit {out}")

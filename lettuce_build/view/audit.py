@@ -11,7 +11,6 @@ schema, and LettuceDetect-format JSON/JSONL (``prompt``, ``answer``, ``labels`` 
 
 from __future__ import annotations
 
-import itertools
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -41,9 +40,11 @@ from lettuce_build.core.gates import (
     unsupported,
 )
 from lettuce_build.core.references import ungrounded_names
-from lettuce_build.core.schema import COLUMNS, row_to_sample
+from lettuce_build.core.schema import row_to_sample
 from lettuce_build.core.tables import iter_records
+from lettuce_build.formats import Foreign, format_of
 from lettuce_build.stages.judge import JudgeReport
+from lettuce_build.view.token_windows import TokenWindows, WindowReport, window_text
 from lettuce_build.view.validate import read_rows
 
 #: rows that could not be read, named in the report (all are counted)
@@ -80,6 +81,10 @@ class Row(BaseModel):
     modality: str = "prose"
     #: (text, category) of each labelled span
     spans: list[tuple[str, str]] = Field(default_factory=list)
+    #: (start, end) of each labelled span in the answer
+    offsets: list[tuple[int, int]] = Field(default_factory=list)
+    #: what a detector reads before the answer
+    prompt: str = ""
     category: str | None = None
     #: (original, replacement) of each applied edit, when the row records them (lettuce-build's)
     edits: list[tuple[str, str]] = Field(default_factory=list)
@@ -125,6 +130,8 @@ class QualityReport(BaseModel):
     #: what the build asked for, and what its judges found, when the path is a build folder
     requested_ratio: float | None = None
     judge: JudgeReport | None = None
+    #: what a detector's token windows keep (``audit --tokenizer``)
+    windows: WindowReport | None = None
 
     def signal_total(self, name: str) -> int:
         return sum(g.signals[name] for g in self.groups.values())
@@ -153,77 +160,52 @@ class Unreadable(BaseModel):
         return f"{self.where}: {self.field}: {self.reason} - {self.message}"
 
 
-def _records(path: Path) -> Iterator[tuple[str, dict[str, Any] | Unreadable]]:
-    """(where, record) of each record of a JSON array or JSONL file; one that is no JSON object
-    is an `Unreadable` in its place."""
-    for line in iter_records(path):
-        where = f"{path}:{line.number}"
-        if line.reason == "not_json":  # the whole file, not one record: nothing to report on
-            raise OutputError(f"{path}: {line.message}")
-        if line.row is None:
-            unreadable = Unreadable(
-                where=where, field="(line)", reason=str(line.reason), message=str(line.message)
-            )
-            yield where, unreadable
-        else:
-            yield where, line.row
-
-
-def _ours(record: dict[str, Any]) -> bool:
-    """Whether a record is in this project's schema (every column, metadata a JSON string),
-    rather than LettuceDetect's (context and question may be null, metadata an object)."""
-    return all(column in record for column in COLUMNS) and isinstance(record.get("metadata"), str)
-
-
-def _lettucedetect_row(where: str, record: dict[str, Any]) -> Row | Unreadable:
-    """A row of LettuceDetect's own format (``HallucinationSample.to_json``): its ``context``
-    when it has one, else its prompt, is what the answer is checked against."""
-
-    def bad(field: str, reason: str, message: str) -> Unreadable:
-        return Unreadable(where=where, field=field, reason=reason, message=message)
-
-    for field in ("prompt", "answer"):
-        if not isinstance(record.get(field), str):
-            return bad(field, "not_a_string", f"expected a string, got {type(record.get(field)).__name__}")
-    answer: str = record["answer"]
-    labels = record.get("labels", [])
-    if not isinstance(labels, list):
-        return bad("labels", "not_a_list", f"expected a list of spans, got {type(labels).__name__}")
-    spans: list[tuple[str, str]] = []
-    for i, label in enumerate(labels):
-        start, end = (label.get("start"), label.get("end")) if isinstance(label, dict) else (None, None)
-        if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool):
-            return bad(f"labels[{i}]", "malformed_span", "expected an object with integer start and end")
-        if not 0 <= start < end <= len(answer):
-            message = f"[{start}, {end}) must satisfy 0 <= start < end <= {len(answer)} (len(answer))"
-            return bad(f"labels[{i}]", "span_out_of_range", message)
-        spans.append((answer[start:end], str(label.get("category") or label.get("label") or "")))
-    context = record.get("context")
+def _foreign_row(found: Foreign) -> Row | Unreadable:
+    """A record of an export (LettuceDetect's format and the others, see lettuce_build.formats)
+    as the report reads it: its context (LettuceDetect's prompt where it has none) is what the
+    answer is checked against."""
+    if found.row is None:
+        problem = found.problem
+        assert problem is not None
+        return Unreadable(
+            where=found.where, field=problem.field, reason=problem.reason, message=problem.message
+        )
+    row = found.row
+    metadata = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
     return Row(
-        where=where,
-        context=context if isinstance(context, str) else record["prompt"],
-        question=record.get("question") if isinstance(record.get("question"), str) else "",
-        answer=answer,
-        split=str(record.get("split") or "train"),
-        dataset=str(record.get("dataset") or "(unknown)"),
-        modality=str(record.get("context_modality") or "prose"),
-        spans=spans,
-        category=(record.get("category") or "hallucinated") if spans else None,
+        where=found.where,
+        context=str(row.get("context") or ""),
+        question=str(row.get("question") or ""),
+        answer=row["answer"],
+        split=str(row.get("split") or "train"),
+        dataset=str(row.get("dataset") or "(unknown)"),
+        modality=str(row.get("context_modality") or "prose"),
+        spans=[(span["text"], span["category"]) for span in row["labels"]],
+        offsets=[(span["start"], span["end"]) for span in row["labels"]],
+        prompt=str(row.get("prompt") or ""),
+        category=(row.get("category") or "hallucinated") if row["labels"] else None,
+        edits=_edits(metadata),
     )
 
 
+def _edits(metadata: dict[str, Any]) -> list[tuple[str, str]]:
+    """(original, replacement) of each edit a row's metadata records (lettuce-build's rows)."""
+    applied = (metadata.get("injection") or {}).get("applied", [])
+    return [(str(e.get("original", "")), str(e.get("hallucinated", ""))) for e in applied]
+
+
 def rows_of(path: Path) -> Iterator[Row | Unreadable]:
-    """The rows of any output the report reads (a build folder: its published dataset/ only),
-    each row it cannot read named in its place."""
-    if path.is_file() and path.suffix in {".json", ".jsonl"}:
-        records = _records(path)
-        first = next(records, None)
-        if first is None:
-            return
-        if isinstance(first[1], Unreadable) or not _ours(first[1]):
-            for where, record in itertools.chain([first], records):
-                yield record if isinstance(record, Unreadable) else _lettucedetect_row(where, record)
-            return
+    """The rows of any output the report reads (a build folder: its published dataset/ only; an
+    export of another layout: read back as our rows), each row it cannot read named in its place."""
+    if path.is_file() and path.suffix == ".json":
+        first = next(iter_records(path), None)
+        if first is not None and first.reason == "not_json":  # the whole file: nothing to report on
+            raise OutputError(f"{path}: {first.message}")
+    layout = format_of(path)
+    if layout is not None and layout.name != "jsonl":
+        for found in layout.read(path):
+            yield _foreign_row(found)
+        return
     source = path / "dataset" if (path / "dataset").is_dir() else path
     for raw in read_rows(source):
         if raw.error is not None:
@@ -251,11 +233,10 @@ def rows_of(path: Path) -> Iterator[Row | Unreadable]:
             dataset=sample.dataset,
             modality=sample.context_modality,
             spans=[(span.text, span.category) for span in sample.labels],
+            offsets=[(span.start, span.end) for span in sample.labels],
+            prompt=sample.prompt,
             category=sample.category,
-            edits=[
-                (str(e.get("original", "")), str(e.get("hallucinated", "")))
-                for e in (sample.metadata.get("injection") or {}).get("applied", [])
-            ],
+            edits=_edits(sample.metadata),
         )
 
 
@@ -275,7 +256,11 @@ def _blanked(answer: str, spans: list[tuple[str, str]]) -> str:
     return answer
 
 
-def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> QualityReport:
+def quality_report(
+    path: str | Path, config: GateConfig = DEFAULT_GATES, windows: TokenWindows | None = None
+) -> QualityReport:
+    """The report of every row at ``path``; ``windows``: also what a detector's token windows
+    keep of each sample."""
     path = Path(path)
     report = QualityReport()
     questions: dict[str, set[str]] = defaultdict(set)
@@ -290,6 +275,8 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
                 report.unreadable_examples.append(str(row))
             continue
         report.rows += 1
+        if windows is not None:
+            windows.add(f"{row.dataset} {row.split}", row.prompt or row.context, row.answer, row.offsets)
         hallucinated = bool(row.spans)
         group = report.groups.setdefault(
             f"{row.dataset} {'hallucinated' if hallucinated else 'clean'}", Group()
@@ -353,6 +340,7 @@ def quality_report(path: str | Path, config: GateConfig = DEFAULT_GATES) -> Qual
         manifest = BuildDir(path).read_manifest()
         report.requested_ratio = manifest.options.ratio if manifest.options else None
         report.judge = manifest.counts.judge if manifest.counts else None
+    report.windows = windows.report if windows is not None else None
     return report
 
 
@@ -399,6 +387,8 @@ def quality_text(path: Path, report: QualityReport) -> str:
     lines.append(f"  hallucinated share: {share:.2f}{requested}; categories: {dict(report.by_category)}")
     if report.judge is not None:
         lines.extend(f"  judge: {line}" for line in report.judge.lines())
+    if report.windows is not None:
+        lines.extend(window_text(report.windows))
     present = [s for s in GATE_SIGNALS if report.signal_total(s)]
     lines.append(f"  gate signals present: {', '.join(present)}" if present else "  gate signals: none")
     return "\n".join(lines)

@@ -24,6 +24,7 @@ from lettuce_build.core.errors import OutputError
 from lettuce_build.core.schema import COLUMNS, HallucinationSample, Violation, check_sample, row_to_sample
 from lettuce_build.core.tables import iter_records
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy
+from lettuce_build.formats import ExportFormat, format_of
 
 
 class Problem(BaseModel):
@@ -111,11 +112,22 @@ def _saved_rows(path: Path) -> Iterator[_RawRow]:
             yield _RawRow(where=f"{path}/{split} row {index}", row=index, data=row)
 
 
+def _export_rows(layout: ExportFormat, path: Path) -> Iterator[_RawRow]:
+    """An export of another tool's layout, read back as our rows (see lettuce_build.formats)."""
+    for index, found in enumerate(layout.read(path)):
+        yield _RawRow(where=found.where, row=index, data=found.row, error=found.problem)
+
+
 def read_rows(path: str | Path) -> Iterator[_RawRow]:
-    """Rows of an output folder (save_to_disk or Hub-style), a parquet file or a JSONL file."""
+    """Rows of an output folder (save_to_disk or Hub-style), a parquet file, a JSONL or JSON file
+    of our rows, or an export (`lettuce-build export`) of another layout."""
     path = Path(path)
     if not path.exists():
         raise OutputError(f"{path}: no such file or folder")
+    layout = format_of(path)
+    if layout is not None and layout.name != "jsonl":
+        yield from _export_rows(layout, path)
+        return
     if path.is_dir():
         if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
             yield from _saved_rows(path)

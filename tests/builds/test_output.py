@@ -58,3 +58,14 @@ def test_a_split_larger_than_a_shard_is_written_in_shards_that_load_as_one(tmp_p
     loaded = load_dataset(str(tmp_path / "hub"), "readme")
     assert sum(len(split) for split in loaded.values()) == rows
     assert loaded["train"]["question"] == dataset["train"]["question"]  # in order
+
+
+def test_the_default_config_holds_every_config_so_a_repository_loads_without_a_name(tmp_path, samples):
+    hub, dataset = tmp_path / "hub", build(samples)
+    write_hub_folder(dataset, hub, "readme")
+    write_hub_folder(dataset, hub, "wiki")
+    both = load_dataset(str(hub))  # no config name: as LettuceDetect's loaders call it
+    assert {split: len(rows) for split, rows in both.items()} == {
+        split: 2 * len(rows) for split, rows in dataset.items()
+    }
+    assert load_dataset(str(hub), "readme").num_rows == dataset.num_rows

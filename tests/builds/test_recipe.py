@@ -1,6 +1,7 @@
 """Recipes: every build writes the one it ran; `build --config` replays it from the cache; bad
 recipe files are one-line errors naming file and field; engine settings reach vLLM's options."""
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -157,3 +158,25 @@ def test_every_recipe_field_is_an_option_of_build_with_the_recipes_default():
         assert (list(given) if isinstance(given, tuple) else given) == default, name
     for name in EngineSettings.model_fields:
         assert name in options or "engine_arg" in options
+
+
+def test_the_recipe_lists_the_stages_of_its_mode_and_a_replay_of_other_stages_is_refused(tmp_path):
+    import lettuce_build
+    from lettuce_build.core.errors import RecipeError
+    from lettuce_build.sources.registry import get_source
+
+    from ..support.scripted import ScriptedBackend
+
+    docs = write_readmes(tmp_path / "docs")
+    inject = lettuce_build.build(
+        "readme", input=str(docs), out=tmp_path / "a", backend=ScriptedBackend(respond)
+    )
+    assert Recipe.read(inject.recipe_path).stages == ["question", "answer", "inject"]
+    pipeline = get_source("readme").pipeline()
+    assert [type(s).__name__ for s in pipeline.generate] == ["QuestionStage", "AnswerStage", "GenerateStage"]
+    assert get_source("psiloqa").pipeline().generate is None  # its spans come with its data
+    changed = yaml.safe_load(inject.recipe_path.read_text())
+    changed["stages"] = ["question", "answer", "judge"]
+    (tmp_path / "old.yaml").write_text(yaml.safe_dump(changed))
+    with pytest.raises(RecipeError, match=r"the recipe ran \['question', 'answer', 'judge'\]"):
+        lettuce_build.build(recipe=tmp_path / "old.yaml", backend=ScriptedBackend(respond))

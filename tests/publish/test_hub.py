@@ -110,7 +110,8 @@ def test_a_rendered_card_parses_and_its_yaml_is_what_datasets_reads(builds, tmp_
     assert data.task_categories == ["token-classification", "text-classification"]
     assert data.annotations_creators == ["machine-generated"] and data.source_datasets == ["original"]
     assert data.size_categories == ["n<1K"] and data.pretty_name == "LettuceDetect README hallucinations"
-    assert list(MetadataConfigs.from_dataset_card_data(data)) == ["readme"]
+    # the source's config, and the default one that holds every config (load_dataset(repo))
+    assert list(MetadataConfigs.from_dataset_card_data(data)) == ["default", "readme"]
     assert DatasetInfosDict.from_dataset_card_data(data)["readme"].features == FEATURES
     for heading in (
         "## Configurations",
@@ -209,7 +210,7 @@ def test_a_dry_run_of_a_two_source_collection_loads_both_configs(builds, tmp_pat
         loaded = load_dataset(str(out), config)
         assert all(split.features == FEATURES for split in loaded.values())
     card = DatasetCard.load(out / "README.md")
-    assert [c["config_name"] for c in card.data.configs] == ["readme", "tool_output"]
+    assert [c["config_name"] for c in card.data.configs] == ["default", "readme", "tool_output"]
     assert "## `readme`" in card.text and "## `tool_output`" in card.text
 
 
@@ -245,7 +246,7 @@ def test_the_push_makes_one_commit_per_config_merges_the_readme_and_never_upload
         "readme/failures_summary.json" in first_paths and "readme/train-00000-of-00001.parquet" in first_paths
     )
     card = DatasetCard(fake_hub.files["README.md"].decode())
-    assert [c["config_name"] for c in card.data.configs] == ["other", "readme", "tool_output"]
+    assert [c["config_name"] for c in card.data.configs] == ["default", "other", "readme", "tool_output"]
     assert {i["config_name"] for i in card.data.dataset_info} == {"other", "readme", "tool_output"}
     assert fake_hub.last.token == SECRET  # it reached the client, and nothing else:
     assert SECRET not in result.output
