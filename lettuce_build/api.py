@@ -59,6 +59,11 @@ class Settings(TypedDict, total=False):
     repo_url: str
     struct_ratio: float
     shard: str | None  # "I/N"
+    strict_input: bool
+    # your own data (the custom source)
+    columns: Mapping[str, str]
+    error_types: list[str]
+    intensity: int
     # the model and how it runs
     model: str
     backend: Literal["vllm", "openai"]

@@ -82,3 +82,14 @@ def vllm_server(real_engine):
 
     with vllm_openai_server() as url:
         yield url
+
+
+@pytest.fixture
+def hub_offline(monkeypatch):
+    """The Hugging Face Hub unreachable as on a machine without network, at once: a test of
+    what a Hub id that cannot be read does waits for no timeout."""
+    import datasets.config
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)

@@ -71,5 +71,6 @@ def test_the_build_notebook_runs_on_the_embedded_model_from_its_own_documents(tm
     monkeypatch.delenv("PUSH_REPO", raising=False)
     output = text_of(execute("build.ipynb"))
     assert "model smollm2-135m on CPU" in output and "2 items ->" in output and "documents in" in output
+    assert "your data: 3 rows -> " in output
     assert (tmp_path / "out" / "hub-layout" / "README.md").exists()
     assert (tmp_path / "out" / "recipe.yaml").exists()

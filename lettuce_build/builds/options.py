@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from lettuce_build.builds.shards import Shard
 from lettuce_build.engine.balance import RatioReport
@@ -17,6 +17,9 @@ from lettuce_build.sources.base import ItemOptions, LoadOptions, Mode
 from lettuce_build.stages.answers import AnswerMode
 from lettuce_build.stages.injection import EditAnchors
 from lettuce_build.stages.judge import JudgeReport
+
+#: LettuceDetect's methods (``--method``) as this package's modes
+METHODS = {"answer": "inject", "context": "generate"}
 
 
 class BuildOptions(ItemOptions):
@@ -31,8 +34,19 @@ class BuildOptions(ItemOptions):
     #: constrained: each edit replaces a string taken from the answer; free: any string the model copies
     edit_anchors: EditAnchors = "constrained"
     #: inject: edits applied to the clean answer (exact spans); generate: the model writes the
-    #: hallucinated answer, spans recovered by diff (see stages/generation.py)
+    #: hallucinated answer, spans recovered by diff (see stages/generation.py). LettuceDetect's
+    #: names are taken too: answer (-based injection) is inject, context (-based generation) generate
     mode: Mode = "inject"
+    #: custom: edits per hallucinated answer (1-3)
+    intensity: int = Field(default=1, ge=1, le=3)
+    #: stop before any model call when a row of the input cannot be used (else it is skipped)
+    strict_input: bool = False
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _method_names(cls, mode: object) -> object:
+        return METHODS.get(mode, mode) if isinstance(mode, str) else mode
+
     #: free: the model writes each answer; extractive: it chooses one to three sentences of the
     #: evidence (true by construction); auto: extractive for the embedded model, free otherwise
     answers: Literal["auto", "free", "extractive"] = "auto"

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from datasets import Dataset
+from datasets import Dataset, DatasetDict
 from pydantic import BaseModel, ConfigDict, Field
 
 from lettuce_build.builds.folder import BuildDir, Manifest, RunCost
@@ -56,6 +56,8 @@ class BuildSummary(BuildCounts):
     example: HallucinationSample | None = None
     #: set on a shard's summary: its slice, to be joined by `lettuce-build merge`
     shard: Shard | None = None
+    #: with ``--error-types``: the spans made of each type asked for
+    error_types: dict[str, int] = Field(default_factory=dict)
     #: what this run asked of the model, and every run into this folder so far
     cost: RunCost = Field(default_factory=RunCost)
     total_cost: RunCost = Field(default_factory=RunCost)
@@ -241,12 +243,30 @@ def run_build(
             raise
 
 
+#: the options only the custom source reads, by flag
+CUSTOM_ONLY = {"--error-types": "error_types", "--intensity": "intensity", "--columns": "columns"}
+_DEFAULTS = {
+    value: BuildOptions.model_fields[value].get_default(call_default_factory=True)
+    for value in CUSTOM_ONLY.values()
+}
+
+
 def build_stages(
     options: BuildOptions, source: Source, sampling: dict[str, dict[str, Any]], model: str
 ) -> list[Stage]:
     """The source's stages as this build runs them: mode and per-stage sampling applied."""
+    chosen = [flag for flag, value in CUSTOM_ONLY.items() if getattr(options, value) != _DEFAULTS[value]]
+    if chosen and options.source != "custom":
+        raise SourceError(
+            f"{', '.join(chosen)}: only --source custom takes them ({options.source} makes the "
+            "hallucinations its own source's way); leave them out"
+        )
     settings = StageSettings(
-        edit_anchors=options.edit_anchors, seed=options.seed, answers=options.answer_mode(model)
+        edit_anchors=options.edit_anchors,
+        seed=options.seed,
+        answers=options.answer_mode(model),
+        error_types=options.error_types,
+        intensity=options.intensity,
     )
     stages = source.pipeline(settings).stages(options.mode)
     if stages is None:
@@ -341,6 +361,12 @@ def _run(
     context_tokens = backend.info().context_tokens
     loaded = _load(options, source, build, manifest, context_tokens, replay)
     give_back()  # what reading the input freed
+    if options.strict_input and loaded.skipped:
+        raise SourceError(
+            f"--strict-input: {sum(loaded.skipped.values())} row(s) of {options.input} cannot be used "
+            f"({dict(loaded.skipped)}); the first are named above and all in build.log; no model was "
+            "asked anything"
+        )
     items = loaded.items
     log.info(
         "loaded %d documents into %d work items%s",
@@ -396,6 +422,7 @@ def _run(
         judge=judge_report([j.model_id for j in judges], result.judgements) if judges else None,
         example=made.example,
         shard=options.shard,
+        error_types=_spans_by_type(made.splits, options.error_types),
     )
     manifest.status = "finished"
     manifest.counts = summary.counts()
@@ -416,3 +443,15 @@ def _run(
         summary.total_cost.requests,
     )
     return summary
+
+
+def _spans_by_type(splits: DatasetDict, asked: Sequence[str]) -> dict[str, int]:
+    """How many spans were made of each error type asked for (none asked: nothing to report)."""
+    made = dict.fromkeys(asked, 0)
+    for split in splits.values() if asked else []:
+        for labels in split["labels"][:]:
+            for span in labels:
+                kind = f"{span['category']}/{span['subcategory']}"
+                kind = kind if kind in made else span["category"]
+                made[kind] = made.get(kind, 0) + 1
+    return made

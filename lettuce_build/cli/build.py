@@ -10,6 +10,7 @@ from typing import get_args
 import click
 from pydantic import ValidationError
 
+from lettuce_build.builds.options import METHODS
 from lettuce_build.builds.recipe import Recipe, StageSampling
 from lettuce_build.cli.options import (
     PRICE,
@@ -22,6 +23,7 @@ from lettuce_build.cli.options import (
     share,
 )
 from lettuce_build.llm.settings import BackendKind
+from lettuce_build.sources.base import Mode
 
 
 def _load_config(ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
@@ -44,6 +46,8 @@ def _load_config(ctx: click.Context, param: click.Parameter, path: Path | None) 
         f"{key}={json.dumps(value)}" for key, value in engine.items() if key not in flags
     ]
     flagged = {key: value for key, value in engine.items() if key in flags}
+    columns = settings.pop("columns", None) or {}
+    settings["columns"] = ",".join(f"{ours}={theirs}" for ours, theirs in columns.items()) or None
     ctx.default_map = {**(ctx.default_map or {}), **settings, **flagged}
     return path
 
@@ -86,6 +90,16 @@ def _stage_sampling(ctx: click.Context, param: click.Parameter, values: tuple[st
             raise click.BadParameter(f"{value!r}: {key} {err.errors()[0]['msg'].lower()}") from None
         found.setdefault(stage, {})[key] = number
     return found
+
+
+def _column_map(ctx: click.Context, param: click.Parameter, value: object) -> dict[str, str]:
+    """``context=passage,question=query`` -> {"context": "passage", "question": "query"}."""
+    if value is None or isinstance(value, dict):  # none, or from a recipe file
+        return value or {}
+    pairs = [part.partition("=") for part in str(value).split(",") if part.strip()]
+    if any(not sep or not ours.strip() or not theirs.strip() for ours, sep, theirs in pairs):
+        raise click.BadParameter(f"{value!r}: expected OURS=THEIRS pairs joined by commas")
+    return {ours.strip(): theirs.strip() for ours, _, theirs in pairs}
 
 
 class _JsonObject(click.ParamType):
@@ -203,12 +217,42 @@ BUILD_EXAMPLES = (
     "constrained: each edit replaces a string taken from the answer (numbers, names, code, "
     "sentences), so it always lands; free: any string the model copies (and may miscopy).",
 )
-@one_of(
+@click.option(
     "--mode",
-    Recipe,
+    "--method",
     "mode",
-    "inject: small edits applied to the clean answer (exact spans); generate: the model writes "
-    "the hallucinated answer and spans are recovered by diff (natural, approximate).",
+    type=click.Choice([*get_args(Mode), *METHODS]),
+    default=default_of(Recipe, "mode"),
+    show_default=True,
+    help="inject: small edits applied to the clean answer (exact spans); generate: the model writes "
+    "the hallucinated answer and spans are recovered by diff (natural, approximate). LettuceDetect's "
+    "--method answer and context are inject and generate.",
+)
+@click.option(
+    "--error-types",
+    multiple=True,
+    metavar="TYPE",
+    help="custom: an error type to make and publish, a category or category/subcategory of the "
+    "taxonomy (repeatable; default: every one; see `lettuce-build taxonomy`).",
+)
+@click.option(
+    "--intensity",
+    type=click.IntRange(1, 3),
+    default=default_of(Recipe, "intensity"),
+    show_default=True,
+    help="custom: edits per hallucinated answer.",
+)
+@click.option(
+    "--columns",
+    metavar="OURS=THEIRS,...",
+    callback=_column_map,
+    help="custom: the input's names for the columns, e.g. context=passage,question=query.",
+)
+@click.option(
+    "--strict-input",
+    is_flag=True,
+    help="Stop before any model call when a row of the input cannot be used (default: skip it, "
+    "counted and named).",
 )
 @one_of(
     "--answers",
@@ -319,7 +363,8 @@ def build(
 
     engine = {**settings.pop("engine_arg")}  # type: ignore[dict-item]
     engine |= {k: value for k in ENGINE_FIELDS if (value := settings.pop(k, None)) is not None}
-    settings["judge_model"] = list(settings["judge_model"] or [])  # click gives a tuple
+    for listed in ("judge_model", "error_types"):
+        settings[listed] = list(settings[listed] or [])  # click gives a tuple
     recipe = Recipe.checked({**settings, "engine": engine})
     if dry_run:
         from lettuce_build.api import dry_run as estimate

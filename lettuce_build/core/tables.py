@@ -5,6 +5,7 @@ on (for audits), `read_jsonl` stops at the first one (for inputs); and its one J
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import tempfile
@@ -60,13 +61,20 @@ def iter_jsonl(path: Path) -> Iterator[JsonlLine]:
 
 def iter_records(path: Path) -> Iterator[JsonlLine]:
     """Every record of a JSONL file (`iter_jsonl`) or of a JSON file holding an array of objects
-    (or one object), bad ones included with a reason; ``number`` counts records from 1."""
+    (or one object, or objects one per line), bad ones included with a reason; ``number`` counts
+    records from 1."""
     if path.suffix != ".json":
         yield from iter_jsonl(path)
         return
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+    except json.JSONDecodeError as err:
+        if err.msg == "Extra data":  # JSON lines in a .json file
+            yield from iter_jsonl(path)
+        else:
+            yield JsonlLine(1, reason="not_json", message=f"not a JSON file: {err}")
+        return
+    except UnicodeDecodeError as err:
         yield JsonlLine(1, reason="not_json", message=f"not a JSON file: {err}")
         return
     for number, record in enumerate(data if isinstance(data, list) else [data], start=1):
@@ -92,11 +100,12 @@ Skip = Callable[[str, str, str], None]
 def read_jsonl(
     path: Path, required: Sequence[str] = (), skip: Skip | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, row) per non-empty line. A malformed line or a missing column stops with its
-    place; given ``skip``, it is skipped and told instead, unless it is the first row (a file
-    whose first row lacks the columns is of another format, not one bad row)."""
+    """(line number, row) per non-empty line (of a JSON array: per record). A malformed line or
+    a missing column stops with its place; given ``skip``, it is skipped and told instead, unless
+    it is the first row (a file whose first row lacks the columns is of another format, not one
+    bad row)."""
     first = True
-    for line in iter_jsonl(path):
+    for line in iter_records(path):
         where = f"{path}:{line.number}"
         if line.row is None:
             if skip is None:
@@ -114,8 +123,8 @@ def read_jsonl(
 def read_table(
     path: Path, required: Sequence[str] = (), skip: Skip | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Rows of a .jsonl/.json or .parquet file, checked for the required columns, read lazily;
-    ``skip``: see `read_jsonl`."""
+    """Rows of a .jsonl/.json, .parquet or .csv file (a CSV row numbered by its line), checked
+    for the required columns, read lazily; ``skip``: see `read_jsonl`."""
     if path.suffix == ".parquet":
         file = pq.ParquetFile(path)
         names = file.schema_arrow.names
@@ -129,8 +138,25 @@ def read_table(
                 index += 1
     elif path.suffix in {".jsonl", ".json"}:
         yield from read_jsonl(path, required, skip)
+    elif path.suffix == ".csv":
+        yield from _read_csv(path, required)
     else:
-        raise TableError(f"{path}: expected a .jsonl or .parquet file")
+        raise TableError(f"{path}: expected a .jsonl, .json, .parquet or .csv file")
+
+
+def _read_csv(path: Path, required: Sequence[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """A CSV file's rows by their header (every value text; an empty cell is an empty string)."""
+    try:
+        with path.open(newline="", encoding="utf-8") as file:
+            reader = csv.DictReader(file)
+            names = reader.fieldnames or []
+            missing = [c for c in required if c not in names]
+            if missing:
+                raise TableError(f"{path}: missing column(s) {missing}; it has {names}")
+            for row in reader:
+                yield reader.line_num, {name: value for name, value in row.items() if name is not None}
+    except (UnicodeDecodeError, csv.Error) as err:
+        raise TableError(f"{path}: not a readable UTF-8 CSV file ({err})") from err
 
 
 #: suffixes that make a name a file's, never a Hub dataset's ("data/rows.jsonl")

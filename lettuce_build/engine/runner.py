@@ -194,6 +194,12 @@ class _StageRun:
         fresh_flags = [False] * len(items)
         pending = [i for i, item in enumerate(items) if stage.applies(item)]
         stats.passed_through += len(items) - len(pending)
+        for i in sorted(set(range(len(items))) - set(pending)):
+            try:
+                results[i] = stage.passed(items[i])
+            except ParseFailure as failure:  # what the item brought fails the stage's checks
+                failure_row = self._failure(items[i]["key"], attempt, failure.reason, failure.detail)
+                failures[i] = failure_row.model_copy(update={"retryable": failure.retry})
         if pending:
             requests = self.requests([items[i] for i in pending], attempt)
             if not stats.sampling:

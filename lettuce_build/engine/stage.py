@@ -125,8 +125,14 @@ class Stage(ABC):
         return None
 
     def applies(self, item: dict[str, Any]) -> bool:
-        """False lets an item pass through with empty outputs and no model call."""
+        """False lets an item pass through with no model call, its outputs `passed`."""
         return True
+
+    def passed(self, item: dict[str, Any]) -> dict[str, Any]:
+        """The outputs of an item the stage does not apply to (default: none, empty columns): a
+        value the item brings, say; raising `ParseFailure` fails the item (a given answer the
+        context does not support)."""
+        return {}
 
     def salvage(self, text: str) -> str | None:
         """What a plain-text stage keeps of a response cut at max_tokens (its complete lines or

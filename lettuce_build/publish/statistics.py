@@ -27,6 +27,8 @@ from lettuce_build.view.span_report import span_quality
 from lettuce_build.view.validate import validate
 
 STATS_FILE = "card_stats.json"
+#: what a row of your own data may bring (its metadata's ``given`` lists them)
+GIVEN = ("question", "answer", "labels")
 
 
 class ConfigStats(BaseModel):
@@ -66,6 +68,11 @@ class ConfigStats(BaseModel):
     judge: list[str] = Field(default_factory=list)
     #: `lettuce-build audit` over the published rows
     data_quality: str = ""
+    #: the error types the build asked for (``--error-types``; empty: every one)
+    error_types: list[str] = Field(default_factory=list)
+    #: your own data (custom): how many published rows brought each of question, answer and
+    #: labels (the rest were generated); None for the other sources
+    given: dict[str, int] | None = None
 
 
 def _example(dataset: DatasetDict) -> str | None:
@@ -110,12 +117,14 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
     source = get_source(source_name)
     card = card_text(source.dataset_name)
     spans: Counter[tuple[str, str | None]] = Counter()
+    given: Counter[str] = Counter()
     hallucinated = rows = 0
     for split in dataset.values():
-        for labels in split["labels"][:]:
+        for labels, metadata in zip(split["labels"][:], split["metadata"][:], strict=True):
             rows += 1
             hallucinated += bool(labels)
             spans.update((s["category"], s["subcategory"]) for s in labels)
+            given.update(json.loads(metadata).get("given", []))
     backend = manifest.backend
     stages = [
         s.model_dump(include={"name", "prompt_version", "prompt", "sampling", "ok", "failed"})
@@ -154,6 +163,10 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         seed=manifest.seed,
         lettuce_build_version=VERSION,
         example=_example(dataset),
+        error_types=manifest.options.error_types if manifest.options else [],
+        given={name: given[name] for name in ("question", "answer", "labels")}
+        if source_name == "custom"
+        else None,
     )
     return dataset, stats
 

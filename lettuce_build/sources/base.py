@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from datasets import Dataset
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from lettuce_build.core.characters import clean_text, displayable, invalid_character
+from lettuce_build.core.error_types import checked_error_types
+from lettuce_build.core.errors import TaxonomyError
 from lettuce_build.core.schema import HallucinationSample, Span, Split, default_prompt, normal_split
 from lettuce_build.core.tables import read_input
 from lettuce_build.core.taxonomy import sample_category
@@ -79,6 +81,9 @@ class StageSettings(BaseModel):
     seed: int = 0
     #: free: the model writes the answer; extractive: it chooses sentences of the evidence
     answers: AnswerMode = "free"
+    #: the error types injection may make (none: every one) and the edits per hallucinated answer
+    error_types: list[str] = Field(default_factory=list)
+    intensity: int = Field(default=1, ge=1, le=3)
 
 
 DEFAULT_SETTINGS = StageSettings()
@@ -124,6 +129,18 @@ class ItemOptions(BaseModel):
     #: code: the share of items given a structural error (a fabricated API), the rest intent
     #: errors (see stages/code_edits.py)
     struct_ratio: float = Field(default=DEFAULT_STRUCT_RATIO, ge=0.0, le=1.0)
+    #: custom: the input's names for the columns a row may have ({"context": "passage"})
+    columns: dict[str, str] = Field(default_factory=dict)
+    #: the error types to make and publish (a category, or category/subcategory); none: every one
+    error_types: list[str] = Field(default_factory=list)
+
+    @field_validator("error_types")
+    @classmethod
+    def _known_types(cls, types: list[str]) -> list[str]:
+        try:
+            return checked_error_types(types)
+        except TaxonomyError as err:
+            raise ValueError(str(err)) from err
 
 
 class LoadOptions(ItemOptions):

@@ -79,3 +79,24 @@ def hash_split(document_id: str, validation: float = 0.05, test: float = 0.05) -
     if bucket < validation + test:
         return "test"
     return "train"
+
+
+def packed(text: str, max_chars: int) -> list[str]:
+    """``text`` in chunks of at most ``max_chars``, paragraphs kept whole where they fit (a longer
+    one is cut at the last space before the limit): every character is in a chunk, none is
+    dropped, as a row's whole context must be (the custom source)."""
+    pieces: list[str] = []
+    for paragraph in (p.strip() for p in text.split("\n\n")):
+        while len(paragraph) > max_chars:
+            cut = paragraph.rfind(" ", 0, max_chars) if " " in paragraph[:max_chars] else max_chars
+            pieces.append(paragraph[:cut].strip())
+            paragraph = paragraph[cut:].strip()
+        if paragraph:
+            pieces.append(paragraph)
+    chunks: list[str] = []
+    for piece in pieces:
+        if chunks and len(chunks[-1]) + 2 + len(piece) <= max_chars:
+            chunks[-1] += "\n\n" + piece
+        else:
+            chunks.append(piece)
+    return chunks

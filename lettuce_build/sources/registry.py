@@ -8,6 +8,7 @@ from lettuce_build.core.errors import UnknownSource
 from lettuce_build.sources.acl import AclSource
 from lettuce_build.sources.base import Source
 from lettuce_build.sources.code import CodeSource
+from lettuce_build.sources.custom import CustomSource
 from lettuce_build.sources.documents import ReadmeSource, WikipediaSource
 from lettuce_build.sources.psiloqa import PsiloQASource
 from lettuce_build.sources.ragtruth import RagTruthSource
@@ -23,6 +24,7 @@ SOURCES: dict[str, type[Source]] = {
         ToolOutputSource,
         RagTruthSource,
         PsiloQASource,
+        CustomSource,
     )
 }
 

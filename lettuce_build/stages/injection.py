@@ -120,9 +120,9 @@ class Changes(BaseModel):
     changes: list[Change] = Field(max_length=3)
 
 
-def _menu_response_model(menu: str) -> type[BaseModel]:
-    """Changes whose ``hallucination_type`` is constrained to the menu's native types."""
-    types = Literal[tuple(MENUS[menu].types)]  # type: ignore[valid-type]
+def _menu_response_model(menu: str, offered: tuple[str, ...]) -> type[BaseModel]:
+    """Changes whose ``hallucination_type`` is constrained to the ``offered`` native types."""
+    types = Literal[offered]  # type: ignore[valid-type]
     change = create_model(f"{menu.title()}Change", __base__=Change, hallucination_type=(types, ...))
     return create_model(f"{menu.title()}Changes", changes=(list[change], Field(max_length=3)))  # type: ignore[valid-type]
 
@@ -294,18 +294,25 @@ class InjectMenuStage(InjectStageBase):
     name = "inject"
     prompt = "inject_menu"
 
-    def __init__(self, menu: str, **options: Any) -> None:
+    def __init__(self, menu: str, *, offered: tuple[str, ...] | None = None, **options: Any) -> None:
         super().__init__(**options)
         if menu not in MENUS:
             raise ValueError(f"unknown injection menu {menu!r}; known: {sorted(MENUS)}")
         self.menu = menu
-        self.response_model = _menu_response_model(menu)
+        #: the menu's types the model may choose (default: all of them)
+        self.offered = offered or tuple(MENUS[menu].types)
+        self.response_model = _menu_response_model(menu, self.offered)
+
+    def asked_edits(self) -> dict[str, str]:
+        """How many edits the prompt asks for, when not its own "1 to 3" (see `TypedMenuStage`)."""
+        return {}
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         system, user = self.template.render(
-            menu=MENUS[self.menu].types,
+            **self.asked_edits(),
+            menu={name: MENUS[self.menu].types[name] for name in self.offered},
             rules=MENUS[self.menu].rules,
-            examples=MENUS[self.menu].examples,
+            examples=[e for e in MENUS[self.menu].examples if e.type in self.offered],
             context=item["context"][: self.context_chars],
             question=item["question"],
             answer=item["answer"],
@@ -351,10 +358,19 @@ class InjectTaxonomyStage(InjectStageBase):
         if modality == "code":  # whole functions to edit, and edits that must stay careful
             self.sampling = CODE_SAMPLING
 
+    def modality_note(self, item: dict[str, Any]) -> str:
+        """What the content is, as the prompt says it (the stage's modality)."""
+        return MODALITY_NOTES[self.modality]
+
+    def asked_edits(self) -> dict[str, str]:
+        """How many edits the prompt asks for, when not its own "1 or 2" (see `TypedInjectStage`)."""
+        return {}
+
     def render(self, item: dict[str, Any]) -> ChatRequest:
         category, subcategory = item["target_category"], item["target_subcategory"]
         system, user = self.template.render(
-            modality_note=MODALITY_NOTES[self.modality],
+            **self.asked_edits(),
+            modality_note=self.modality_note(item),
             category=category,
             subcategory=subcategory,
             category_definition=DEFAULT_TAXONOMY.definition(category),

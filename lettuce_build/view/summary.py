@@ -203,6 +203,7 @@ def summary_text(summary: BuildSummary) -> str:
         + (f", skipped inputs {summary.skipped}" if summary.skipped else ""),
         f"  splits: {summary.by_split or 'none'}",
         f"  categories: {summary.by_category or 'none'}",
+        *([f"  error types asked: spans made per type {summary.error_types}"] if summary.error_types else []),
         f"  yield: {sum(summary.by_split.values())} samples of {summary.items} work items "
         f"({summary.yield_:.2f} per item)",
         f"  hallucination ratio: achieved {summary.achieved_ratio:.2f} "

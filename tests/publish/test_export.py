@@ -60,7 +60,7 @@ def test_the_command_s_formats_are_the_package_s():
     assert set(EXPORT_FORMATS) == set(FORMATS)
 
 
-def test_what_cannot_be_exported_is_one_line(build, tmp_path):
+def test_what_cannot_be_exported_is_one_line(build, tmp_path, hub_offline):
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "notes.txt").write_text("mine")
     with pytest.raises(OutputError, match="holds other files"):
