@@ -200,6 +200,7 @@ class _StageRun:
             except ParseFailure as failure:  # what the item brought fails the stage's checks
                 failure_row = self._failure(items[i]["key"], attempt, failure.reason, failure.detail)
                 failures[i] = failure_row.model_copy(update={"retryable": failure.retry})
+                stats.passed_through -= 1  # a failure, not an item passed on
         if pending:
             requests = self.requests([items[i] for i in pending], attempt)
             if not stats.sampling:

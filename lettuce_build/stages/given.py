@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from lettuce_build.core.error_types import allows
-from lettuce_build.core.gates import answer_problem
+from lettuce_build.core.gates import answer_problem, question_problem
 from lettuce_build.core.taxonomy import map_label
 from lettuce_build.engine.stage import ParseFailure
 from lettuce_build.stages.answers import AnswerMode, AnswerStage, ExtractiveAnswerStage
@@ -24,7 +24,9 @@ from lettuce_build.stages.questions import FocusedQuestionStage, QuestionStage
 
 
 class GivenQuestionStage(QuestionStage):
-    """A question for the rows without one; a row's own question is carried through as written."""
+    """A question for the rows without one; a row's own question is carried through as written,
+    when it is about its context (one none of whose words the context holds fails the row, as a
+    generated one would, and as `audit` would flag it)."""
 
     requires = ("chunk", "question_type", "given_question")
 
@@ -32,7 +34,10 @@ class GivenQuestionStage(QuestionStage):
         return not item["given_question"]
 
     def passed(self, item: dict[str, Any]) -> dict[str, Any]:
-        return {"question": item["given_question"], "focus": ""}
+        question = item["given_question"]
+        if problem := question_problem(question, item["chunk"]):
+            raise ParseFailure(f"given_{problem[0]}", problem[1], retry=False)
+        return {"question": question, "focus": ""}
 
 
 class GivenFocusedQuestionStage(GivenQuestionStage, FocusedQuestionStage):

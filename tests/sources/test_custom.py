@@ -125,7 +125,11 @@ def test_a_given_answer_the_context_does_not_support_is_a_failure_row(tmp_path):
                 "question": "How many entries?",
                 "answer": "Orbit keeps 200 entries in memory.",
             },
-            {"context": MINT, "question": "Which runtime?", "answer": "It runs on Java 8 on the moon base."},
+            {
+                "context": MINT,
+                "question": "Which Python does Mintcache need?",
+                "answer": "It runs on Java 8 on the moon base.",
+            },
         ],
         ratio=0.0,
     )
@@ -445,3 +449,16 @@ def test_a_column_map_survives_the_recipe_and_its_replay(tmp_path):
         replay = CliRunner().invoke(main, ["build", "--config", str(tmp_path / "out" / "recipe.yaml")])
     assert replay.exit_code == 0, replay.output
     assert "custom: 1 samples" in replay.output and "this run 0 requests" in replay.output
+
+
+def test_a_given_question_about_nothing_in_its_context_is_a_failure_row(tmp_path):
+    result, _ = build(
+        tmp_path,
+        [
+            {"id": "a", "context": PEBBLE, "question": "How often does Pebble sync its folder?"},
+            {"id": "b", "context": PEBBLE, "question": "Who won the football cup in Madrid?"},
+        ],
+        ratio=0.0,
+    )
+    assert [r["question"] for r in rows_of(result)] == ["How often does Pebble sync its folder?"]
+    assert result.summary.failures["question"] == {"given_question_off_context": 1}
