@@ -78,7 +78,8 @@ class Recipe(BuildOptions, EndpointSettings):
             where = ".".join(str(part) for part in first["loc"])
             flag = "--" + where.split(".")[0].replace("_", "-") if where else "the settings"
             detail = f" ({where})" if "." in where else ""
-            raise RecipeError(f"{flag}{detail}: {first['msg']}, got {first.get('input')!r}") from err
+            message = first["msg"].removeprefix("Value error, ")  # pydantic's, before a validator's own
+            raise RecipeError(f"{flag}{detail}: {message}, got {first.get('input')!r}") from err
 
     def build_options(self) -> BuildOptions:
         return BuildOptions.model_validate(self.model_dump(include=set(BuildOptions.model_fields)))
