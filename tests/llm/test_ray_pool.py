@@ -108,14 +108,16 @@ def test_given_the_local_build_s_cache_a_ray_build_calls_no_model(tmp_path):
     assert sum(s.backend_calls for s in stages) == 0 and sum(s.cache_misses for s in stages) == 0
 
 
-def test_a_killed_actor_loses_only_its_batch_and_the_build_completes(tmp_path):
+def test_a_killed_actor_loses_only_its_batches_and_the_build_completes(tmp_path):
     log, marker = tmp_path / "asked.log", tmp_path / "died"
     local_and_ray(tmp_path, LoggedEngine(log, die_on_call=3, marker=marker), batch_size=4)
     assert marker.exists(), "an actor died mid-build"
     same_build(tmp_path / "ray", tmp_path / "local")
     asked = len(log.read_text().splitlines())
     answered = RequestCache.in_build(tmp_path / "ray").stats().rows
-    assert 0 < asked - answered <= 4  # the dead actor's batch, asked again of a restarted actor
+    # what the dead actor held (the batch it was answering, and the one queued behind it: the
+    # pool keeps DEPTH per actor) is asked again of a restarted actor, nothing else
+    assert 0 < asked - answered <= DEPTH * 4
 
 
 def test_the_pool_takes_a_pass_from_the_driver_as_its_actors_have_room(tmp_path):
