@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from datasets import Dataset, DatasetDict, DatasetInfo, SplitDict, SplitInfo
+from datasets import Dataset, DatasetDict, DatasetInfo, Features, SplitDict, SplitInfo
 from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
@@ -87,23 +87,24 @@ def write_hub_folder(
     card = DatasetCard.load(readme) if readme.exists() else DatasetCard("---\n\n---\n")
     card_data: DatasetCardData = card.data
     MetadataConfigs({config_name: {"data_files": data_files}}).to_dataset_card_data(card_data)
-    MetadataConfigs({DEFAULT_CONFIG: {"data_files": _every_config(card_data)}}).to_dataset_card_data(
-        card_data
-    )
     features = next(iter(dataset_dict.values())).features
     info = DatasetInfo(features=features, splits=_split_info(dataset_dict), config_name=config_name)
     DatasetInfosDict({config_name: info}).to_dataset_card_data(card_data)
+    every = {DEFAULT_CONFIG: {"data_files": _every_config(card_data, features)}}
+    MetadataConfigs(every).to_dataset_card_data(card_data)
     card.data = card_data
     card.save(readme)
     return folder
 
 
-def _every_config(card_data: DatasetCardData) -> list[dict[str, Any]]:
-    """The default config's data files: each split of every other config (``load_dataset(repo)``
-    without a name, as LettuceDetect's loaders call it, reads them all)."""
+def _every_config(card_data: DatasetCardData, features: Features) -> list[dict[str, Any]]:
+    """The default config's data files: each split of every other config of ``features``
+    (``load_dataset(repo)`` without a name, as LettuceDetect's loaders call it, reads them all;
+    a config of the repository with other columns would make that fail, and stays out)."""
+    infos = DatasetInfosDict.from_dataset_card_data(card_data)
     paths: dict[str, list[str]] = {}
     for name, config in MetadataConfigs.from_dataset_card_data(card_data).items():
-        if name == DEFAULT_CONFIG:
+        if name == DEFAULT_CONFIG or name not in infos or infos[name].features != features:
             continue
         for entry in config.get("data_files", []):
             found = entry["path"] if isinstance(entry["path"], list) else [entry["path"]]

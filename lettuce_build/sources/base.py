@@ -234,7 +234,8 @@ class Source(ABC):
         for item in items:
             where = f"{self.name} item {displayable(str(item['key']))!r}"
             if item["key"] in seen:
-                tally.skipped["duplicate_key"] += 1  # a document given twice: the first one stays
+                # a document given twice: the first one stays
+                tally.skip("duplicate_key", where, "the same key as an earlier item (its id given twice?)")
                 continue
             seen.add(item["key"])
             if problem := _unclean(item):

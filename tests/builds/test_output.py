@@ -69,3 +69,13 @@ def test_the_default_config_holds_every_config_so_a_repository_loads_without_a_n
         split: 2 * len(rows) for split, rows in dataset.items()
     }
     assert load_dataset(str(hub), "readme").num_rows == dataset.num_rows
+
+
+def test_a_config_of_other_columns_stays_out_of_the_default_config(tmp_path, samples):
+    hub = tmp_path / "hub"
+    other = DatasetDict({"train": Dataset.from_dict({"text": ["a", "b"]})})
+    write_hub_folder(other, hub, "notes")  # someone else's config in the same repository
+    write_hub_folder(build(samples), hub, "readme")
+    loaded = load_dataset(str(hub))  # the default config: every config of our columns
+    assert set(loaded["train"].column_names) == set(FEATURES)
+    assert loaded["train"].num_rows == build(samples)["train"].num_rows
