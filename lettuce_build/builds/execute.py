@@ -10,12 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import BuildSummary, Replay, build_stages, run_build
-from lettuce_build.core.errors import RecipeError
-from lettuce_build.engine.stage import Stage
+from lettuce_build.builds.run import BuildSummary, Replay, run_build
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.prompts import prompts_from
-from lettuce_build.sources.registry import get_source
 
 
 def run_recipe(
@@ -33,12 +30,6 @@ def run_recipe(
     if judges is None:
         judges = recipe.make_judges(backend) if recipe.verify else []
     with prompts_from(recipe.prompts):
-        stages = [stage.name for stage in _stages(recipe, backend)]
-        if recipe.stages and recipe.stages != stages:
-            raise RecipeError(
-                f"stages: the recipe ran {recipe.stages}, {recipe.source} now runs {stages} "
-                "(a recipe of another version; remove its `stages` to build with these)"
-            )
         summary = run_build(
             recipe.build_options(),
             backend,
@@ -49,9 +40,4 @@ def run_recipe(
             refresh=refresh,
             ray=recipe.ray_pool(),
         )
-    return summary, recipe.as_ran(backend.info(), stages).write(recipe.out)
-
-
-def _stages(recipe: Recipe, backend: Backend) -> list[Stage]:
-    options = recipe.build_options()
-    return build_stages(options, get_source(options.source), recipe.stage_sampling(), backend.model_id)
+    return summary, recipe.as_ran(backend.info(), summary.stages).write(recipe.out)

@@ -42,11 +42,6 @@ class BuildOptions(ItemOptions):
     #: stop before any model call when a row of the input cannot be used (else it is skipped)
     strict_input: bool = False
 
-    @field_validator("mode", mode="before")
-    @classmethod
-    def _method_names(cls, mode: object) -> object:
-        return METHODS.get(mode, mode) if isinstance(mode, str) else mode
-
     #: free: the model writes each answer; extractive: it chooses one to three sentences of the
     #: evidence (true by construction); auto: extractive for the embedded model, free otherwise
     answers: Literal["auto", "free", "extractive"] = "auto"
@@ -58,6 +53,14 @@ class BuildOptions(ItemOptions):
     #: the build stops (its answers committed) once the provider has refused or failed more
     #: than this share of a run's requests (and at least 10 of them)
     max_provider_failures: float = Field(default=DEFAULT_MAX_PROVIDER_FAILURES, ge=0.0, le=1.0)
+    #: the stages the build ran, in order: written by the build (the recipe's `as_ran`), not
+    #: chosen; a recipe that lists them is built only by a source that runs the same list
+    stages: list[str] = Field(default_factory=list)
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _method_names(cls, mode: object) -> object:
+        return METHODS.get(mode, mode) if isinstance(mode, str) else mode
 
     def answer_mode(self, model: str) -> AnswerMode:
         """The answers this build makes with ``model``: the embedded model's free answers were

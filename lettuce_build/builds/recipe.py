@@ -63,9 +63,6 @@ class Recipe(BuildOptions, EndpointSettings):
     #: the judges' backend and endpoint (none: the build's)
     judge_backend: BackendKind | None = None
     judge_base_url: str | None = None
-    #: the stages the build ran, in order: written by the build (`as_ran`), not chosen; a recipe
-    #: that lists them is built only by a source that runs the same list
-    stages: list[str] = Field(default_factory=list)
 
     @classmethod
     def checked(cls, settings: dict[str, Any]) -> Recipe:

@@ -30,7 +30,7 @@ from lettuce_build.builds.output import write_output
 from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.builds.samples import ASSEMBLE_STAGE, assemble
 from lettuce_build.builds.shards import Shard, take_slice
-from lettuce_build.core.errors import SourceError
+from lettuce_build.core.errors import RecipeError, SourceError
 from lettuce_build.core.memory import give_back, release_read, system_arrow_memory
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.engine.balance import RatioReport, balance
@@ -40,7 +40,7 @@ from lettuce_build.engine.stage import CheckStage, Stage
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.llm.ray_pool import RayOptions
 from lettuce_build.sources.base import LoadResult, Source, StageSettings, checks
-from lettuce_build.sources.registry import get_source
+from lettuce_build.sources.registry import SOURCES, get_source
 from lettuce_build.stages.judge import judge_report
 
 
@@ -58,6 +58,8 @@ class BuildSummary(BuildCounts):
     shard: Shard | None = None
     #: with ``--error-types``: the spans made of each type asked for
     error_types: dict[str, int] = Field(default_factory=dict)
+    #: the stages the build ran, in order
+    stages: list[str] = Field(default_factory=list)
     #: what this run asked of the model, and every run into this folder so far
     cost: RunCost = Field(default_factory=RunCost)
     total_cost: RunCost = Field(default_factory=RunCost)
@@ -244,23 +246,12 @@ def run_build(
 
 
 #: the options only the custom source reads, by flag
-CUSTOM_ONLY = {"--error-types": "error_types", "--intensity": "intensity", "--columns": "columns"}
-_DEFAULTS = {
-    value: BuildOptions.model_fields[value].get_default(call_default_factory=True)
-    for value in CUSTOM_ONLY.values()
-}
-
-
 def build_stages(
     options: BuildOptions, source: Source, sampling: dict[str, dict[str, Any]], model: str
 ) -> list[Stage]:
-    """The source's stages as this build runs them: mode and per-stage sampling applied."""
-    chosen = [flag for flag, value in CUSTOM_ONLY.items() if getattr(options, value) != _DEFAULTS[value]]
-    if chosen and options.source != "custom":
-        raise SourceError(
-            f"{', '.join(chosen)}: only --source custom takes them ({options.source} makes the "
-            "hallucinations its own source's way); leave them out"
-        )
+    """The source's stages as this build runs them: mode and per-stage sampling applied; the
+    options of other sources refused, and a recipe's stages checked against them."""
+    _refuse_options_of_other_sources(options, source)
     settings = StageSettings(
         edit_anchors=options.edit_anchors,
         seed=options.seed,
@@ -282,7 +273,32 @@ def build_stages(
     for stage in stages:  # on the instance: the class keeps its defaults
         if stage.name in sampling:
             stage.sampling = stage.sampling.model_copy(update=sampling[stage.name])
+    names = [stage.name for stage in stages]
+    if options.stages and options.stages != names:
+        raise RecipeError(
+            f"stages: the recipe ran {options.stages}, {options.source} now runs {names} "
+            "(a recipe of another version; remove its `stages` to build with these)"
+        )
     return stages
+
+
+def _refuse_options_of_other_sources(options: BuildOptions, source: Source) -> None:
+    """Options that only another source reads (`Source.own_options`), given to this one: refused
+    in one line, never ignored."""
+    for other in SOURCES.values():
+        chosen = [
+            name
+            for name in other.own_options
+            if name not in source.own_options
+            and getattr(options, name)
+            != BuildOptions.model_fields[name].get_default(call_default_factory=True)
+        ]
+        if chosen:
+            flags = ", ".join("--" + name.replace("_", "-") for name in chosen)
+            raise SourceError(
+                f"{flags}: only --source {other.name} takes them ({source.name} makes the "
+                "hallucinations its own source's way); leave them out"
+            )
 
 
 def refreshed(stages: Sequence[Stage], namespaces: dict[str, int], refresh: str | None) -> dict[str, int]:
@@ -423,6 +439,7 @@ def _run(
         example=made.example,
         shard=options.shard,
         error_types=_spans_by_type(made.splits, options.error_types),
+        stages=[stage.name for stage in stages],
     )
     manifest.status = "finished"
     manifest.counts = summary.counts()

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 import regex
 from datasets import ClassLabel, Features, List, Value
-from pydantic import BaseModel, ConfigDict, Field, Strict
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 
 from lettuce_build.core.characters import invalid_character
 from lettuce_build.core.taxonomy import (
@@ -175,6 +175,19 @@ class Violation(BaseModel):
     def __str__(self) -> str:
         where = f"row {self.row}: " if self.row is not None else ""
         return f"{where}{self.field}: {self.reason} - {self.message}"
+
+
+def read_sample(row: dict[str, Any]) -> HallucinationSample | Violation:
+    """A row as a sample, or the first thing wrong with it (a field of the wrong type or missing,
+    metadata that is no JSON, a category id out of range)."""
+    try:
+        return row_to_sample(row)
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(row)"
+        return Violation(field=field, reason="schema", message=first["msg"])
+    except ValueError as err:
+        return Violation(field="metadata/category", reason="undecodable", message=str(err))
 
 
 def check_sample(

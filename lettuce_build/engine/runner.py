@@ -192,15 +192,17 @@ class _StageRun:
         results: list[dict[str, Any]] = [{} for _ in items]
         failures: list[FailureRow | None] = [None] * len(items)
         fresh_flags = [False] * len(items)
-        pending = [i for i, item in enumerate(items) if stage.applies(item)]
-        stats.passed_through += len(items) - len(pending)
-        for i in sorted(set(range(len(items))) - set(pending)):
+        pending = []
+        for i, item in enumerate(items):
+            if stage.applies(item):
+                pending.append(i)
+                continue
             try:
-                results[i] = stage.passed(items[i])
+                results[i] = stage.passed(item)
+                stats.passed_through += 1
             except ParseFailure as failure:  # what the item brought fails the stage's checks
-                failure_row = self._failure(items[i]["key"], attempt, failure.reason, failure.detail)
+                failure_row = self._failure(item["key"], attempt, failure.reason, failure.detail)
                 failures[i] = failure_row.model_copy(update={"retryable": failure.retry})
-                stats.passed_through -= 1  # a failure, not an item passed on
         if pending:
             requests = self.requests([items[i] for i in pending], attempt)
             if not stats.sampling:

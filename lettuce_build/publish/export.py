@@ -8,12 +8,11 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-
-from pydantic import ValidationError
+from typing import Any
 
 from lettuce_build.core.errors import OutputError, TableError
 from lettuce_build.core.paths import check_writable
-from lettuce_build.core.schema import HallucinationSample, row_to_sample
+from lettuce_build.core.schema import HallucinationSample, Violation, read_sample
 from lettuce_build.core.tables import is_hub_id, read_input
 from lettuce_build.formats import FORMATS, ExportCounts, format_of
 from lettuce_build.view.validate import read_rows
@@ -79,12 +78,9 @@ def _samples(source: str, config: str | None, skipped: list[str]) -> Iterator[Ha
         raise OutputError(str(err)) from err
 
 
-def _sample(row: dict, where: str, skipped: list[str]) -> HallucinationSample | None:
-    try:
-        return row_to_sample(row)
-    except ValidationError as err:
-        first = err.errors()[0]
-        skipped.append(f"{where}: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}")
-    except ValueError as err:  # metadata that is no JSON, a category id out of range
-        skipped.append(f"{where}: metadata/category: {err}")
-    return None
+def _sample(row: dict[str, Any], where: str, skipped: list[str]) -> HallucinationSample | None:
+    sample = read_sample(row)
+    if isinstance(sample, Violation):
+        skipped.append(f"{where}: {sample.field}: {sample.message}")
+        return None
+    return sample

@@ -185,6 +185,8 @@ class Source(ABC):
     task_type: ClassVar[str] = "qa"
     #: the Hub dataset read when no local input is given
     hub_id: ClassVar[str | None] = None
+    #: build options only this source reads: given to another source, they are refused
+    own_options: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:

@@ -66,6 +66,7 @@ class CustomSource(Source):
     name = "custom"
     dataset_name = "custom"
     modality = "prose"
+    own_options = ("error_types", "intensity", "columns")
 
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         if input_path is None:

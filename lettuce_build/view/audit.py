@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir
 from lettuce_build.core.characters import invalid_in
@@ -40,7 +40,7 @@ from lettuce_build.core.gates import (
     unsupported,
 )
 from lettuce_build.core.references import ungrounded_names
-from lettuce_build.core.schema import row_to_sample
+from lettuce_build.core.schema import Violation, read_sample
 from lettuce_build.core.tables import iter_records
 from lettuce_build.formats import Foreign, format_of
 from lettuce_build.stages.judge import JudgeReport
@@ -212,17 +212,10 @@ def rows_of(path: Path) -> Iterator[Row | Unreadable]:
             v = raw.error
             yield Unreadable(where=raw.where, field=v.field, reason=v.reason, message=v.message)
             continue
-        try:
-            sample = row_to_sample(raw.data or {})
-        except ValidationError as err:
-            first_error = err.errors()[0]
-            field = ".".join(str(part) for part in first_error["loc"]) or "(row)"
-            yield Unreadable(where=raw.where, field=field, reason="schema", message=first_error["msg"])
-            continue
-        except ValueError as err:  # metadata that is no JSON, a category id out of range
-            yield Unreadable(
-                where=raw.where, field="metadata/category", reason="undecodable", message=str(err)
-            )
+        sample = read_sample(raw.data or {})
+        if isinstance(sample, Violation):
+            v = sample
+            yield Unreadable(where=raw.where, field=v.field, reason=v.reason, message=v.message)
             continue
         yield Row(
             where=raw.where,
