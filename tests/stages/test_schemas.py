@@ -15,6 +15,7 @@ from lettuce_build.stages.answers import ExtractiveAnswerStage
 from lettuce_build.stages.classify import ClassifyStage
 from lettuce_build.stages.code_edits import STRUCTURAL, InjectCodeStage
 from lettuce_build.stages.generation import GenerateStage
+from lettuce_build.stages.given import TypedGenerateStage, TypedInjectStage, TypedMenuStage
 from lettuce_build.stages.injection import InjectMenuStage, InjectTaxonomyStage
 from lettuce_build.stages.judge import AnswerJudgeStage, SpanJudgeStage
 from lettuce_build.stages.questions import FocusedQuestionStage
@@ -57,6 +58,10 @@ def stages() -> Iterator[tuple[Any, dict[str, Any]]]:
     yield AnswerJudgeStage(), ITEM
     yield SpanJudgeStage(), ITEM
     yield ClassifyStage(), ITEM
+    # the custom source's: a menu restricted to the types asked for, targeted kinds, generation
+    yield TypedMenuStage(allowed=["contradiction"], intensity=2, anchors="constrained"), ITEM
+    yield TypedInjectStage(allowed=[], intensity=1, anchors="constrained"), ITEM
+    yield TypedGenerateStage(allowed=["unsupported_addition"]), ITEM
     for error in (STRUCTURAL, "wrong_implementation"):
         yield (
             InjectCodeStage(RepositoryNames(), anchors="constrained"),
