@@ -43,7 +43,8 @@ class BuildOptions(ItemOptions):
     strict_input: bool = False
 
     #: free: the model writes each answer; extractive: it chooses one to three sentences of the
-    #: evidence (true by construction); auto: extractive for the embedded model, free otherwise
+    #: evidence (true by construction; the code source's model chooses its request among ones
+    #: made of the issue's words); auto: extractive for the embedded model, free otherwise
     answers: Literal["auto", "free", "extractive"] = "auto"
     #: build only this slice of the work items (see builds/shards.py); `merge` joins the shards
     shard: Shard | None = None

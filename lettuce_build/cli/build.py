@@ -259,7 +259,8 @@ BUILD_EXAMPLES = (
     Recipe,
     "answers",
     "free: the model writes each answer; extractive: it picks 1-3 sentences of the evidence (true "
-    "by construction); auto: extractive for the embedded model, free otherwise.",
+    "by construction; code: it picks a request made of the issue's words); auto: extractive for the "
+    "embedded model, free otherwise.",
 )
 @click.option(
     "--verify",

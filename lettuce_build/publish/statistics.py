@@ -64,6 +64,9 @@ class ConfigStats(BaseModel):
     span_quality: str | None = None
     #: how clean answers were written: "free" (by the model) or "extractive" (chosen sentences)
     answers: str | None = None
+    #: how the code source's developer requests were made: "free" (written by the model) or
+    #: "chosen" (among requests made of the issue's own words)
+    requests: str | None = None
     #: what ``--verify``'s judges found (their report's lines), empty when nothing was judged
     judge: list[str] = Field(default_factory=list)
     #: `lettuce-build audit` over the published rows
@@ -155,6 +158,7 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         mode=manifest.options.mode if manifest.options else "inject",
         span_quality=quality.text() if (quality := span_quality(build_path, dataset)) else None,
         answers=_answer_mode(manifest),
+        requests=_request_mode(manifest),
         judge=judged.lines() if (judged := manifest.counts and manifest.counts.judge) else [],
         data_quality=quality_text(Path(source_name), quality_report(build_path)),  # no local path
         model=backend.model if backend else None,
@@ -178,6 +182,14 @@ def _answer_mode(manifest: Manifest) -> str | None:
     if not any(stage.name == "answer" for stage in manifest.stages):
         return None
     return manifest.options.answer_mode(manifest.backend.model)
+
+
+def _request_mode(manifest: Manifest) -> str | None:
+    """How the build's developer requests were made, when it made any (told by the prompt)."""
+    for stage in manifest.stages:
+        if stage.name == "request":
+            return "chosen" if stage.prompt_version.startswith("developer_request_choice") else "free"
+    return None
 
 
 def _prompts(stages: list[dict[str, Any]]) -> list[dict[str, str]]:

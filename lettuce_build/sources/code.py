@@ -9,9 +9,11 @@ item is made (`context_budget`), so the injector sees everything the sample carr
 request is too long. Answer: the gold fix, every file and hunk of it, in one of three seeded
 styles: the patched functions, the diff, or "in file X replace ... with ..." edits. Trivial
 (< 40 chars of code) and huge (> 10,000 chars) answers are skipped with a count. One sample per
-instance, native splits (SWE-bench's ``dev`` becomes ``validation``). Stages: the issue
-rewritten as a developer's request (stages/requests.py), then a coding agent's error
-(stages/code_edits.py), drawn per item: structural with ``--struct-ratio``, else intent.
+instance, native splits (SWE-bench's ``dev`` becomes ``validation``). Stages: the issue as a
+developer's request (stages/requests.py: written by the model, or with ``--answers extractive``,
+the embedded model's default, chosen among requests made of the issue's own words), then a
+coding agent's error (stages/code_edits.py), drawn per item: structural with ``--struct-ratio``,
+else intent.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from lettuce_build.core.seeding import fraction
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, Source, StageSettings, Tally
 from lettuce_build.stages.code_edits import InjectCodeStage, draw_error
 from lettuce_build.stages.generation import GenerateStage
-from lettuce_build.stages.requests import MAX_REQUEST_CHARS, RequestStage
+from lettuce_build.stages.requests import MAX_REQUEST_CHARS, request_stage
 from lettuce_build.swebench.grounding import (
     DEFAULT_BUDGET,
     Definition,
@@ -305,8 +307,14 @@ class CodeSource(Source):
         }
 
     def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
-        request = RequestStage()
-        inject = InjectCodeStage(RepositoryNames(), anchors=settings.edit_anchors, seed=settings.seed)
+        # what the model writes here is the request (the answer is the gold fix): extractive
+        # answers (a small model's) mean a request chosen among the issue's own sentences, and
+        # edits that keep their anchor's kind
+        small = settings.answers == "extractive"
+        request = request_stage("chosen" if small else "free")
+        inject = InjectCodeStage(
+            RepositoryNames(), scoped=small, anchors=settings.edit_anchors, seed=settings.seed
+        )
         return Pipeline(inject=[request, inject], generate=[request, GenerateStage(seed=settings.seed)])
 
 

@@ -92,9 +92,12 @@ class InjectCodeStage(InjectStageBase):
     sampling = Sampling(temperature=0.4, max_tokens=1000)
     narrows_insertions = True
 
-    def __init__(self, names: NameLookup, **options: Any) -> None:
+    def __init__(self, names: NameLookup, *, scoped: bool = False, **options: Any) -> None:
         super().__init__(require_fences=True, enforce_in_fence=True, **options)
         self.names = names
+        #: each replacement keeps its anchor's kind (`scope_problem`): what a small model's edits
+        #: need to stay code (the embedded model's default, with the requests chosen for it)
+        self.scoped = scoped
 
     @property
     def prompt_version(self) -> str:
@@ -125,6 +128,9 @@ class InjectCodeStage(InjectStageBase):
         mapped = map_label(error, "code_agent")
         edits, rejected = [], []
         for change in response.changes:
+            if self.scoped and (problem := scope_problem(change.original, change.hallucinated)):
+                rejected.append({"original": change.original, "reason": problem[0], "detail": problem[1]})
+                continue
             if error == STRUCTURAL and (found := self._existing(item, change)):
                 detail = f"{found!r} exists in the repository at {item['base_commit'][:12]}"
                 rejected.append(
@@ -156,6 +162,60 @@ class InjectCodeStage(InjectStageBase):
         except RepoError as err:
             raise ParseFailure("repository_unavailable", str(err), retry=False) from err
         return existing[0] if existing and len(existing) == len(checked) else None
+
+
+_IDENTIFIER = regex.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_NUMBER = regex.compile(r"-?\d+(?:\.\d+)?")
+_STRING = regex.compile(r"""(?:"[^"\n]*"|'[^'\n]*')""")
+#: an edit of a whole line may add at most this many lines after the one it keeps
+MAX_ADDED_LINES = 2
+_PAIRS = {")": "(", "]": "[", "}": "{"}
+
+
+def scope_problem(original: str, hallucinated: str) -> tuple[str, str] | None:
+    """(``edit_out_of_scope``, detail) when a replacement leaves its anchor's kind: an identifier
+    becomes an identifier, a number a number, a string literal a string literal in the same
+    quotes, and a line one line (or the line kept with up to `MAX_ADDED_LINES` added after it),
+    each with its brackets and quotes balanced. Code the model cannot break this way still
+    parses where it did (seen live on the embedded model: an identifier replaced by a sentence,
+    a line by half a function)."""
+    new = hallucinated.strip()
+    for kind, pattern in (("identifier", _IDENTIFIER), ("number", _NUMBER)):
+        if pattern.fullmatch(original):
+            if pattern.fullmatch(new):
+                return None
+            return "edit_out_of_scope", f"the {kind} {original!r} became {new[:60]!r}, not another {kind}"
+    if _STRING.fullmatch(original):
+        if _STRING.fullmatch(new) and new[0] == original[0]:
+            return None
+        return "edit_out_of_scope", f"the string {original!r} became {new[:60]!r}, not another string"
+    lines = [line for line in hallucinated.split("\n") if line.strip()]
+    added = len(lines) - 1 if hallucinated.startswith(original) else len(lines)
+    if len(lines) > 1 and (not hallucinated.startswith(original) or added > MAX_ADDED_LINES):
+        return "edit_out_of_scope", f"the line {original[:60]!r} became {len(lines)} lines, not one"
+    for line in lines:
+        if _balanced(original) and not _balanced(line):
+            return "edit_out_of_scope", f"{line.strip()[:60]!r} leaves a bracket or a quote open"
+    return None
+
+
+def _balanced(line: str) -> bool:
+    """Whether the line's brackets and quotes close (outside strings, before a comment)."""
+    stack: list[str] = []
+    quote = ""
+    for char in line:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#":
+            break
+        elif char in "([{":
+            stack.append(char)
+        elif char in _PAIRS:
+            if not stack or stack.pop() != _PAIRS[char]:
+                return False
+    return not stack and not quote
 
 
 def span_line_problem(answer: str, start: int, end: int) -> tuple[str, str] | None:

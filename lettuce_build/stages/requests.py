@@ -7,10 +7,12 @@ so a detector learns from the prompts it will see; the raw issue stays in the sa
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Literal
 
 import regex
 from datasets import Value
+from pydantic import BaseModel
 
 from lettuce_build.core import gates
 from lettuce_build.engine.stage import ParseFailure, Sampling
@@ -116,3 +118,130 @@ class RequestStage(PromptedStage):
         if run := gates.echo(request, self.template.instructions):
             raise ParseFailure("request_echoes_prompt", f"the request repeats the instructions: {run!r}")
         return {"question": request}
+
+
+#: free: the model writes the request; chosen: it chooses one made of the issue's own sentences
+RequestMode = Literal["free", "chosen"]
+#: a request chosen from the issue takes at most this many of its body's sentences after the title
+MAX_BODY_SENTENCES = 2
+#: what an issue's prose may not hold to be a request's sentence: a version ("3.5.1"), a URL,
+#: an environment ("I'm using python ...")
+_NOT_ASKED = regex.compile(
+    r"\b\d+\.\d+\.\d+|https?://|\b(?:i'?m|i am) (?:using|running|on)\b|^thanks?\b|^thank you"
+    r"|error message|\w(?:Error|Exception):|<!--|-->|@|is your feature request|expected behaviou?r"
+    r"|steps to reproduce|describe the bug",
+    regex.IGNORECASE,
+)
+_FENCE = regex.compile(r"^\s*(```|~~~)")
+#: a line of a report rather than prose: indented code, a shell or Python prompt, a traceback's
+#: lines, a heading, a table, a quote, HTML
+_REPORT_LINE = regex.compile(
+    r"^(?:\t| {4})|^\s*(?:>>>|\$ |File \"|Traceback|[#|><]|[A-Za-z_.]*(?:Error|Exception)\b:)"
+)
+_BODY_SENTENCE_END = regex.compile(r"(?<=[.!?])\s+(?=[\p{Lu}`\"'(\[])")
+_MARKDOWN = regex.compile(r"\*\*|__|^#+\s*|^\[\w+\]:?\s*")
+_COMMENT = regex.compile(r"<!--.*?(?:-->|$)", regex.DOTALL)
+#: how a request that only states the issue is asked (a developer pasting an issue's title)
+ASK = "Please fix this: "
+
+
+def _prose(body: str) -> list[str]:
+    """The body's prose paragraphs, hard-wrapped lines joined; code fences and report lines out."""
+    paragraphs: list[str] = []
+    current: list[str] = []
+    in_fence = False
+    for line in _COMMENT.sub("\n", body).splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        introduces = line.rstrip().endswith(":")  # "Expected behavior:", "**Default server name:**"
+        if in_fence or _FENCE.match(line) or not line.strip() or _REPORT_LINE.match(line) or introduces:
+            if current:
+                paragraphs.append(" ".join(current))
+                current = []
+            continue
+        current.append(_MARKDOWN.sub("", line.strip()))
+    if current:
+        paragraphs.append(" ".join(current))
+    return paragraphs
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(_MARKDOWN.sub("", text).split()).strip()
+    return text if text[-1:] in ".!?" else f"{text}."
+
+
+@functools.lru_cache(maxsize=256)
+def issue_requests(issue: str) -> tuple[str, ...]:
+    """Requests made of the issue's own words, shortest first: its title, then the title with
+    its body's first plain sentences (one, then two). A request that asks nothing (a title that
+    states a problem) is asked with `ASK`. Each passes `request_problem`: it is true of the issue
+    by construction, and shaped as a request."""
+    lines = issue.strip().splitlines()
+    if not lines or not lines[0].strip():
+        return ()
+    title = _sentence(lines[0])
+    body = [
+        sentence
+        for paragraph in _prose("\n".join(lines[1:]))
+        for sentence in _BODY_SENTENCE_END.split(paragraph)
+        if MIN_REQUEST_CHARS <= len(sentence.strip()) <= MAX_REQUEST_CHARS // 2
+        and sentence.rstrip()[-1:] in ".!?"  # not cut where code followed ("make sure that")
+        and regex.match(r"[\p{Lu}`\"']", sentence.strip())  # not the rest of a cut one ("and it stops.")
+        and not _NOT_ASKED.search(sentence.strip())
+        and not _REPORT.search(sentence)
+    ][:MAX_BODY_SENTENCES]
+    requests: list[str] = []
+    for taken in range(len(body) + 1):
+        request = " ".join([title, *(_sentence(s) for s in body[:taken])])
+        if request_shape_problem(request) is not None:
+            request = ASK + request
+        if request not in requests and request_problem(request, issue) is None:
+            requests.append(request)
+    return tuple(requests)
+
+
+class RequestChoice(BaseModel):
+    request: str
+
+
+class ChosenRequestStage(RequestStage):
+    """The developer request chosen among `issue_requests` through a JSON-schema enum: true of
+    the issue by construction, which a small model's free requests were not (on real flask and
+    requests issues the embedded model's were too long, replies or reports: no request passed
+    the gates). An issue with one such request takes it without a model call."""
+
+    prompt = "developer_request_choice"
+    response_model = RequestChoice
+    sampling = Sampling(temperature=0.3, max_tokens=200)
+
+    def applies(self, item: dict[str, Any]) -> bool:
+        return len(issue_requests(item["issue"])) > 1
+
+    def passed(self, item: dict[str, Any]) -> dict[str, Any]:
+        offered = issue_requests(item["issue"])
+        if not offered:
+            raise ParseFailure(
+                "no_request_in_issue", "the issue has no title or plain sentence to ask with", retry=False
+            )
+        return {"question": offered[0]}
+
+    def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
+        choice = {"type": "string", "enum": list(issue_requests(item["issue"]))}
+        return {"type": "object", "properties": {"request": choice}, "required": ["request"]}
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        system, user = self.template.render(requests=issue_requests(item["issue"]))
+        return self.request(system, user)
+
+    def salvage(self, text: str) -> str | None:
+        return None
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        if response.request not in issue_requests(item["issue"]):
+            raise ParseFailure("request_not_offered", f"{response.request[:80]!r} is not one of the offered")
+        return {"question": response.request}
+
+
+def request_stage(mode: RequestMode) -> RequestStage:
+    """The code source's request stage in this mode."""
+    return ChosenRequestStage() if mode == "chosen" else RequestStage()
