@@ -271,8 +271,11 @@ def normalised(text: str) -> str:
     return " ".join(_UNITS.get(t, _NUMBER_WORDS.get(t, t)) for t in tokens)
 
 
-def says_the_same(original: str, replacement: str) -> bool:
-    """Whether an edit changes nothing but form, spacing included ("HuggingFace" is "Hugging Face")."""
+def says_the_same(original: str, replacement: str, *, code: bool = False) -> bool:
+    """Whether an edit changes nothing but form, spacing included ("HuggingFace" is "Hugging Face").
+    In ``code`` only spacing is form: ``==`` and ``!=`` differ by punctuation alone."""
+    if code:
+        return "".join(original.split()) == "".join(replacement.split())
     return normalised(original).replace(" ", "") == normalised(replacement).replace(" ", "")
 
 
@@ -387,14 +390,17 @@ def edit_problem(
     context: str,
     config: GateConfig = DEFAULT_GATES,
     subcategory: str | None = None,
+    *,
+    code: bool = False,
 ) -> Problem | None:
     """Why an injected edit does not make a span worth learning from: it changes nothing that
     matters, it only removes words of its original (what is left is still true, unless a
     negation was removed), it adds what
     the context already says (word-bounded, case-insensitive), its text is a loop, a question or
     talk of its prompt, or its type says "numerical" or "temporal" where no number, date or time
-    is changed (a name swapped for a name would be labelled a numerical error)."""
-    if says_the_same(original, replacement):
+    is changed (a name swapped for a name would be labelled a numerical error). In ``code`` only
+    spacing is form."""
+    if says_the_same(original, replacement, code=code):
         return "no_op_edit", f"{original[:60]!r} -> {replacement[:60]!r} says the same"
     if only_removes(original, replacement):
         return "removal_only_edit", f"{original[:60]!r} -> {replacement[:60]!r} only removes words"

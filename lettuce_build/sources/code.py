@@ -30,7 +30,7 @@ from typing import Any
 from lettuce_build.core.errors import PatchError
 from lettuce_build.core.seeding import fraction
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, Source, StageSettings, Tally
-from lettuce_build.stages.code_edits import InjectCodeStage, draw_error
+from lettuce_build.stages.code_edits import InjectCodeMenuStage, InjectCodeStage, draw_error
 from lettuce_build.stages.generation import GenerateStage
 from lettuce_build.stages.requests import MAX_REQUEST_CHARS, request_stage
 from lettuce_build.swebench.grounding import (
@@ -309,12 +309,11 @@ class CodeSource(Source):
     def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
         # what the model writes here is the request (the answer is the gold fix): extractive
         # answers (a small model's) mean a request chosen among the issue's own sentences, and
-        # edits that keep their anchor's kind
+        # a mistake chosen among the fix's mutations
         small = settings.answers == "extractive"
         request = request_stage("chosen" if small else "free")
-        inject = InjectCodeStage(
-            RepositoryNames(), scoped=small, anchors=settings.edit_anchors, seed=settings.seed
-        )
+        edits = InjectCodeMenuStage if small else InjectCodeStage
+        inject = edits(RepositoryNames(), anchors=settings.edit_anchors, seed=settings.seed)
         return Pipeline(inject=[request, inject], generate=[request, GenerateStage(seed=settings.seed)])
 
 

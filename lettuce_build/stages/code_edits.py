@@ -20,12 +20,13 @@ import regex
 from pydantic import BaseModel, Field
 
 from lettuce_build.core.errors import RepoError
-from lettuce_build.core.seeding import fraction
+from lettuce_build.core.seeding import fraction, item_parts
 from lettuce_build.core.spans import Edit
 from lettuce_build.core.taxonomy import map_label
 from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
+from lettuce_build.stages.code_mutations import Mutation, MutationChoice, mutations
 from lettuce_build.stages.injection import InjectStageBase
 
 STRUCTURAL = "fabricated_api"
@@ -92,12 +93,9 @@ class InjectCodeStage(InjectStageBase):
     sampling = Sampling(temperature=0.4, max_tokens=1000)
     narrows_insertions = True
 
-    def __init__(self, names: NameLookup, *, scoped: bool = False, **options: Any) -> None:
+    def __init__(self, names: NameLookup, **options: Any) -> None:
         super().__init__(require_fences=True, enforce_in_fence=True, **options)
         self.names = names
-        #: each replacement keeps its anchor's kind (`scope_problem`): what a small model's edits
-        #: need to stay code (the embedded model's default, with the requests chosen for it)
-        self.scoped = scoped
 
     @property
     def prompt_version(self) -> str:
@@ -127,10 +125,7 @@ class InjectCodeStage(InjectStageBase):
         error = item["code_error"]
         mapped = map_label(error, "code_agent")
         edits, rejected = [], []
-        for change in response.changes:
-            if self.scoped and (problem := scope_problem(change.original, change.hallucinated)):
-                rejected.append({"original": change.original, "reason": problem[0], "detail": problem[1]})
-                continue
+        for change in (changes := self.changes(response)):
             if error == STRUCTURAL and (found := self._existing(item, change)):
                 detail = f"{found!r} exists in the repository at {item['base_commit'][:12]}"
                 rejected.append(
@@ -138,7 +133,7 @@ class InjectCodeStage(InjectStageBase):
                 )
                 continue
             edits.append(self.edit_of(change, error, mapped.category, mapped.subcategory))
-        if response.changes and not edits:
+        if changes and not edits:
             raise ParseFailure(rejected[-1]["reason"], rejected[-1]["detail"])
         return edits, rejected
 
@@ -162,60 +157,6 @@ class InjectCodeStage(InjectStageBase):
         except RepoError as err:
             raise ParseFailure("repository_unavailable", str(err), retry=False) from err
         return existing[0] if existing and len(existing) == len(checked) else None
-
-
-_IDENTIFIER = regex.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-_NUMBER = regex.compile(r"-?\d+(?:\.\d+)?")
-_STRING = regex.compile(r"""(?:"[^"\n]*"|'[^'\n]*')""")
-#: an edit of a whole line may add at most this many lines after the one it keeps
-MAX_ADDED_LINES = 2
-_PAIRS = {")": "(", "]": "[", "}": "{"}
-
-
-def scope_problem(original: str, hallucinated: str) -> tuple[str, str] | None:
-    """(``edit_out_of_scope``, detail) when a replacement leaves its anchor's kind: an identifier
-    becomes an identifier, a number a number, a string literal a string literal in the same
-    quotes, and a line one line (or the line kept with up to `MAX_ADDED_LINES` added after it),
-    each with its brackets and quotes balanced. Code the model cannot break this way still
-    parses where it did (seen live on the embedded model: an identifier replaced by a sentence,
-    a line by half a function)."""
-    new = hallucinated.strip()
-    for kind, pattern in (("identifier", _IDENTIFIER), ("number", _NUMBER)):
-        if pattern.fullmatch(original):
-            if pattern.fullmatch(new):
-                return None
-            return "edit_out_of_scope", f"the {kind} {original!r} became {new[:60]!r}, not another {kind}"
-    if _STRING.fullmatch(original):
-        if _STRING.fullmatch(new) and new[0] == original[0]:
-            return None
-        return "edit_out_of_scope", f"the string {original!r} became {new[:60]!r}, not another string"
-    lines = [line for line in hallucinated.split("\n") if line.strip()]
-    added = len(lines) - 1 if hallucinated.startswith(original) else len(lines)
-    if len(lines) > 1 and (not hallucinated.startswith(original) or added > MAX_ADDED_LINES):
-        return "edit_out_of_scope", f"the line {original[:60]!r} became {len(lines)} lines, not one"
-    for line in lines:
-        if _balanced(original) and not _balanced(line):
-            return "edit_out_of_scope", f"{line.strip()[:60]!r} leaves a bracket or a quote open"
-    return None
-
-
-def _balanced(line: str) -> bool:
-    """Whether the line's brackets and quotes close (outside strings, before a comment)."""
-    stack: list[str] = []
-    quote = ""
-    for char in line:
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "#":
-            break
-        elif char in "([{":
-            stack.append(char)
-        elif char in _PAIRS:
-            if not stack or stack.pop() != _PAIRS[char]:
-                return False
-    return not stack and not quote
 
 
 def span_line_problem(answer: str, start: int, end: int) -> tuple[str, str] | None:
@@ -244,3 +185,56 @@ def _line_kind(line: str, column: int) -> str:
         return "header"
     comment = _COMMENT_START.match(line)
     return "comment" if comment and column >= comment.end() - 1 else "code"
+
+
+class InjectCodeMenuStage(InjectCodeStage):
+    """`InjectCodeStage` for small models: the mistake is one of the fix's mechanical mutations
+    (stages/code_mutations.py), chosen through a JSON-schema enum, of the item's drawn kind when
+    the fix offers one, else of any kind (labelled by its own). An item whose fix offers none
+    fails with ``no_mutation`` without a model call, and keeps its clean answer."""
+
+    prompt = "inject_code_menu"
+    response_model = MutationChoice
+    sampling = Sampling(temperature=0.4, max_tokens=300)
+
+    @property
+    def prompt_version(self) -> str:
+        return self.template.version
+
+    def offered(self, item: dict[str, Any]) -> tuple[Mutation, ...]:
+        draw = item_parts(item["key"], self.seed)
+        own = mutations(item["answer"], item["context"], item["code_error"], draw)
+        if own:
+            return own
+        kinds = (*INTENT, STRUCTURAL)
+        return tuple(m for kind in kinds for m in mutations(item["answer"], item["context"], kind, draw))
+
+    def applies(self, item: dict[str, Any]) -> bool:
+        return bool(item["inject"]) and bool(self.offered(item))
+
+    def passed(self, item: dict[str, Any]) -> dict[str, Any]:
+        if item["inject"]:
+            raise ParseFailure("no_mutation", "the fix's new lines offer no mistake to make", retry=False)
+        return {}
+
+    def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
+        choice = {"type": "string", "enum": [m.entry for m in self.offered(item)]}
+        return {"type": "object", "properties": {"mistake": choice}, "required": ["mistake"]}
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        offered = self.offered(item)
+        system, user = self.template.render(
+            question=item["question"], answer=item["answer"], mistakes=[m.entry for m in offered]
+        )
+        return self.request(system, user)
+
+    def _edits(self, item: dict[str, Any], response: Any) -> tuple[list[Edit], list[dict[str, str]]]:
+        chosen = {m.entry: m for m in self.offered(item)}.get(response.mistake)
+        if chosen is None:
+            raise ParseFailure("mistake_not_offered", f"{response.mistake[:80]!r} is not one of the offered")
+        mapped = map_label(chosen.error, "code_agent")
+        change = CodeChange(original=chosen.original, hallucinated=chosen.hallucinated)
+        if chosen.error == STRUCTURAL and (found := self._existing(item, change)):
+            detail = f"{found!r} exists in the repository at {item['base_commit'][:12]}"
+            raise ParseFailure("fabrication_exists", detail)
+        return [self.edit_of(change, chosen.error, mapped.category, mapped.subcategory)], []

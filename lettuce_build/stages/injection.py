@@ -214,6 +214,14 @@ class InjectStageBase(SpanJudged, PromptedStage):
         raise NotImplementedError
 
     @staticmethod
+    def changes(response: Any) -> list[Any]:
+        """The changes a response makes; a response that makes none fails (the model found no
+        edit that fits: asking again rarely helps)."""
+        if not response.changes:
+            raise ParseFailure("nothing_fits", "the model returned no changes", retry=False)
+        return list(response.changes)
+
+    @staticmethod
     def edit_of(change: Any, label: str, category: str, subcategory: str | None) -> Edit:
         """The edit a model's change makes, under its native ``label`` and its taxonomy place."""
         return Edit(
@@ -225,14 +233,18 @@ class InjectStageBase(SpanJudged, PromptedStage):
             explanation=change.explanation,
         )
 
-    @staticmethod
-    def _true_edits(edits: list[Edit], context: str, rejected: list[dict[str, str]]) -> list[Edit]:
+    def _true_edits(self, edits: list[Edit], context: str, rejected: list[dict[str, str]]) -> list[Edit]:
         """The edits that make their span false (see core/gates.py); the others join ``rejected``.
         When none is left, the gate that rejected the last one is the failure."""
         kept = []
         for edit in edits:
             if problem := edit_problem(
-                edit.original, edit.hallucinated, edit.category, context, subcategory=edit.subcategory
+                edit.original,
+                edit.hallucinated,
+                edit.category,
+                context,
+                subcategory=edit.subcategory,
+                code=self.require_fences,
             ):
                 rejected.append({"original": edit.original, "reason": problem[0], "detail": problem[1]})
             else:
@@ -242,8 +254,6 @@ class InjectStageBase(SpanJudged, PromptedStage):
         return kept
 
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
-        if not response.changes:
-            raise ParseFailure("nothing_fits", "the model returned no changes", retry=False)
         edits, rejected = self._edits(item, response)
         edits = [_typed_by_what_it_does(edit) for edit in edits]
         edits = self._true_edits(edits, item["context"], rejected)
@@ -321,7 +331,7 @@ class InjectMenuStage(InjectStageBase):
 
     def _edits(self, item: dict[str, Any], response: Any) -> tuple[list[Edit], list[dict[str, str]]]:
         edits, rejected = [], []
-        for change in response.changes:
+        for change in self.changes(response):
             native = getattr(change, "hallucination_type", None) or ""
             try:
                 mapped = map_label(native, self.menu)
@@ -384,7 +394,7 @@ class InjectTaxonomyStage(InjectStageBase):
     def _edits(self, item: dict[str, Any], response: Any) -> tuple[list[Edit], list[dict[str, str]]]:
         category, subcategory = item["target_category"], item["target_subcategory"]
         label = f"{category}/{subcategory}"
-        return [self.edit_of(c, label, category, subcategory) for c in response.changes], []
+        return [self.edit_of(c, label, category, subcategory) for c in self.changes(response)], []
 
 
 def inject_menu(

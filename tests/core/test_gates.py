@@ -108,6 +108,13 @@ def test_an_edit_that_says_the_same_is_a_no_op():
     assert edit_problem("4 MB", "40 MB", "contradiction", CONTEXT) is None
 
 
+def test_in_code_an_operator_is_meaning_not_form():
+    flipped = ("if status == codes.see_other:", "if status != codes.see_other:")
+    assert reason(edit_problem(*flipped, "contradiction", CONTEXT)) == "no_op_edit"  # prose reads words
+    assert edit_problem(*flipped, "contradiction", CONTEXT, code=True) is None
+    assert reason(edit_problem("x  =  1", "x = 1", "contradiction", CONTEXT, code=True)) == "no_op_edit"
+
+
 def test_an_edit_that_only_removes_words_is_refused_unless_it_removes_a_negation():
     # seen live: a true README sentence cut mid-word and labelled an unsupported claim
     original = "later builds only re-render notes whose modification time changed."

@@ -11,7 +11,6 @@ from lettuce_build.stages.code_edits import (
     STRUCTURAL,
     InjectCodeStage,
     draw_error,
-    scope_problem,
     span_line_problem,
 )
 
@@ -136,43 +135,3 @@ def test_the_structural_share_follows_the_ratio():
         "wrong_implementation",
         "unrequested_change",
     }
-
-
-@pytest.mark.parametrize(
-    ("original", "hallucinated"),
-    [
-        ("resolve_redirects", "rebuild_auth"),
-        ("self.max_redirects", "self.max_retries"),
-        ("30", "3"),
-        ('"GET"', '"POST"'),
-        ("if resp.is_redirect:", "if not resp.is_redirect:"),
-        ("method = builtin_str(method)", "method = to_native_string(method)"),
-        # an unrequested change keeps its line and adds a statement after it
-        ("prepared_request.method = method", "prepared_request.method = method\n    self.cookies.clear()"),
-    ],
-)
-def test_a_scoped_edit_keeps_its_anchors_kind(original, hallucinated):
-    assert scope_problem(original, hallucinated) is None
-
-
-@pytest.mark.parametrize(
-    ("original", "hallucinated"),
-    [
-        ("resolve_redirects", "the redirect resolver of the session"),
-        ("30", "thirty redirects"),
-        ('"GET"', "GET"),
-        ("if resp.is_redirect:", "if resp.is_redirect(:"),
-        ("method = builtin_str(method)", "def method():\n    return builtin_str(\n        method\n    )"),
-        ("return self.send(request)", "return self.send(request)\nx = 1\ny = 2\nz = 3"),
-    ],
-)
-def test_a_scoped_edit_that_leaves_its_anchors_kind_is_refused(original, hallucinated):
-    assert scope_problem(original, hallucinated)[0] == "edit_out_of_scope"
-
-
-def test_the_code_stage_refuses_out_of_scope_edits_only_when_scoped():
-    from lettuce_build.sources.base import StageSettings
-    from lettuce_build.sources.code import CodeSource
-
-    assert CodeSource().pipeline(StageSettings(answers="extractive")).inject[1].scoped
-    assert not CodeSource().pipeline(StageSettings(answers="free")).inject[1].scoped
