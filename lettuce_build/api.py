@@ -53,6 +53,7 @@ class Settings(TypedDict, total=False):
     answers: Literal["auto", "free", "extractive"]
     edit_anchors: Literal["constrained", "free"]
     verify: bool
+    plausibility: bool
     limit: int | None
     seed: int
     language: str

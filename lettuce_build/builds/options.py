@@ -17,6 +17,7 @@ from lettuce_build.sources.base import ItemOptions, LoadOptions, Mode
 from lettuce_build.stages.answers import AnswerMode
 from lettuce_build.stages.injection import EditAnchors
 from lettuce_build.stages.judge import JudgeReport
+from lettuce_build.stages.plausibility import PlausibilityReport
 
 #: LettuceDetect's methods (``--method``) as this package's modes
 METHODS = {"answer": "inject", "context": "generate"}
@@ -51,6 +52,9 @@ class BuildOptions(ItemOptions):
     #: a judge checks every clean answer and every injection inside the stages' success tests
     #: (stages/judge.py); the judge models are the recipe's
     verify: bool = False
+    #: every hallucinated span is scored by the build's model against the text it replaced, and
+    #: one far less likely is refused (``implausible_edit``; stages/plausibility.py)
+    plausibility: bool = True
     #: the build stops (its answers committed) once the provider has refused or failed more
     #: than this share of a run's requests (and at least 10 of them)
     max_provider_failures: float = Field(default=DEFAULT_MAX_PROVIDER_FAILURES, ge=0.0, le=1.0)
@@ -98,5 +102,7 @@ class BuildCounts(BaseModel):
     yield_: float = Field(alias="yield")
     #: what the judges found (``--verify``)
     judge: JudgeReport | None = None
+    #: how plausible the hallucinated spans were to the build's model (None: none was scored)
+    plausibility: PlausibilityReport | None = None
 
     model_config = {"populate_by_name": True, "serialize_by_alias": True}

@@ -42,6 +42,7 @@ from lettuce_build.llm.ray_pool import RayOptions
 from lettuce_build.sources.base import LoadResult, Source, StageSettings, checks
 from lettuce_build.sources.registry import SOURCES, get_source
 from lettuce_build.stages.judge import judge_report
+from lettuce_build.stages.plausibility import PlausibilityCheck, plausibility_report
 
 
 class BuildSummary(BuildCounts):
@@ -101,6 +102,7 @@ class StageLoop:
         *,
         max_waves: int | None = None,
         judges: Sequence[Runner] = (),
+        plausibility: PlausibilityCheck | None = None,
     ) -> None:
         self.build = build
         self.manifest = manifest
@@ -108,6 +110,8 @@ class StageLoop:
         self.ratio = ratio
         self.max_waves = max_waves
         self.judges = judges
+        #: asked of the build's own model about every hallucinating stage's spans
+        self.plausibility = plausibility
 
     def run(
         self, stages: Sequence[Stage], items: Dataset, checks: Mapping[str, CheckStage] | None = None
@@ -117,6 +121,8 @@ class StageLoop:
         for stage in stages:
             log.info("stage %s starts: %d items", stage.name, len(result.done))
             judged = self._checks((checks or {}).get(stage.name))
+            if stage.hallucinates and self.plausibility is not None:
+                judged.append(Check(self.plausibility, self.runner, self.plausibility.name))
             if stage.hallucinates:
                 if self.ratio is None:
                     raise ValueError(f"stage {stage.name} injects: the loop needs the ratio to balance")
@@ -153,6 +159,7 @@ def open_stage_loop(
     batch_size: int = DEFAULT_BATCH_SIZE,
     plan: ExecutionPlan | None = None,
     judges: Sequence[Backend] = (),
+    plausibility: PlausibilityCheck | None = None,
 ) -> Iterator[StageLoop]:
     """A stage loop on the build folder's request cache, run as ``plan`` says; closed when the
     block ends. ``judges`` answer from the same cache (their model is part of every key)."""
@@ -165,7 +172,15 @@ def open_stage_loop(
             return Runner(plan.completions(model, cache), seed=seed, batch_size=batch_size, passes=passes)
 
         judged_by = [runner(judge) for judge in judges]
-        yield StageLoop(build, manifest, runner(backend), ratio, max_waves=plan.max_waves, judges=judged_by)
+        yield StageLoop(
+            build,
+            manifest,
+            runner(backend),
+            ratio,
+            max_waves=plan.max_waves,
+            judges=judged_by,
+            plausibility=plausibility,
+        )
     finally:
         cache.close()
         plan.close([backend, *judges])
@@ -393,8 +408,9 @@ def _run(
     build.write_manifest(manifest)
     result = LoopResult(done=items)
     if len(items):  # a shard may hold no item of a small build
+        plausibility = PlausibilityCheck() if options.plausibility else None
         with open_stage_loop(
-            build, manifest, backend, options.seed, options.ratio, batch_size, plan, judges
+            build, manifest, backend, options.seed, options.ratio, batch_size, plan, judges, plausibility
         ) as loop:
             result = loop.run(stages, source.prepare(items), checks(stages) if judges else None)
     made = assemble(source, source.finish(items, result.done) if len(items) else items, build.path / WORK_DIR)
@@ -436,6 +452,7 @@ def _run(
         seconds=time.perf_counter() - started,
         backend_seconds=result.backend_seconds,
         judge=judge_report([j.model_id for j in judges], result.judgements) if judges else None,
+        plausibility=plausibility_report(result.judgements),
         example=made.example,
         shard=options.shard,
         error_types=_spans_by_type(made.splits, options.error_types),

@@ -269,6 +269,13 @@ BUILD_EXAMPLES = (
     "span (one judged supported fails the injection); figures in the summary, manifest and card.",
 )
 @click.option(
+    "--plausibility/--no-plausibility",
+    default=default_of(Recipe, "plausibility"),
+    show_default=True,
+    help="Score every hallucinated span with the build's model against the text it replaced and "
+    "refuse one far less likely (implausible_edit): a prefill per span, cached like answers.",
+)
+@click.option(
     "--judge-model",
     multiple=True,
     help="For --verify: a judge model (repeatable: with two, both must pass and their agreement "

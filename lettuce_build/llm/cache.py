@@ -61,7 +61,10 @@ def request_key(model: str, request: ChatRequest, prompt_version: str, schema_te
         json.dumps([[m.role, m.content] for m in request.messages], ensure_ascii=False),
         # the penalty joins the key only when set, so keys made before it existed stay valid
         repr((request.temperature, request.max_tokens, request.seed))
-        + (f"/rp={request.repetition_penalty}" if request.repetition_penalty != 1.0 else ""),
+        + (f"/rp={request.repetition_penalty}" if request.repetition_penalty != 1.0 else "")
+        + (
+            f"/score={json.dumps(request.continuations, ensure_ascii=False)}" if request.continuations else ""
+        ),
         schema_json(request.json_schema) if schema_text is None else schema_text,
     ):
         digest.update(part.encode())

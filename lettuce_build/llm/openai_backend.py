@@ -36,6 +36,8 @@ from lettuce_build.llm.protocol import (
     BackendInfo,
     ChatRequest,
     Completion,
+    Scores,
+    scored_tokens,
 )
 from lettuce_build.llm.settings import EndpointSettings
 
@@ -93,12 +95,14 @@ class OpenAIBackend:
             arguments["response_format"] = {"type": "json_object"}
         return arguments
 
-    async def _one(self, client: AsyncOpenAI, gate: asyncio.Semaphore, request: ChatRequest) -> Completion:
+    async def _call(self, client: AsyncOpenAI, gate: asyncio.Semaphore, arguments: dict[str, Any]) -> Any:
+        """The server's chat completion for ``arguments``, or the failure `Completion` saying why
+        there is none."""
         shown = public_url(f"{self.options.base_url.rstrip('/')}/chat/completions")
         tries = f"{self.options.max_retries + 1} tries"
         async with gate:
             try:
-                response = await client.chat.completions.create(**self._arguments(request))
+                return await client.chat.completions.create(**arguments)
             except openai.APIStatusError as err:
                 said = self._redacted(" ".join(err.response.text.split())[:300])
                 problem = f"HTTP {err.status_code} from {shown}: {said}"
@@ -121,10 +125,52 @@ class OpenAIBackend:
                 return _failed(
                     MALFORMED_RESPONSE, f"{shown} answered 200 with a body that is not JSON: {err}"
                 )
+
+    async def _one(self, client: AsyncOpenAI, gate: asyncio.Semaphore, request: ChatRequest) -> Completion:
+        if request.continuations:
+            return await self._score(client, gate, request)
+        response = await self._call(client, gate, self._arguments(request))
+        if isinstance(response, Completion):
+            return response
         try:
             return _completion(response)
         except _NotACompletion as err:
+            shown = public_url(f"{self.options.base_url.rstrip('/')}/chat/completions")
             return _failed(MALFORMED_RESPONSE, f"{shown} answered 200 with {self._redacted(str(err))}")
+
+    async def _score(self, client: AsyncOpenAI, gate: asyncio.Semaphore, request: ChatRequest) -> Completion:
+        """A scoring request (see `ChatRequest.continuations`): a call per continuation asking
+        for the prompt's log-probabilities (vLLM's server: ``prompt_logprobs`` with the final
+        assistant message continued). A server that refuses them (4xx) or returns none scores
+        nothing, said in the answer: the build goes on unscored; a failing server fails as ever."""
+        extra = {
+            **(self.options.extra_body or {}),
+            "prompt_logprobs": 0,
+            "continue_final_message": True,
+            "add_generation_prompt": False,
+        }
+        found, used = [], 0
+        for conversation, (_, scored) in zip(request.scoring(), request.continuations, strict=True):
+            arguments = {
+                "model": self.model,
+                "messages": conversation,
+                "temperature": 0.0,
+                "max_tokens": 1,
+                "extra_body": extra,
+            }
+            response = await self._call(client, gate, arguments)
+            if isinstance(response, Completion):
+                if response.finish_reason != PROVIDER_REFUSED:
+                    return response
+                return _unscored(f"the server refused prompt log-probabilities: {response.text[:200]}")
+            prompt = getattr(response, "prompt_logprobs", None)
+            if not isinstance(prompt, list):
+                return _unscored("the server returned no prompt log-probabilities")
+            used += response.usage.prompt_tokens if response.usage else 0
+            found.append(scored_tokens([_token(entry) for entry in prompt], scored))
+        return Completion(
+            text=Scores(logprobs=found).model_dump_json(), finish_reason="stop", prompt_tokens=used
+        )
 
     async def _generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         gate = asyncio.Semaphore(self.options.concurrency)
@@ -186,6 +232,21 @@ class _NotACompletion(Exception):
 
 def _failed(reason: str, why: str) -> Completion:
     return Completion(text=why, finish_reason=reason)
+
+
+def _unscored(why: str) -> Completion:
+    return Completion(text=Scores(scored=False, why=why).model_dump_json(), finish_reason="stop")
+
+
+def _token(entry: Any) -> tuple[str, float | None]:
+    """A ``prompt_logprobs`` entry as (text, log-probability): None for the first token, else
+    one token's ``{"logprob", "decoded_token"}`` under its id (asked with 0 alternatives)."""
+    if not isinstance(entry, dict) or not entry:
+        return "", None
+    first = next(iter(entry.values()))
+    if not isinstance(first, dict):
+        return "", None
+    return str(first.get("decoded_token") or ""), float(first.get("logprob", 0.0))
 
 
 def _completion(response: Any) -> Completion:

@@ -34,6 +34,11 @@ class ChatRequest:
     #: > 1 discourages tokens already in the text (vLLM's ``repetition_penalty``; an OpenAI
     #: endpoint gets ``frequency_penalty`` = penalty - 1); 1.0 leaves sampling as it is
     repetition_penalty: float = 1.0
+    #: a scoring request: nothing is generated; for each (prefix, scored) pair the conversation
+    #: is continued by an assistant message ``prefix + scored``, and the completion's text is
+    #: `Scores` JSON: per pair, the log-probabilities of the tokens that make ``scored`` (a
+    #: prefill only). A backend or server that gives none answers with ``scored: false``
+    continuations: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(
@@ -69,13 +74,24 @@ class ChatRequest:
             name: getattr(self, name)
             for name in ("temperature", "max_tokens", "seed", "json_schema", "repetition_penalty")
         }
+        if self.continuations:
+            fields["continuations"] = [list(pair) for pair in self.continuations]
         return json.dumps({"messages": [[m.role, m.content] for m in self.messages], **fields})
 
     @classmethod
     def from_json(cls, text: str) -> ChatRequest:
         data = json.loads(text)
         messages = tuple(ChatMessage(role, content) for role, content in data.pop("messages"))
-        return cls(messages, **data)
+        pairs = tuple((prefix, scored) for prefix, scored in data.pop("continuations", []))
+        return cls(messages, **data, continuations=pairs)
+
+    def scoring(self) -> list[list[dict[str, str]]]:
+        """The conversations a scoring request sends, one per continuation."""
+        asked = self.conversation()
+        return [
+            [*asked, {"role": "assistant", "content": prefix + scored}]
+            for prefix, scored in self.continuations
+        ]
 
 
 #: the finish_reason of a request never sent: its prompt alone exceeds the model's context
@@ -88,6 +104,31 @@ PROVIDER_ERROR = "provider_error"
 MALFORMED_RESPONSE = "malformed_response"
 #: a completion with one of these is no answer: it is never cached, so a re-run asks again
 PROVIDER_FAILURES = frozenset({PROVIDER_REFUSED, PROVIDER_ERROR, MALFORMED_RESPONSE})
+
+
+class Scores(BaseModel):
+    """What a scoring request's completion holds (its text, as JSON)."""
+
+    #: False: the backend or server gives no prompt log-probabilities (``why`` says so)
+    scored: bool = True
+    why: str = ""
+    #: per continuation, the log-probability of each token of its scored text
+    logprobs: list[list[float]] = Field(default_factory=list)
+
+
+def scored_tokens(tokens: Sequence[tuple[str, float | None]], scored: str) -> list[float]:
+    """The log-probabilities of the last tokens of a prompt that together spell ``scored`` (its
+    end): ``tokens`` are the prompt's (decoded text, log-probability) in order. A token that
+    straddles the scored text's start counts: it holds part of it."""
+    found: list[float] = []
+    length = 0
+    for text, logprob in reversed(tokens):
+        if length >= len(scored):
+            break
+        length += len(text)
+        if logprob is not None:
+            found.append(logprob)
+    return found[::-1]
 
 
 class Completion(BaseModel):

@@ -15,7 +15,14 @@ from typing import Any
 
 from lettuce_build.core.errors import BackendError
 from lettuce_build.llm.embedded import EMBEDDED_MODELS, resolve_model
-from lettuce_build.llm.protocol import PROMPT_TOO_LONG, BackendInfo, ChatRequest, Completion
+from lettuce_build.llm.protocol import (
+    PROMPT_TOO_LONG,
+    BackendInfo,
+    ChatRequest,
+    Completion,
+    Scores,
+    scored_tokens,
+)
 from lettuce_build.llm.settings import EngineSettings
 
 _ENGINES: dict[str, Any] = {}
@@ -173,7 +180,55 @@ class VLLMBackend:
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         """Completions in request order. A prompt longer than the model's context is never sent
         (the engine would reject the whole batch): its completion is empty with finish_reason
-        ``prompt_too_long``; an answer that cannot fit after its prompt is cut to the room left."""
+        ``prompt_too_long``; an answer that cannot fit after its prompt is cut to the room left.
+        Scoring requests (``continuations``) are answered by `score`."""
+        scoring = [i for i, r in enumerate(requests) if r.continuations]
+        if not scoring:
+            return self._generate(requests)
+        chatting = [i for i in range(len(requests)) if not requests[i].continuations]
+        answered = dict(zip(scoring, self.score([requests[i] for i in scoring]), strict=True))
+        answered |= dict(zip(chatting, self._generate([requests[i] for i in chatting]), strict=True))
+        return [answered[i] for i in range(len(requests))]
+
+    def score(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        """Each scoring request's `Scores`: one prefill per continuation, its prompt's
+        log-probabilities read back (``prompt_logprobs``), nothing generated. A continuation
+        longer than the model's context scores as an empty list."""
+        from vllm import SamplingParams
+
+        conversations = [c for r in requests for c in r.scoring()]
+        pairs = [pair for r in requests for pair in r.continuations]
+        tokens = self._prompt_tokens(conversations)
+        fits = [i for i, count in enumerate(tokens) if count < self._context_length()]
+        params = SamplingParams(temperature=0.0, max_tokens=1, prompt_logprobs=0)
+        outputs = self.engine().chat(
+            [conversations[i] for i in fits],
+            params,
+            use_tqdm=False,
+            add_generation_prompt=False,
+            continue_final_message=True,
+            chat_template_kwargs=self.options.chat_template_kwargs or None,
+        )
+        found: dict[int, list[float]] = {}
+        for index, output in zip(fits, outputs, strict=True):
+            prompt = [
+                (entry[token].decoded_token or "", entry[token].logprob) if entry else ("", None)
+                for token, entry in zip(
+                    output.prompt_token_ids or [], output.prompt_logprobs or [], strict=True
+                )
+            ]
+            found[index] = scored_tokens(prompt, pairs[index][1])
+        completions, at = [], 0
+        for request in requests:
+            count = len(request.continuations)
+            scores = Scores(logprobs=[found.get(i, []) for i in range(at, at + count)])
+            completions.append(
+                Completion(text=scores.model_dump_json(), prompt_tokens=sum(tokens[at : at + count]))
+            )
+            at += count
+        return completions
+
+    def _generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         if not requests:
             return []
         from vllm import SamplingParams

@@ -67,6 +67,8 @@ class ConfigStats(BaseModel):
     #: how the code source's developer requests were made: "free" (written by the model) or
     #: "chosen" (among requests made of the issue's own words)
     requests: str | None = None
+    #: the plausibility check's figures (stages/plausibility.py), as lines
+    plausibility: list[str] = Field(default_factory=list)
     #: what ``--verify``'s judges found (their report's lines), empty when nothing was judged
     judge: list[str] = Field(default_factory=list)
     #: `lettuce-build audit` over the published rows
@@ -160,6 +162,7 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         answers=_answer_mode(manifest),
         requests=_request_mode(manifest),
         judge=judged.lines() if (judged := manifest.counts and manifest.counts.judge) else [],
+        plausibility=scored.lines() if (scored := manifest.counts and manifest.counts.plausibility) else [],
         data_quality=quality_text(Path(source_name), quality_report(build_path)),  # no local path
         model=backend.model if backend else None,
         backend=backend.backend if backend else None,

@@ -44,6 +44,7 @@ from lettuce_build.core.schema import Violation, read_sample
 from lettuce_build.core.tables import iter_records
 from lettuce_build.formats import Foreign, format_of
 from lettuce_build.stages.judge import JudgeReport
+from lettuce_build.stages.plausibility import PlausibilityReport
 from lettuce_build.view.token_windows import TokenWindows, WindowReport, window_text
 from lettuce_build.view.validate import read_rows
 
@@ -130,6 +131,7 @@ class QualityReport(BaseModel):
     #: what the build asked for, and what its judges found, when the path is a build folder
     requested_ratio: float | None = None
     judge: JudgeReport | None = None
+    plausibility: PlausibilityReport | None = None
     #: what a detector's token windows keep (``audit --tokenizer``)
     windows: WindowReport | None = None
 
@@ -333,6 +335,7 @@ def quality_report(
         manifest = BuildDir(path).read_manifest()
         report.requested_ratio = manifest.options.ratio if manifest.options else None
         report.judge = manifest.counts.judge if manifest.counts else None
+        report.plausibility = manifest.counts.plausibility if manifest.counts else None
     report.windows = windows.report if windows is not None else None
     return report
 
@@ -380,6 +383,8 @@ def quality_text(path: Path, report: QualityReport) -> str:
     lines.append(f"  hallucinated share: {share:.2f}{requested}; categories: {dict(report.by_category)}")
     if report.judge is not None:
         lines.extend(f"  judge: {line}" for line in report.judge.lines())
+    if report.plausibility is not None:
+        lines.extend(f"  {line}" for line in report.plausibility.lines())
     if report.windows is not None:
         lines.extend(window_text(report.windows))
     present = [s for s in GATE_SIGNALS if report.signal_total(s)]

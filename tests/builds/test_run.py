@@ -43,7 +43,8 @@ def test_a_scripted_build_writes_checked_samples_that_load_with_declared_feature
     assert validate(tmp_path / "out").ok
     manifest = BuildDir(tmp_path / "out").read_manifest()
     assert manifest.status == "finished"
-    assert [s.name for s in manifest.stages] == ["question", "answer", "inject", "assemble"]
+    # the plausibility check is recorded like a stage (its scoring requests and their cost)
+    assert [s.name for s in manifest.stages] == ["question", "answer", "inject", "plausibility", "assemble"]
 
 
 def test_the_ratio_is_reported_as_achieved(tmp_path, readmes):

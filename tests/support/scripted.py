@@ -7,9 +7,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from lettuce_build.llm.protocol import BackendInfo, ChatRequest, Completion
+from lettuce_build.llm.protocol import BackendInfo, ChatRequest, Completion, Scores
 
 Responder = Callable[[ChatRequest], Completion | str]
+UNSCORED = Scores(scored=False, why="a scripted backend scores nothing").model_dump_json()
 
 
 class ScriptedBackend:
@@ -17,7 +18,8 @@ class ScriptedBackend:
 
     ``fail_on_call`` raises on that (1-based) generate call, like a backend dying
     mid-build; ``delay`` sleeps per call; ``log`` appends one line per request;
-    ``record=False`` keeps no request (a benchmark's backend, whose memory is not the driver's).
+    ``record=False`` keeps no request (a benchmark's backend, whose memory is not the driver's);
+    ``scores``: ``respond`` answers scoring requests (`ChatRequest.continuations`) too.
     """
 
     def __init__(
@@ -29,6 +31,7 @@ class ScriptedBackend:
         delay: float = 0.0,
         log: Path | None = None,
         record: bool = True,
+        scores: bool = False,
     ) -> None:
         self.respond = respond
         self.model = model
@@ -36,6 +39,8 @@ class ScriptedBackend:
         self.delay = delay
         self.log = log
         self.record = record
+        #: True: ``respond`` answers scoring requests too (else they are answered unscored)
+        self.scores = scores
         self.calls: list[list[ChatRequest]] = []
 
     @property
@@ -58,7 +63,8 @@ class ScriptedBackend:
             time.sleep(self.delay)
         answers = []
         for request in requests:
-            answer = self.respond(request)
+            # a scoring request (the plausibility check) gets no scores unless the script gives some
+            answer = self.respond(request) if not request.continuations or self.scores else UNSCORED
             answers.append(
                 answer
                 if isinstance(answer, Completion)

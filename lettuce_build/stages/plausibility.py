@@ -1,0 +1,200 @@
+"""Plausibility from the model's own likelihood: is a hallucinated span something a model would
+write there?
+
+A span a detector should learn from reads like the text around it; garbage does not ("Não haga
+interesse decesseres ..." spliced into an English sentence, "#1015021359209842730301741200551172").
+The gates see words, not fluency. The model sees fluency: after the same prefix (the context,
+the question and the answer up to the span), it scores the edited text and the text it replaced,
+each followed by the few words after the span, and we compare their mean log-probabilities per
+token. A false but plausible edit costs a little likelihood (the original is what the context
+supports); garbage costs a lot. An edit whose mean is more than `MAX_DROP` nats per token below
+its original's is ``implausible_edit``, and balancing takes another item in its place.
+
+`PlausibilityCheck` is a `CheckStage` every injecting and generating stage is checked by, asked
+of the build's own model through its runner (so scores are cached like answers, and a re-run
+asks nothing again): one scoring request per item, two prefills per span, nothing generated. A
+backend that gives no prompt log-probabilities (a hosted API without them) answers
+``scored: false``: the item passes and the summary says how many were not scored.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import regex
+from pydantic import BaseModel, Field
+
+from lettuce_build.engine.records import Judgement
+from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling
+from lettuce_build.llm.protocol import ChatRequest, Scores
+
+#: an edit more than this many nats per token less likely than its original is implausible: set
+#: from real README edits (benchmarks/plausibility.py; the README quotes the distribution)
+MAX_DROP = 3.0
+#: what the scoring prompt shows of the context, and of the answer before a span
+CONTEXT_CHARS = 3000
+PREFIX_CHARS = 1200
+#: the words after a span scored with it: an edit that breaks its sentence shows there
+TAIL = regex.compile(r"^[ \t]*(?:\S+[ \t]+){0,2}\S+")
+SYSTEM = "Answer the question from the context."
+
+
+class ScoredEdit(BaseModel):
+    """One span's scores, as the verdict records it."""
+
+    original: str
+    edited: str
+    original_logprob: float
+    edited_logprob: float
+
+    @property
+    def drop(self) -> float:
+        """How much less likely the edit is than its original, in nats per token."""
+        return self.original_logprob - self.edited_logprob
+
+
+def _clean_position(opcodes: Sequence[tuple[str, int, int, int, int]], at: int, end: bool) -> int:
+    """Where position ``at`` of the hallucinated answer falls in the clean one: exactly in text
+    both share, else at the start (or ``end``: the end) of the change that holds it."""
+    for tag, i1, _, j1, j2 in opcodes:
+        if tag == "equal" and j1 <= at <= j2:
+            return i1 + at - j1
+    for _, i1, i2, j1, j2 in opcodes:
+        if j1 <= at <= j2:
+            return i2 if end else i1
+    return opcodes[-1][2] if opcodes else 0
+
+
+def span_pairs(
+    clean: str, hallucinated: str, labels: Sequence[dict[str, Any]]
+) -> list[tuple[str, str, str, str]]:
+    """Per span, in answer order: (prefix, original, edited, tail). The original is the clean
+    answer's text the span replaced (aligned by a character diff, so injected and generated
+    answers are read alike; empty for a pure insertion); prefix and tail are the hallucinated
+    answer's text before and after the span, the prefix cut to `PREFIX_CHARS` at a line or word."""
+    opcodes = difflib.SequenceMatcher(None, clean, hallucinated, autojunk=False).get_opcodes()
+    pairs = []
+    for label in sorted(labels, key=lambda span: span["start"]):
+        start, end = label["start"], label["end"]
+        original = clean[_clean_position(opcodes, start, False) : _clean_position(opcodes, end, True)]
+        prefix = hallucinated[:start]
+        if len(prefix) > PREFIX_CHARS:
+            cut = len(prefix) - PREFIX_CHARS
+            prefix = prefix[max(prefix.find("\n", cut) + 1, prefix.find(" ", cut) + 1, cut) :]
+        tail = TAIL.match(hallucinated[end:])
+        pairs.append((prefix, original, hallucinated[start:end], tail.group() if tail else ""))
+    return pairs
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+class PlausibilityCheck(CheckStage):
+    """Each span of a hallucinated answer scored against the text it replaced (see the module)."""
+
+    name = "plausibility"
+    prompt_version = "plausibility-v1"
+    response_model = Scores
+    #: nothing is generated (backends prefill only); the answer is the scores' JSON, whose
+    #: length this bounds as it bounds any answer's (engine/responses.py)
+    sampling = Sampling(temperature=0.0, max_tokens=2000)
+    requires = ("context", "question", "answer", "hallucinated_answer", "labels")
+
+    def __init__(self, max_drop: float = MAX_DROP) -> None:
+        self.max_drop = max_drop
+
+    def applies(self, item: dict[str, Any]) -> bool:
+        return bool(item.get("labels"))
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        user = f"Context:\n{item['context'][:CONTEXT_CHARS]}\n\nQuestion: {item['question']}"
+        continuations = []
+        for prefix, original, edited, tail in span_pairs(
+            item["answer"], item["hallucinated_answer"], item["labels"]
+        ):
+            continuations += [(prefix, original + tail), (prefix, edited + tail)]
+        return self.request(SYSTEM, user).with_params(continuations=tuple(continuations))
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        scores: Scores = response
+        if not scores.scored:
+            return {"judgement": json.dumps({"scored": False, "why": scores.why, "edits": []})}
+        pairs = span_pairs(item["answer"], item["hallucinated_answer"], item["labels"])
+        edits = []
+        for number, (_, original, edited, _) in enumerate(pairs):
+            before, after = (_mean(scores.logprobs[2 * number + side]) for side in (0, 1))
+            if before is None or after is None:  # too long to score: nothing to compare
+                continue
+            edits.append(
+                ScoredEdit(original=original, edited=edited, original_logprob=before, edited_logprob=after)
+            )
+        verdict = {"scored": True, "edits": [{**e.model_dump(), "drop": round(e.drop, 4)} for e in edits]}
+        return {"judgement": json.dumps(verdict, ensure_ascii=False)}
+
+    def rejection(self, verdict: dict[str, Any]) -> ParseFailure | None:
+        worst = max(verdict["edits"], key=lambda e: e["drop"], default=None)
+        if worst is None or worst["drop"] <= self.max_drop:
+            return None
+        detail = (
+            f"{worst['edited'][:60]!r} is {worst['drop']:.2f} nats per token less likely than "
+            f"{worst['original'][:60]!r} (at most {self.max_drop})"
+        )
+        return ParseFailure("implausible_edit", detail)
+
+
+class PlausibilityReport(BaseModel):
+    """What the plausibility check found, as the summary, manifest, card and audit show it."""
+
+    max_drop: float = MAX_DROP
+    #: spans scored, and those refused as implausible (every attempt counted)
+    scored: int = 0
+    implausible: int = 0
+    #: items the backend could not score (no prompt log-probabilities), and why
+    unscored: int = 0
+    why_unscored: str = ""
+    #: the drop (nats per token) of every scored span at these quantiles
+    quantiles: dict[str, float] = Field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        if not self.scored:
+            return (
+                [f"plausibility: not scored ({self.unscored} items: {self.why_unscored})"]
+                if self.unscored
+                else []
+            )
+        spread = ", ".join(f"{q} {v:.2f}" for q, v in self.quantiles.items())
+        line = (
+            f"plausibility: {self.scored} spans scored, {self.implausible} refused as implausible "
+            f"(drop > {self.max_drop} nats/token); drop quantiles: {spread}"
+        )
+        return [line] + (
+            [f"not scored: {self.unscored} items ({self.why_unscored})"] if self.unscored else []
+        )
+
+
+def plausibility_report(
+    judgements: Sequence[Judgement], max_drop: float = MAX_DROP
+) -> PlausibilityReport | None:
+    """The figures of a build's plausibility verdicts (None: nothing was checked)."""
+    verdicts = [j.verdict for j in judgements if j.check == PlausibilityCheck.name]
+    if not verdicts:
+        return None
+    drops = sorted(e["drop"] for v in verdicts for e in v["edits"])
+    unscored = [v for v in verdicts if not v["scored"]]
+    report = PlausibilityReport(
+        max_drop=max_drop,
+        scored=len(drops),
+        implausible=sum(d > max_drop for d in drops),
+        unscored=len(unscored),
+        why_unscored=unscored[0]["why"] if unscored else "",
+    )
+    if drops:
+        report.quantiles = {
+            name: drops[min(len(drops) - 1, int(q * len(drops)))]
+            for name, q in (("p10", 0.1), ("p50", 0.5), ("p90", 0.9), ("max", 1.0))
+        }
+    return report

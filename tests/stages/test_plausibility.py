@@ -1,0 +1,98 @@
+"""Plausibility: each hallucinated span scored by the model against the text it replaced."""
+
+import json
+
+import pytest
+
+from lettuce_build.engine.records import Judgement
+from lettuce_build.llm.protocol import Scores, scored_tokens
+from lettuce_build.stages.plausibility import MAX_DROP, PlausibilityCheck, plausibility_report, span_pairs
+
+CLEAN = "Flask is a lightweight WSGI web application framework. It is designed to make getting started quick."
+#: real cases of issue 46: a negation added (plausible), garbage spliced in (implausible)
+NEGATED = CLEAN.replace("Flask is a lightweight", "Flask is not a lightweight")
+GARBAGE = CLEAN.replace("lightweight WSGI", "Able-Bixbaggies.com/x")
+
+
+def _labels(clean, hallucinated):
+    start = next(i for i, (a, b) in enumerate(zip(clean, hallucinated, strict=False)) if a != b)
+    end = len(hallucinated) - next(
+        i for i, (a, b) in enumerate(zip(clean[::-1], hallucinated[::-1], strict=False)) if a != b
+    )
+    return [{"start": start, "end": end, "text": hallucinated[start:end]}]
+
+
+def _item(hallucinated):
+    return {
+        "key": "k",
+        "context": CLEAN,
+        "question": "What is Flask?",
+        "answer": CLEAN,
+        "hallucinated_answer": hallucinated,
+        "labels": _labels(CLEAN, hallucinated),
+    }
+
+
+def test_a_span_is_paired_with_the_clean_text_it_replaced_under_the_same_prefix():
+    [(prefix, original, edited, tail)] = span_pairs(CLEAN, GARBAGE, _item(GARBAGE)["labels"])
+    assert prefix + edited == GARBAGE[: len(prefix) + len(edited)]
+    assert (original, edited) == ("lightweight WSGI", "Able-Bixbaggies.com/x")
+    assert tail == " web application framework."  # the three words after the span
+
+
+def test_the_request_scores_original_and_edit_after_the_same_conversation():
+    request = PlausibilityCheck().render(_item(NEGATED))
+    (prefix_a, original), (prefix_b, edited) = request.continuations
+    assert prefix_a == prefix_b and CLEAN in request.messages[-1].content
+    # "not" was inserted: the original is the words after it alone, the edit "not" and those words
+    assert (original, edited) == (" a lightweight WSGI", "not a lightweight WSGI")
+
+
+def _verdict(item, original_logprobs, edited_logprobs):
+    check = PlausibilityCheck()
+    scores = Scores(logprobs=[original_logprobs, edited_logprobs])
+    return json.loads(check.parse(item, scores)["judgement"]), check
+
+
+def test_an_edit_far_less_likely_than_its_original_is_implausible():
+    # measured shapes on the embedded model: the original -0.2 nats/token, garbage -4.7
+    verdict, check = _verdict(_item(GARBAGE), [-0.2] * 7, [-4.7] * 16)
+    assert verdict["edits"][0]["drop"] == pytest.approx(4.5)
+    assert check.rejection(verdict).reason == "implausible_edit"
+
+
+def test_a_false_but_plausible_edit_passes():
+    verdict, check = _verdict(_item(NEGATED), [-0.2] * 7, [-2.1] * 9)
+    assert check.rejection(verdict) is None
+
+
+def test_a_backend_without_log_probabilities_leaves_the_item_unscored_and_passing():
+    check = PlausibilityCheck()
+    verdict = json.loads(check.parse(_item(NEGATED), Scores(scored=False, why="no logprobs"))["judgement"])
+    assert verdict == {"scored": False, "why": "no logprobs", "edits": []}
+    assert check.rejection(verdict) is None
+
+
+def test_the_scored_tokens_are_the_last_ones_that_spell_the_scored_text():
+    prompt = [("", None), ("<user>", -1.0), ("Flask", -0.5), (" is", -0.1), (" not", -2.0), (" light", -1.5)]
+    assert scored_tokens(prompt, " not light") == [-2.0, -1.5]
+    assert scored_tokens(prompt, "ot light") == [-2.0, -1.5]  # a token straddling the start counts
+
+
+def test_the_report_gives_the_drop_distribution_and_the_refused():
+    judgements = [
+        Judgement(
+            key=str(n),
+            stage="inject",
+            check="plausibility",
+            judge="m",
+            attempt=0,
+            passed=drop <= MAX_DROP,
+            verdict={"scored": True, "edits": [{"drop": drop}]},
+        )
+        for n, drop in enumerate([0.5, 1.0, 2.0, 4.5])
+    ]
+    report = plausibility_report(judgements)
+    assert (report.scored, report.implausible) == (4, 1)
+    assert report.quantiles["max"] == 4.5
+    assert "1 refused as implausible" in report.lines()[0]
