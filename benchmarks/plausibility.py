@@ -1,11 +1,13 @@
 """What the plausibility check measures and costs: every hallucinated span of a finished build
 (made with ``--no-plausibility``, so none was refused) scored by the build's model against the
 text it replaced, printed one per line from the most to the least plausible, with the drop
-quantiles; then the scoring's model time per span next to the build's own model time per sample
-(the check is a prefill, the stages generate).
+quantiles; beside them, as a reference, false but plausible edits made by rule on the same
+clean answers (a number doubled, a negation added, a capitalised name of the context swapped
+in); then the scoring's model time per span next to the build's own model time per sample (the
+check is a prefill, the stages generate).
 
-Read the lines and mark which spans are false but plausible and which are garbage: the threshold
-(`stages.plausibility.MAX_DROP`) belongs between the two groups.
+Read the lines and mark which of the model's spans are false but plausible and which are
+garbage: the threshold (`stages.plausibility.MAX_DROP`) belongs between the two groups.
 
     python benchmarks/plausibility.py BUILD_DIR [--model PATH]   # default: the embedded model
 """
@@ -16,6 +18,9 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
+
+import regex
 
 from lettuce_build.builds.folder import BuildDir
 from lettuce_build.core.schema import HallucinationSample, row_to_sample
@@ -42,6 +47,50 @@ def clean_answer(sample: HallucinationSample) -> str | None:
     return text
 
 
+_NEGATIONS = {"is": "is not", "are": "are not", "can": "cannot", "will": "will not", "does": "does not"}
+
+
+def rule_edits(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """False but plausible edits of the item's clean answer, one item each (see the module)."""
+    answer, made = item["answer"], []
+
+    def edit(match: regex.Match[str], new: str, kind: str) -> None:
+        hallucinated = answer[: match.start()] + new + answer[match.end() :]
+        label = {"start": match.start(), "end": match.start() + len(new), "text": new}
+        made.append(
+            {**item, "key": f"{item['key']}-{kind}", "hallucinated_answer": hallucinated, "labels": [label]}
+        )
+
+    if number := regex.search(r"(?<![\w.])\d+(?![\w.])", answer):
+        edit(number, str(int(number.group()) * 2 or 3), "number")
+    if verb := regex.search(r"\b(?:is|are|can|will|does)\b", answer):
+        edit(verb, _NEGATIONS[verb.group()], "negation")
+    names = list(dict.fromkeys(regex.findall(r"\b[A-Z][a-z]+[A-Z0-9]\w*\b", item["context"])))
+    for name in regex.finditer(r"\b[A-Z][a-z]+[A-Z0-9]\w*\b", answer):  # CamelCase: names, not words
+        other = next((n for n in names if n != name.group() and n not in answer), None)
+        if other:
+            edit(name, other, "name")
+            break
+    return made
+
+
+def drops(backend: Any, items: list[dict[str, Any]]) -> list[tuple[float, str, str]]:
+    check = PlausibilityCheck()
+    completions = backend.generate([seeded_request(check, item, 0, 0, None) for item in items])
+    scored = []
+    for item, completion in zip(items, completions, strict=True):
+        verdict = json.loads(check.parse(item, check_response(check, completion))["judgement"])
+        scored += [(edit["drop"], edit["original"], edit["edited"]) for edit in verdict["edits"]]
+    return sorted(scored)
+
+
+def spread(values: list[float]) -> str:
+    quantiles = [values[min(len(values) - 1, int(q * len(values)))] for q in (0.1, 0.25, 0.5, 0.75, 0.9)]
+    refused = sum(v > MAX_DROP for v in values)
+    shown = ", ".join(f"p{p} {v:.1f}" for p, v in zip((10, 25, 50, 75, 90), quantiles, strict=True))
+    return f"{shown}, max {values[-1]:.1f}; refused at {MAX_DROP:g}: {refused} of {len(values)}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -66,31 +115,25 @@ def main() -> None:
                 "labels": labels,
             }
         )
+    if not items:
+        raise SystemExit(f"{args.build}: no hallucinated sample to score")
     backend = make_backend("vllm", args.model or str(embedded_model_path()))
-    check = PlausibilityCheck()
-    requests = [seeded_request(check, item, 0, 0, None) for item in items]
-    backend.generate(requests[:1])  # the engine's start and first compile are no scoring's cost
+    drops(backend, items[:1])  # the engine's start and first compile are no scoring's cost
     started = time.perf_counter()
-    completions = backend.generate(requests)
+    scored = drops(backend, items)
     seconds = time.perf_counter() - started
-    scored = []
-    for item, completion in zip(items, completions, strict=True):
-        verdict = json.loads(check.parse(item, check_response(check, completion))["judgement"])
-        scored += [(edit["drop"], edit["original"], edit["edited"]) for edit in verdict["edits"]]
-    scored.sort()
     for drop, original, edited in scored:
         flag = "REFUSED" if drop > MAX_DROP else "       "
-        print(f"{drop:6.2f} {flag} {original[:50]!r} -> {edited[:60]!r}")
-    drops = [d for d, _, _ in scored]
-    if not drops:
-        raise SystemExit("no hallucinated span could be scored")
-    quantiles = {q: drops[min(len(drops) - 1, int(q * len(drops)))] for q in (0.1, 0.25, 0.5, 0.75, 0.9)}
-    print(f"\n{len(drops)} spans of {len(items)} samples; drop (nats/token) quantiles:", end=" ")
-    print(", ".join(f"p{int(q * 100)} {v:.2f}" for q, v in quantiles.items()), f"max {drops[-1]:.2f}")
-    print(f"refused at MAX_DROP {MAX_DROP}: {sum(d > MAX_DROP for d in drops)} of {len(drops)}")
+        print(f"{drop:7.1f} {flag} {original[:50]!r} -> {edited[:60]!r}")
+    reference = drops(backend, [edit for item in items for edit in rule_edits(item)])
+    print(f"\nthe model's {len(scored)} spans, likelihood drop (nats): {spread([d for d, _, _ in scored])}")
+    print(f"{len(reference)} rule-made plausible edits: {spread([d for d, _, _ in reference])}")
+    for drop, original, edited in reference:
+        if drop > MAX_DROP:
+            print(f"  refused rule-made edit: {drop:.1f} {original!r} -> {edited!r}")
     made = len(samples) or 1
-    model_seconds = sum(s.backend_seconds for s in manifest.stages)
-    per_span = seconds / len(drops)
+    model_seconds = sum(s.backend_seconds for s in manifest.stages if s.name != "plausibility")
+    per_span = seconds / len(scored)
     per_sample = model_seconds / made
     print(
         f"cost: {per_span * 1000:.0f} ms of model time per span scored, against {per_sample * 1000:.0f} ms "

@@ -366,6 +366,18 @@ def negation_changed(original: str, replacement: str) -> bool:
     return negations(original).total() != negations(replacement).total()
 
 
+#: a claim has at least this many words; a replacement of a sentence with fewer claims nothing
+MIN_CLAIM_WORDS = 3
+
+
+def replaces_sentence_by_fragment(original: str, replacement: str) -> bool:
+    """Whether a whole sentence (five words or more, ending as one) became a word or two: what is
+    left claims nothing a reader could check (seen live on the embedded model: "emberlog is a
+    structured logging library for Go services." -> "welcomed", another sentence -> "2cmh")."""
+    sentence = len(words(original)) >= 5 and original.rstrip()[-1:] in ".!?"
+    return sentence and len(replacement.split()) < MIN_CLAIM_WORDS
+
+
 def only_removes(original: str, replacement: str) -> bool:
     """Whether the replacement is the original with words taken out and nothing added (and no
     negation among what was taken out: removing one flips the claim)."""
@@ -395,7 +407,8 @@ def edit_problem(
 ) -> Problem | None:
     """Why an injected edit does not make a span worth learning from: it changes nothing that
     matters, it only removes words of its original (what is left is still true, unless a
-    negation was removed), it adds what
+    negation was removed), it turns a sentence into a word or two (`replaces_sentence_by_fragment`),
+    it adds what
     the context already says (word-bounded, case-insensitive), its text is a loop, a question or
     talk of its prompt, or its type says "numerical" or "temporal" where no number, date or time
     is changed (a name swapped for a name would be labelled a numerical error). In ``code`` only
@@ -412,6 +425,8 @@ def edit_problem(
         return "edit_asks_question", f"the edit writes a question, not a claim: {question[:60]!r}"
     if meta := prompt_words(replacement, original, context):
         return "edit_about_prompt", f"{replacement[:60]!r} speaks of its prompt: {', '.join(meta)}"
+    if not code and replaces_sentence_by_fragment(original, replacement):
+        return "fragment_edit", f"the sentence {original[:60]!r} became {replacement[:60]!r}"
     if subcategory == "numerical" and not (has_number(original) or has_number(replacement)):
         return "type_mismatch", f"{original[:60]!r} -> {replacement[:60]!r} changes no number"
     if subcategory == "temporal" and not (has_time(original) or has_time(replacement)):
@@ -432,6 +447,7 @@ GATE_REASONS = frozenset(
         "answer_unsupported",
         "no_op_edit",
         "removal_only_edit",
+        "fragment_edit",
         "span_in_context",
         "degenerate_edit",
         "edit_asks_question",

@@ -5,10 +5,17 @@ A span a detector should learn from reads like the text around it; garbage does 
 interesse decesseres ..." spliced into an English sentence, "#1015021359209842730301741200551172").
 The gates see words, not fluency. The model sees fluency: after the same prefix (the context,
 the question and the answer up to the span), it scores the edited text and the text it replaced,
-each followed by the few words after the span, and we compare their mean log-probabilities per
-token. A false but plausible edit costs a little likelihood (the original is what the context
-supports); garbage costs a lot. An edit whose mean is more than `MAX_DROP` nats per token below
-its original's is ``implausible_edit``, and balancing takes another item in its place.
+each followed by the few words after the span, and we compare their log-likelihoods. A false but
+plausible edit costs a little (the original is what the context supports); garbage costs a lot.
+An edit more than `MAX_DROP` nats less likely than its original (in all: e^-25 times as likely)
+is ``implausible_edit``, and balancing takes another item in its place.
+
+Why the whole log-likelihood and not its mean per token: measured on 16 real READMEs with the
+embedded model (benchmarks/plausibility.py, the README's "Plausible spans"), the per-token drop
+of a number changed, a negation added or a name swapped (median 1.9 nats/token) was no smaller
+than garbage's (2.0): garbage is long, and its later tokens are easy once its first are paid
+for. The total separates them: 16 of 20 garbage edits lose more than 25 nats, no false but
+plausible one does.
 
 `PlausibilityCheck` is a `CheckStage` every injecting and generating stage is checked by, asked
 of the build's own model through its runner (so scores are cached like answers, and a re-run
@@ -31,9 +38,9 @@ from lettuce_build.engine.records import Judgement
 from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling
 from lettuce_build.llm.protocol import ChatRequest, Scores
 
-#: an edit more than this many nats per token less likely than its original is implausible: set
-#: from real README edits (benchmarks/plausibility.py; the README quotes the distribution)
-MAX_DROP = 3.0
+#: an edit more than this many nats less likely than its original is implausible: set from real
+#: README edits (benchmarks/plausibility.py; the README quotes the distribution)
+MAX_DROP = 25.0
 #: what the scoring prompt shows of the context, and of the answer before a span
 CONTEXT_CHARS = 3000
 PREFIX_CHARS = 1200
@@ -47,12 +54,15 @@ class ScoredEdit(BaseModel):
 
     original: str
     edited: str
+    #: the log-likelihood of each, followed by the words after the span, and their tokens
     original_logprob: float
     edited_logprob: float
+    original_tokens: int
+    edited_tokens: int
 
     @property
     def drop(self) -> float:
-        """How much less likely the edit is than its original, in nats per token."""
+        """How much less likely the edit is than its original, in nats."""
         return self.original_logprob - self.edited_logprob
 
 
@@ -89,10 +99,6 @@ def span_pairs(
     return pairs
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
 class PlausibilityCheck(CheckStage):
     """Each span of a hallucinated answer scored against the text it replaced (see the module)."""
 
@@ -126,12 +132,18 @@ class PlausibilityCheck(CheckStage):
         pairs = span_pairs(item["answer"], item["hallucinated_answer"], item["labels"])
         edits = []
         for number, (_, original, edited, _) in enumerate(pairs):
-            before, after = (_mean(scores.logprobs[2 * number + side]) for side in (0, 1))
-            if before is None or after is None:  # too long to score: nothing to compare
+            before, after = scores.logprobs[2 * number], scores.logprobs[2 * number + 1]
+            if not before or not after:  # too long to score: nothing to compare
                 continue
-            edits.append(
-                ScoredEdit(original=original, edited=edited, original_logprob=before, edited_logprob=after)
+            scored = ScoredEdit(
+                original=original,
+                edited=edited,
+                original_logprob=sum(before),
+                edited_logprob=sum(after),
+                original_tokens=len(before),
+                edited_tokens=len(after),
             )
+            edits.append(scored)
         verdict = {"scored": True, "edits": [{**e.model_dump(), "drop": round(e.drop, 4)} for e in edits]}
         return {"judgement": json.dumps(verdict, ensure_ascii=False)}
 
@@ -140,7 +152,7 @@ class PlausibilityCheck(CheckStage):
         if worst is None or worst["drop"] <= self.max_drop:
             return None
         detail = (
-            f"{worst['edited'][:60]!r} is {worst['drop']:.2f} nats per token less likely than "
+            f"{worst['edited'][:60]!r} is {worst['drop']:.1f} nats less likely than "
             f"{worst['original'][:60]!r} (at most {self.max_drop})"
         )
         return ParseFailure("implausible_edit", detail)
@@ -156,7 +168,7 @@ class PlausibilityReport(BaseModel):
     #: items the backend could not score (no prompt log-probabilities), and why
     unscored: int = 0
     why_unscored: str = ""
-    #: the drop (nats per token) of every scored span at these quantiles
+    #: the drop (nats) of every scored span at these quantiles
     quantiles: dict[str, float] = Field(default_factory=dict)
 
     def lines(self) -> list[str]:
@@ -166,10 +178,10 @@ class PlausibilityReport(BaseModel):
                 if self.unscored
                 else []
             )
-        spread = ", ".join(f"{q} {v:.2f}" for q, v in self.quantiles.items())
+        spread = ", ".join(f"{q} {v:.1f}" for q, v in self.quantiles.items())
         line = (
             f"plausibility: {self.scored} spans scored, {self.implausible} refused as implausible "
-            f"(drop > {self.max_drop} nats/token); drop quantiles: {spread}"
+            f"(likelihood drop > {self.max_drop:g} nats); drop quantiles: {spread}"
         )
         return [line] + (
             [f"not scored: {self.unscored} items ({self.why_unscored})"] if self.unscored else []

@@ -34,6 +34,7 @@ from lettuce_build.core.gates import (
     prompt_words,
     question_problem,
     repeated,
+    replaces_sentence_by_fragment,
     says_the_same,
     stutters,
     support,
@@ -59,6 +60,7 @@ GATE_SIGNALS = (
     "unsupported",
     "span_in_context",
     "no_op_edit",
+    "fragment_edit",
     "degenerate_edit",
     "edit_about_prompt",
     "question_off_context",
@@ -302,8 +304,11 @@ def quality_report(
             group.coverage.append(sum(len(t) for t, _ in row.spans) / max(len(row.answer), 1))
             if any(category in ADDING and in_context(text, row.context) for text, category in row.spans):
                 signal("span_in_context")
-            if any(says_the_same(old, new) for old, new in row.edits):
+            code = row.modality == "code"
+            if any(says_the_same(old, new, code=code) for old, new in row.edits):
                 signal("no_op_edit")
+            if not code and any(replaces_sentence_by_fragment(old, new) for old, new in row.edits):
+                signal("fragment_edit")
             if any(stutters(new, config) and not stutters(old, config) for old, new in row.edits):
                 signal("degenerate_edit")
             if any(prompt_words(new, old, row.context) for old, new in row.edits):

@@ -108,6 +108,15 @@ def test_an_edit_that_says_the_same_is_a_no_op():
     assert edit_problem("4 MB", "40 MB", "contradiction", CONTEXT) is None
 
 
+def test_a_sentence_replaced_by_a_word_or_two_claims_nothing():
+    # seen live on the embedded model (the demo's last sample, issue 46)
+    sentence = "emberlog is a structured logging library for Go services."
+    assert reason(edit_problem(sentence, "welcomed", "contradiction", CONTEXT)) == "fragment_edit"
+    assert reason(edit_problem(sentence, "2cmh", "fabricated_reference", CONTEXT)) == "fragment_edit"
+    rewritten = "emberlog is a structured logging library for Rust services."
+    assert edit_problem(sentence, rewritten, "contradiction", CONTEXT) is None
+
+
 def test_in_code_an_operator_is_meaning_not_form():
     flipped = ("if status == codes.see_other:", "if status != codes.see_other:")
     assert reason(edit_problem(*flipped, "contradiction", CONTEXT)) == "no_op_edit"  # prose reads words

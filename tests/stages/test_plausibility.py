@@ -55,14 +55,17 @@ def _verdict(item, original_logprobs, edited_logprobs):
 
 
 def test_an_edit_far_less_likely_than_its_original_is_implausible():
-    # measured shapes on the embedded model: the original -0.2 nats/token, garbage -4.7
-    verdict, check = _verdict(_item(GARBAGE), [-0.2] * 7, [-4.7] * 16)
-    assert verdict["edits"][0]["drop"] == pytest.approx(4.5)
+    # measured on the embedded model: "lightweight WSGI web..." -0.21 nats a token over 7 tokens,
+    # "Able-Bixbaggies.com/x web..." -4.69 over 16
+    verdict, check = _verdict(_item(GARBAGE), [-0.21] * 7, [-4.69] * 16)
+    assert verdict["edits"][0]["drop"] == pytest.approx(75.04 - 1.47, abs=0.01)
     assert check.rejection(verdict).reason == "implausible_edit"
 
 
-def test_a_false_but_plausible_edit_passes():
-    verdict, check = _verdict(_item(NEGATED), [-0.2] * 7, [-2.1] * 9)
+def test_a_false_but_plausible_edit_passes_though_it_costs_as_much_per_token():
+    # "not a lightweight WSGI": -2.05 a token, as much as a long garbage run's mean, but 9 tokens
+    verdict, check = _verdict(_item(NEGATED), [-0.21] * 7, [-2.05] * 9)
+    assert verdict["edits"][0]["drop"] < MAX_DROP
     assert check.rejection(verdict) is None
 
 
@@ -90,9 +93,9 @@ def test_the_report_gives_the_drop_distribution_and_the_refused():
             passed=drop <= MAX_DROP,
             verdict={"scored": True, "edits": [{"drop": drop}]},
         )
-        for n, drop in enumerate([0.5, 1.0, 2.0, 4.5])
+        for n, drop in enumerate([5.0, 10.0, 20.0, 45.0])
     ]
     report = plausibility_report(judgements)
     assert (report.scored, report.implausible) == (4, 1)
-    assert report.quantiles["max"] == 4.5
+    assert report.quantiles["max"] == 45.0
     assert "1 refused as implausible" in report.lines()[0]
