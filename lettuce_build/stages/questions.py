@@ -13,7 +13,7 @@ from lettuce_build.core.seeding import fraction, item_parts
 from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
-from lettuce_build.stages.answers import evidence_sentences, neighbourhood
+from lettuce_build.stages.answers import NEIGHBOURS, evidence_sentences, neighbourhood
 from lettuce_build.stages.prompted import PromptedStage
 
 
@@ -206,6 +206,16 @@ def question_pattern(sentence: str, question_type: str) -> str:
     return rf"^({openers}) (?:(?:{lead}) ){{0,2}}({terms}){_PLAIN}*\?$"
 
 
+#: a focused question may bring at most this share of content words its answer's passage lacks
+MAX_FOREIGN_SHARE = 0.5
+
+
+def foreign_words(question: str, passage: str) -> list[str]:
+    """The question's content words (stemmed) that its passage does not hold."""
+    held = gates.context_stems(passage)
+    return [word for word in gates.content_words(question) if not gates.context_stems(word) & held]
+
+
 def uses_focus(question: str, sentence: str) -> bool:
     """Whether the question uses one of the focus sentence's terms as a word of its own (seen
     live: "abovereserved" is not "reserved"), so it is about that sentence."""
@@ -265,6 +275,16 @@ class FocusedQuestionStage(QuestionStage):
         if not uses_focus(question, focus):
             offered = ", ".join(focus_terms(focus)[:5])
             detail = f"{question[:80]!r} uses none of its sentence's terms as a word ({offered})"
+            raise ParseFailure("question_off_focus", detail)
+        # the passage its answer is chosen from: a question mostly of other words asks about
+        # something else (seen live: "How to create a custom countdown timer using the
+        # countdown-a-day package?" over a sentence about annotated-types' metadata objects)
+        sentences = evidence_sentences(item["chunk"][: self.chunk_chars])
+        passage = " ".join(neighbourhood(sentences, focus, NEIGHBOURS)) or focus
+        asked = gates.content_words(question)
+        if (foreign := foreign_words(question, passage)) and len(foreign) > MAX_FOREIGN_SHARE * len(asked):
+            missing = ", ".join(foreign[:5])
+            detail = f"{question[:80]!r}: {len(foreign)} of {len(asked)} words not in its passage ({missing})"
             raise ParseFailure("question_off_focus", detail)
         return {"question": question, "focus": focus}
 

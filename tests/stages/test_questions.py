@@ -140,3 +140,20 @@ def test_a_question_about_its_prompt_is_refused_unless_the_context_speaks_of_it_
     assert question_problem("What is the sentence about fastgrid?", FASTGRID)[0] == "question_about_prompt"
     spoken_of = "fastgrid splits each sentence."
     assert question_problem("What does fastgrid do with a sentence?", spoken_of) is None
+
+
+def test_a_focused_question_mostly_of_words_its_passage_lacks_asks_about_something_else():
+    from lettuce_build.stages.questions import Asked, FocusedQuestionStage, foreign_words
+
+    # real case (annotated-types' README, the embedded model): a question about another package
+    chunk = (
+        "This package provides metadata objects which can be used to represent common constraints "
+        "such as upper and lower bounds on scalar values and collection sizes."
+    )
+    item = {"key": "doc::0", "chunk": chunk, "question_type": "Procedure"}
+    off = "How do you create a custom countdown timer using this package?"
+    assert foreign_words(off, chunk) == ["create", "custom", "countdown", "timer"]
+    with pytest.raises(ParseFailure, match="question_off_focus"):
+        FocusedQuestionStage().parse(item, Asked(question=off))
+    fits = "What metadata objects does this package provide for upper bounds?"
+    assert FocusedQuestionStage().parse(item, Asked(question=fits))["question"] == fits
