@@ -105,4 +105,5 @@ def test_refused_failed_and_corrupted_requests_are_failure_rows_of_their_items(v
     assert asked_first > 0
     manifest = BuildDir(out).read_manifest()
     assert manifest.status == "finished"
-    assert manifest.cost.requests >= len(answered_first)
+    # a scoring request (the plausibility check) is one request of several calls, one per text scored
+    assert manifest.cost.requests >= len(answered_first - proxy.scored)

@@ -61,6 +61,8 @@ class FaultProxy:
         self.faults = faults
         self.asked: Counter[str] = Counter()
         self.answered: set[str] = set()
+        #: the answered calls that scored a continuation (a scoring request makes one per span side)
+        self.scored: set[str] = set()
         self.faulted: Counter[str] = Counter()
         self.lock = threading.Lock()
 
@@ -105,6 +107,8 @@ class FaultProxy:
             payload["choices"][0]["finish_reason"] = "stop"
         with self.lock:
             self.answered.add(digest)
+            if body.get("prompt_logprobs") is not None:
+                self.scored.add(digest)
         return 200, "application/json", json.dumps(payload).encode()
 
 
