@@ -125,12 +125,22 @@ def new_code_lines(answer: str) -> list[str]:
         introduction = answer[:fence_start].rstrip("\n").rsplit("\n", 1)[-1]
         if introduction.endswith("replace:"):
             continue  # the code being replaced
+        in_docstring = False
         for line in answer[start:end].split("\n"):
             if fence == "```diff":
-                if not line.startswith("+") or line.startswith("+++"):
+                if line.startswith(("-", "@@", "+++")):
                     continue
-                line = line[1:]
-            found.append(line.rstrip())
+                added, line = line.startswith("+"), line[1:]
+            else:
+                added = True
+            # a docstring's lines document the code, they do not run (seen live: a usage
+            # example in flask's Config.from_file docstring offered as a line to mutate)
+            quotes = line.count('"""') + line.count("'''")
+            if quotes or in_docstring:
+                in_docstring = in_docstring != (quotes % 2 == 1)
+                continue
+            if added:
+                found.append(line.rstrip())
     # a comment or a doctest's line is no code the fix runs
     lines = [line for line in found if line.strip() and not line.strip().startswith(("#", ">>>", "..."))]
     return [line.strip() for line in lines if answer.count(line.strip()) == 1]

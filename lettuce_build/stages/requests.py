@@ -208,17 +208,24 @@ class ChosenRequestStage(RequestStage):
     """The developer request chosen among `issue_requests` through a JSON-schema enum: true of
     the issue by construction, which a small model's free requests were not (on real flask and
     requests issues the embedded model's were too long, replies or reports: no request passed
-    the gates). An issue with one such request takes it without a model call."""
+    the gates). A request that names its prompt where the sample's context does not ("the
+    document" of an issue, over code) is not offered: the sample's reader sees the context, not
+    the issue. An issue with one such request takes it without a model call."""
 
     prompt = "developer_request_choice"
     response_model = RequestChoice
+    requires = ("issue", "context")
     sampling = Sampling(temperature=0.3, max_tokens=200)
 
+    @staticmethod
+    def offered(item: dict[str, Any]) -> list[str]:
+        return [r for r in issue_requests(item["issue"]) if not gates.prompt_words(r, item["context"])]
+
     def applies(self, item: dict[str, Any]) -> bool:
-        return len(issue_requests(item["issue"])) > 1
+        return len(self.offered(item)) > 1
 
     def passed(self, item: dict[str, Any]) -> dict[str, Any]:
-        offered = issue_requests(item["issue"])
+        offered = self.offered(item)
         if not offered:
             raise ParseFailure(
                 "no_request_in_issue", "the issue has no title or plain sentence to ask with", retry=False
@@ -226,18 +233,18 @@ class ChosenRequestStage(RequestStage):
         return {"question": offered[0]}
 
     def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
-        choice = {"type": "string", "enum": list(issue_requests(item["issue"]))}
+        choice = {"type": "string", "enum": self.offered(item)}
         return {"type": "object", "properties": {"request": choice}, "required": ["request"]}
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
-        system, user = self.template.render(requests=issue_requests(item["issue"]))
+        system, user = self.template.render(requests=self.offered(item))
         return self.request(system, user)
 
     def salvage(self, text: str) -> str | None:
         return None
 
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
-        if response.request not in issue_requests(item["issue"]):
+        if response.request not in self.offered(item):
             raise ParseFailure("request_not_offered", f"{response.request[:80]!r} is not one of the offered")
         return {"question": response.request}
 

@@ -49,6 +49,22 @@ def test_only_the_new_code_of_a_fix_is_mutated():
     assert 'if "." in name:' not in new_code_lines(REPLACE_ANSWER)
 
 
+def test_a_docstrings_lines_are_never_mutated():
+    # real case (pallets/flask-4992): a usage example inside the fixed function's docstring
+    answer = (
+        "In `src/flask/config.py`, the fixed function:\n```python\n"
+        "def from_file(self, filename, load, text=True):\n"
+        '    """Update the values.\n\n'
+        '        app.config.from_file("config.toml", load=tomllib.load, text=False)\n'
+        '    """\n    if text is False:\n        return None\n```'
+    )
+    assert new_code_lines(answer) == [
+        "def from_file(self, filename, load, text=True):",
+        "if text is False:",
+        "return None",
+    ]
+
+
 def test_a_wrong_implementation_flips_an_operator_negates_a_condition_or_changes_a_value():
     entries = [(m.original, m.hallucinated) for m in mutations(DIFF_ANSWER, "", "wrong_implementation")]
     assert (

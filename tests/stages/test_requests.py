@@ -145,7 +145,7 @@ def test_a_title_that_only_states_the_problem_is_asked():
 
 def test_the_model_only_chooses_among_the_offered_requests_through_the_schema():
     stage = ChosenRequestStage()
-    item = {"issue": TITLE_ASKS}
+    item = {"issue": TITLE_ASKS, "context": "File: flask/blueprints.py"}
     offered = issue_requests(TITLE_ASKS)
     assert stage.applies(item)
     assert stage.item_schema(item)["properties"]["request"]["enum"] == list(offered)
@@ -159,13 +159,23 @@ def test_the_model_only_chooses_among_the_offered_requests_through_the_schema():
 
 def test_an_issue_with_one_request_takes_it_without_a_model_call_and_one_with_none_fails():
     stage = ChosenRequestStage()
-    assert not stage.applies({"issue": STATES})
-    assert stage.passed({"issue": STATES}) == {
+    assert not stage.applies({"issue": STATES, "context": ""})
+    assert stage.passed({"issue": STATES, "context": ""}) == {
         "question": "Please fix this: method = builtin_str(method) problem."
     }
     with pytest.raises(ParseFailure) as failure:
-        stage.passed({"issue": "\n\n"})
+        stage.passed({"issue": "\n\n", "context": ""})
     assert failure.value.reason == "no_request_in_issue"
+
+
+def test_a_request_naming_its_prompt_where_the_context_does_not_is_not_offered():
+    # real case (psf/requests-3362): "an application/json document" over a context of code
+    issue = (
+        "Uncertain about iter_content(decode_unicode=True)\n"
+        "When requesting an application/json document, iter_content returns bytes."
+    )
+    offered = ChosenRequestStage.offered({"issue": issue, "context": "File: requests/models.py"})
+    assert offered == ["Please fix this: Uncertain about iter_content(decode_unicode=True)."]
 
 
 def test_the_code_source_chooses_requests_with_extractive_answers_and_lets_capable_models_write():
