@@ -125,8 +125,9 @@ def new_code_lines(answer: str) -> list[str]:
         introduction = answer[:fence_start].rstrip("\n").rsplit("\n", 1)[-1]
         if introduction.endswith("replace:"):
             continue  # the code being replaced
-        in_docstring = False
-        for line in answer[start:end].split("\n"):
+        lines = answer[start:end].split("\n")
+        in_docstring = _opens_in_docstring(lines)
+        for line in lines:
             if fence == "```diff":
                 if line.startswith(("-", "@@", "+++")):
                     continue
@@ -144,6 +145,19 @@ def new_code_lines(answer: str) -> list[str]:
     # a comment or a doctest's line is no code the fix runs
     lines = [line for line in found if line.strip() and not line.strip().startswith(("#", ">>>", "..."))]
     return [line.strip() for line in lines if answer.count(line.strip()) == 1]
+
+
+def _opens_in_docstring(lines: list[str]) -> bool:
+    """Whether a block (a hunk's side) starts inside a docstring: its first triple quote stands
+    alone on its line (a docstring's close), not after a ``def`` or ``class`` line (an opening)."""
+    before = ""
+    for line in lines:
+        code = line[1:] if line[:1] in "+- " and line[1:2] == " " else line
+        if '"""' in code or "'''" in code:
+            alone = code.strip() in ('"""', "'''")
+            return alone and not before.rstrip().endswith(":")
+        before = code if code.strip() else before
+    return False
 
 
 def _masked(line: str) -> str:

@@ -65,6 +65,15 @@ def test_a_docstrings_lines_are_never_mutated():
     ]
 
 
+def test_a_hunk_that_starts_inside_a_docstring_is_read_as_one():
+    answer = (
+        "In file `src/flask/config.py`, replace:\n```python\n    x = 1\n```\nwith:\n```python\n"
+        '            app.config.from_file("config.toml", load=tomllib.load, text=False)\n'
+        '        """\n        if text is False:\n            return None\n```'
+    )
+    assert new_code_lines(answer) == ["if text is False:", "return None"]
+
+
 def test_a_wrong_implementation_flips_an_operator_negates_a_condition_or_changes_a_value():
     entries = [(m.original, m.hallucinated) for m in mutations(DIFF_ANSWER, "", "wrong_implementation")]
     assert (
