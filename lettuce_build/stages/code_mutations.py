@@ -142,8 +142,13 @@ def new_code_lines(answer: str) -> list[str]:
                 continue
             if added:
                 found.append(line.rstrip())
-    # a comment or a doctest's line is no code the fix runs
-    lines = [line for line in found if line.strip() and not line.strip().startswith(("#", ">>>", "..."))]
+    # a comment or a doctest's line is no code the fix runs; nor is a line with a URL outside
+    # a string (a docstring's text: seen live, "https://docs.python.org/3/..." offered as code)
+    lines = [
+        line
+        for line in found
+        if line.strip() and not line.strip().startswith(("#", ">>>", "...")) and "://" not in _masked(line)
+    ]
     return [line.strip() for line in lines if answer.count(line.strip()) == 1]
 
 

@@ -65,6 +65,11 @@ def test_a_docstrings_lines_are_never_mutated():
     ]
 
 
+def test_a_line_with_a_url_outside_a_string_is_a_docstrings_text():
+    answer = "```python\n    https://docs.python.org/3/library/sys.html\nurl = 'https://x.org/3'\n```"
+    assert new_code_lines(answer) == ["url = 'https://x.org/3'"]
+
+
 def test_a_hunk_that_starts_inside_a_docstring_is_read_as_one():
     answer = (
         "In file `src/flask/config.py`, replace:\n```python\n    x = 1\n```\nwith:\n```python\n"
