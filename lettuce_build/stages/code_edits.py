@@ -126,8 +126,7 @@ class InjectCodeStage(InjectStageBase):
         mapped = map_label(error, "code_agent")
         edits, rejected = [], []
         for change in (changes := self.changes(response)):
-            if error == STRUCTURAL and (found := self._existing(item, change)):
-                detail = f"{found!r} exists in the repository at {item['base_commit'][:12]}"
+            if error == STRUCTURAL and (detail := self._existing(item, change)):
                 rejected.append(
                     {"original": change.original, "reason": "fabrication_exists", "detail": detail}
                 )
@@ -146,8 +145,9 @@ class InjectCodeStage(InjectStageBase):
         return result
 
     def _existing(self, item: dict[str, Any], change: CodeChange) -> str | None:
-        """Why the edit invents nothing: the name it declares, or else every name it introduces,
-        already occurs somewhere in the repository's tree at the base commit (None: it invents)."""
+        """Why the edit invents nothing (``fabrication_exists``'s detail): the name it declares,
+        or else every name it introduces, already occurs somewhere in the repository's tree at
+        the base commit (None: it invents)."""
         before = set(_NAME.findall(change.original))
         introduced = list(dict.fromkeys(n for n in _NAME.findall(change.hallucinated) if n not in before))
         declared = change.fabricated_name.strip()
@@ -156,7 +156,9 @@ class InjectCodeStage(InjectStageBase):
             existing = [name for name in checked if self.names(item, name)]
         except RepoError as err:
             raise ParseFailure("repository_unavailable", str(err), retry=False) from err
-        return existing[0] if existing and len(existing) == len(checked) else None
+        if not existing or len(existing) < len(checked):
+            return None
+        return f"{existing[0]!r} exists in the repository at {item['base_commit'][:12]}"
 
 
 def span_line_problem(answer: str, start: int, end: int) -> tuple[str, str] | None:
@@ -234,7 +236,6 @@ class InjectCodeMenuStage(InjectCodeStage):
             raise ParseFailure("mistake_not_offered", f"{response.mistake[:80]!r} is not one of the offered")
         mapped = map_label(chosen.error, "code_agent")
         change = CodeChange(original=chosen.original, hallucinated=chosen.hallucinated)
-        if chosen.error == STRUCTURAL and (found := self._existing(item, change)):
-            detail = f"{found!r} exists in the repository at {item['base_commit'][:12]}"
+        if chosen.error == STRUCTURAL and (detail := self._existing(item, change)):
             raise ParseFailure("fabrication_exists", detail)
         return [self.edit_of(change, chosen.error, mapped.category, mapped.subcategory)], []

@@ -27,6 +27,7 @@ backend that gives no prompt log-probabilities (a hosted API without them) answe
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -85,10 +86,19 @@ def span_pairs(
     answer's text the span replaced (aligned by a character diff, so injected and generated
     answers are read alike; empty for a pure insertion); prefix and tail are the hallucinated
     answer's text before and after the span, the prefix cut to `PREFIX_CHARS` at a line or word."""
+    spans = tuple(sorted((label["start"], label["end"]) for label in labels))
+    return list(_span_pairs(clean, hallucinated, spans))
+
+
+@functools.lru_cache(maxsize=256)
+def _span_pairs(
+    clean: str, hallucinated: str, spans: tuple[tuple[int, int], ...]
+) -> tuple[tuple[str, str, str, str], ...]:
+    """`span_pairs`, cached: an item's request and its parse both read them, and a character
+    diff of a long code answer is the check's one cost outside the model."""
     opcodes = difflib.SequenceMatcher(None, clean, hallucinated, autojunk=False).get_opcodes()
     pairs = []
-    for label in sorted(labels, key=lambda span: span["start"]):
-        start, end = label["start"], label["end"]
+    for start, end in spans:
         original = clean[_clean_position(opcodes, start, False) : _clean_position(opcodes, end, True)]
         prefix = hallucinated[:start]
         if len(prefix) > PREFIX_CHARS:
@@ -96,7 +106,7 @@ def span_pairs(
             prefix = prefix[max(prefix.find("\n", cut) + 1, prefix.find(" ", cut) + 1, cut) :]
         tail = TAIL.match(hallucinated[end:])
         pairs.append((prefix, original, hallucinated[start:end], tail.group() if tail else ""))
-    return pairs
+    return tuple(pairs)
 
 
 class PlausibilityCheck(CheckStage):
