@@ -140,6 +140,9 @@ class PlausibilityCheck(CheckStage):
         if not scores.scored:
             return {"judgement": json.dumps({"scored": False, "why": scores.why, "edits": []})}
         pairs = span_pairs(item["answer"], item["hallucinated_answer"], item["labels"])
+        if len(scores.logprobs) != 2 * len(pairs):  # a server's answer to another request
+            detail = f"{len(scores.logprobs)} scores for {2 * len(pairs)} texts"
+            raise ParseFailure("scores_mismatch", detail)
         edits = []
         for number, (_, original, edited, _) in enumerate(pairs):
             before, after = scores.logprobs[2 * number], scores.logprobs[2 * number + 1]

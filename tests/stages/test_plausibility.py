@@ -99,3 +99,10 @@ def test_the_report_gives_the_drop_distribution_and_the_refused():
     assert (report.scored, report.implausible) == (4, 1)
     assert report.quantiles["max"] == 45.0
     assert "1 refused as implausible" in report.lines()[0]
+
+
+def test_scores_of_another_request_are_a_failure_of_the_check_not_a_traceback():
+    from lettuce_build.engine.stage import ParseFailure
+
+    with pytest.raises(ParseFailure, match="scores_mismatch"):
+        PlausibilityCheck().parse(_item(NEGATED), Scores(logprobs=[[-0.1]]))
