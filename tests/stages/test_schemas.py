@@ -13,12 +13,14 @@ import pytest
 from lettuce_build.sources.code import RepositoryNames
 from lettuce_build.stages.answers import ExtractiveAnswerStage
 from lettuce_build.stages.classify import ClassifyStage
-from lettuce_build.stages.code_edits import STRUCTURAL, InjectCodeStage
+from lettuce_build.stages.code_edits import STRUCTURAL, InjectCodeMenuStage, InjectCodeStage
 from lettuce_build.stages.generation import GenerateStage
 from lettuce_build.stages.given import TypedGenerateStage, TypedInjectStage, TypedMenuStage
 from lettuce_build.stages.injection import InjectMenuStage, InjectTaxonomyStage
 from lettuce_build.stages.judge import AnswerJudgeStage, SpanJudgeStage
+from lettuce_build.stages.plausibility import PlausibilityCheck
 from lettuce_build.stages.questions import FocusedQuestionStage
+from lettuce_build.stages.requests import ChosenRequestStage
 
 from ..support.documents import README_A
 
@@ -71,6 +73,12 @@ def stages() -> Iterator[tuple[Any, dict[str, Any]]]:
             InjectCodeStage(RepositoryNames(), anchors="free"),
             {**ITEM, "answer": CODE_ANSWER, "code_error": error},
         )
+    # a small model's: the request and the mistake chosen from enums; the plausibility check's scores
+    code_item = {**ITEM, "answer": CODE_ANSWER, "code_error": "wrong_implementation"}
+    yield InjectCodeMenuStage(RepositoryNames()), code_item
+    issue = "Raise error when a page size is zero\nA zero size returns no rows. It should raise instead."
+    yield ChosenRequestStage(), {**ITEM, "issue": issue}
+    yield PlausibilityCheck(), ITEM
 
 
 def walk(node: Any) -> Iterator[dict[str, Any]]:
