@@ -82,6 +82,17 @@ class Settings(TypedDict, total=False):
     request_timeout: float
     max_retries: int
     max_provider_failures: float
+    rpm: int | None
+    tpm: int | None
+    batch: bool
+    batch_window: str
+    batch_max_requests: int
+    batch_max_bytes: int
+    batch_poll_seconds: float
+    # what it costs
+    price_per_mtok: tuple[float, float] | None
+    batch_discount: float
+    max_cost: float | None
     # --verify's judges
     judge_model: list[str]
     judge_backend: Literal["vllm", "openai"] | None

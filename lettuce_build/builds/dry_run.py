@@ -29,11 +29,9 @@ from lettuce_build.engine.responses import check_response
 from lettuce_build.engine.runner import seeded_request
 from lettuce_build.engine.stage import ParseFailure, Stage
 from lettuce_build.llm.cache import RequestCache, schema_json
+from lettuce_build.llm.pricing import CHARS_PER_TOKEN, Pricing
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.sources.registry import get_source
-
-#: characters per token of English prose and code for common tokenizers (an estimate)
-CHARS_PER_TOKEN = 4.0
 
 
 class StageEstimate(BaseModel):
@@ -56,6 +54,9 @@ class DryRun(BaseModel):
     items: int
     skipped: dict[str, int]
     stages: list[StageEstimate]
+    #: the build's price (``--price-per-mtok``), and whether it would send through a Batch API
+    pricing: Pricing | None = None
+    batched: bool = False
 
     @property
     def prompt_tokens(self) -> int:
@@ -65,9 +66,12 @@ class DryRun(BaseModel):
     def completion_tokens(self) -> int:
         return sum(s.completion_tokens for s in self.stages)
 
-    def cost(self, price_in: float, price_out: float) -> float:
-        """The misses' price at ``price_in``/``price_out`` per million prompt/completion tokens."""
-        return self.prompt_tokens / 1e6 * price_in + self.completion_tokens / 1e6 * price_out
+    @property
+    def dollars(self) -> float | None:
+        """The misses' price at the build's price, as a build would pay it (None: no price)."""
+        if self.pricing is None:
+            return None
+        return self.pricing.dollars(self.prompt_tokens, self.completion_tokens, batched=self.batched)
 
 
 def estimate(options: BuildOptions, backend: Backend, sampling: dict[str, dict[str, Any]]) -> DryRun:
@@ -95,6 +99,8 @@ def estimate(options: BuildOptions, backend: Backend, sampling: dict[str, dict[s
         items=len(loaded.items),
         skipped=dict(loaded.skipped),
         stages=estimates,
+        pricing=options.pricing(),
+        batched=bool(backend.info().options.get("batch", False)),
     )
 
 

@@ -29,6 +29,7 @@ from lettuce_build.core.errors import BuildLocked, ManifestError
 from lettuce_build.core.tables import read_jsonl, write_atomic, write_jsonl
 from lettuce_build.engine.records import FailureRow, StageStats
 from lettuce_build.llm.cache import CACHE_FILE, RequestCache, answered_totals
+from lettuce_build.llm.pricing import Pricing
 from lettuce_build.llm.protocol import BackendInfo
 
 MANIFEST_FILE = "manifest.json"
@@ -48,17 +49,33 @@ class RunCost(BaseModel):
     completion_tokens: int = 0
     backend_calls: int = 0
     backend_seconds: float = 0.0
+    #: of the tokens, those answered through a provider's Batch API (at its discount)
+    batched_prompt_tokens: int = 0
+    batched_completion_tokens: int = 0
+    #: what the tokens cost at the build's price (None: no price was given)
+    dollars: float | None = None
 
     @classmethod
-    def of(cls, started: float, status: str, stages: list[StageStats]) -> RunCost:
+    def of(cls, started: float, status: str, stages: list[StageStats], pricing: Pricing | None) -> RunCost:
+        batched = (
+            sum(s.batched_prompt_tokens for s in stages),
+            sum(s.batched_completion_tokens for s in stages),
+        )
+        prompt, completion = sum(s.prompt_tokens for s in stages), sum(s.completion_tokens for s in stages)
         return cls(
             started=started,
             status=status,
             requests=sum(s.cache_misses for s in stages),
-            prompt_tokens=sum(s.prompt_tokens for s in stages),
-            completion_tokens=sum(s.completion_tokens for s in stages),
+            prompt_tokens=prompt,
+            completion_tokens=completion,
             backend_calls=sum(s.backend_calls for s in stages),
             backend_seconds=sum(s.backend_seconds for s in stages),
+            batched_prompt_tokens=batched[0],
+            batched_completion_tokens=batched[1],
+            dollars=None
+            if pricing is None
+            else pricing.dollars(prompt - batched[0], completion - batched[1])
+            + pricing.dollars(*batched, batched=True),
         )
 
     @classmethod
@@ -71,6 +88,9 @@ class RunCost(BaseModel):
             completion_tokens=sum(r.completion_tokens for r in runs),
             backend_calls=sum(r.backend_calls for r in runs),
             backend_seconds=sum(r.backend_seconds for r in runs),
+            batched_prompt_tokens=sum(r.batched_prompt_tokens for r in runs),
+            batched_completion_tokens=sum(r.batched_completion_tokens for r in runs),
+            dollars=None if all(r.dollars is None for r in runs) else sum(r.dollars or 0.0 for r in runs),
         )
 
 
@@ -117,7 +137,8 @@ class Manifest(BaseModel):
         answers, prompt and completion tokens the build's cache holds; a run that was killed
         recorded none of its stages, yet every answer it cached was paid for, so the cost counts
         at least those."""
-        self.runs = [*self._earlier, RunCost.of(self.started, self.status, self.stages)]
+        pricing = self.options.pricing() if self.options else None
+        self.runs = [*self._earlier, RunCost.of(self.started, self.status, self.stages, pricing)]
         total = RunCost.total(self.runs)
         requests, prompt_tokens, completion_tokens = answered
         self.cost = total.model_copy(
@@ -127,6 +148,18 @@ class Manifest(BaseModel):
                 "completion_tokens": max(total.completion_tokens, completion_tokens),
             }
         )
+        if pricing is not None:  # what a killed run cached and never recorded, at the full price
+            unrecorded = (
+                self.cost.prompt_tokens - total.prompt_tokens,
+                self.cost.completion_tokens - total.completion_tokens,
+            )
+            self.cost.dollars = (total.dollars or 0.0) + pricing.dollars(*unrecorded)
+
+    def spent(self, pricing: Pricing | None) -> float:
+        """Dollars the build has cost so far: as recorded, or at ``pricing`` when no run was priced."""
+        if self.cost.dollars is not None:
+            return self.cost.dollars
+        return pricing.dollars(self.cost.prompt_tokens, self.cost.completion_tokens) if pricing else 0.0
 
     def unfinished(self) -> str | None:
         """What to say first of a folder whose last run did not finish: its outputs, if any,

@@ -7,12 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from lettuce_build.builds.shards import Shard
 from lettuce_build.engine.balance import RatioReport
 from lettuce_build.engine.completions import DEFAULT_MAX_PROVIDER_FAILURES
 from lettuce_build.llm.embedded import EMBEDDED_MODELS
+from lettuce_build.llm.pricing import Pricing
 from lettuce_build.sources.base import ItemOptions, LoadOptions, Mode
 from lettuce_build.stages.answers import AnswerMode
 from lettuce_build.stages.injection import EditAnchors
@@ -58,6 +59,13 @@ class BuildOptions(ItemOptions):
     #: the build stops (its answers committed) once the provider has refused or failed more
     #: than this share of a run's requests (and at least 10 of them)
     max_provider_failures: float = Field(default=DEFAULT_MAX_PROVIDER_FAILURES, ge=0.0, le=1.0)
+    #: dollars per million prompt and completion tokens: every run's cost in dollars (summary,
+    #: manifest, card, the dry run's estimate)
+    price_per_mtok: tuple[float, float] | None = None
+    #: the share of the price a request answered through a Batch API costs (``--batch``)
+    batch_discount: float = Field(default=0.5, gt=0.0, le=1.0)
+    #: dollars the build may spend over all its runs: a pass that would pass it is not sent
+    max_cost: float | None = Field(default=None, ge=0.0)
     #: the stages the build ran, in order: written by the build (the recipe's `as_ran`), not
     #: chosen; a recipe that lists them is built only by a source that runs the same list
     stages: list[str] = Field(default_factory=list)
@@ -66,6 +74,26 @@ class BuildOptions(ItemOptions):
     @classmethod
     def _method_names(cls, mode: object) -> object:
         return METHODS.get(mode, mode) if isinstance(mode, str) else mode
+
+    @field_validator("price_per_mtok")
+    @classmethod
+    def _prices(cls, price: tuple[float, float] | None) -> tuple[float, float] | None:
+        if price is not None and not all(0.0 <= p < float("inf") for p in price):
+            raise ValueError("expected IN/OUT dollars per million tokens, two numbers of at least 0")
+        return price
+
+    @model_validator(mode="after")
+    def _cap_needs_a_price(self) -> BuildOptions:
+        if self.max_cost is not None and self.price_per_mtok is None:
+            raise ValueError("--max-cost needs --price-per-mtok IN/OUT to know what a request costs")
+        return self
+
+    def pricing(self) -> Pricing | None:
+        """What this build's tokens cost (None: no price given)."""
+        if self.price_per_mtok is None:
+            return None
+        prompt, completion = self.price_per_mtok
+        return Pricing(prompt=prompt, completion=completion, batch_discount=self.batch_discount)
 
     def answer_mode(self, model: str) -> AnswerMode:
         """The answers this build makes with ``model``: the embedded model's free answers were

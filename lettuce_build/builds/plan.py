@@ -45,11 +45,25 @@ class ExecutionPlan(BaseModel):
         return 1 if self.shard is not None else None
 
     def completions(self, backend: Backend, cache: RequestCache) -> Completions:
-        """A backend that takes whole passes (a Ray pool) is handed each pass as one stream."""
-        limit = self.max_provider_failures
+        """A backend that takes whole passes (a Ray pool) is handed each pass as one stream; an
+        endpoint asked to batch (``--batch``) gets each pass's misses as batches."""
+        given = {
+            "replay": self.replay,
+            "max_provider_failures": self.max_provider_failures,
+            "spending": self.spending,
+        }
         if isinstance(backend, StreamingBackend):
-            return StreamingCompletions(backend, cache, replay=self.replay, max_provider_failures=limit)
-        return Completions(backend, cache, replay=self.replay, max_provider_failures=limit)
+            return StreamingCompletions(backend, cache, **given)
+        if getattr(getattr(backend, "options", None), "batch", False):
+            from lettuce_build.engine.batches import BatchCompletions
+            from lettuce_build.llm.batch_api import BatchAPI
+            from lettuce_build.llm.batch_ledger import BATCHES_FILE, BatchLedger
+            from lettuce_build.llm.openai_backend import OpenAIBackend
+
+            assert isinstance(backend, OpenAIBackend)  # only its settings have ``batch``
+            ledger = BatchLedger(cache.path.parent / BATCHES_FILE)
+            return BatchCompletions(backend, cache, api=BatchAPI(backend), ledger=ledger, **given)
+        return Completions(backend, cache, **given)
 
     @staticmethod
     def close(models: Sequence[Backend]) -> None:

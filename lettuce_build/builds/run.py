@@ -34,6 +34,7 @@ from lettuce_build.core.errors import RecipeError, SourceError
 from lettuce_build.core.memory import give_back, release_read, system_arrow_memory
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.engine.balance import RatioReport, balance
+from lettuce_build.engine.completions import Spending
 from lettuce_build.engine.records import Judgement, StageStats
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Check, Runner
 from lettuce_build.engine.stage import CheckStage, Stage
@@ -237,6 +238,7 @@ def run_build(
             options.seed,
             options.limit,
         )
+        previous = build.previous_manifest()
         manifest = Manifest(
             source=options.source,
             backend=backend.info(),
@@ -244,7 +246,14 @@ def run_build(
             limit=options.limit,
             options=options,
             merged_from=replay.sources if replay else [],
-        ).after(build.previous_manifest())
+        ).after(previous)
+        pricing = options.pricing()
+        spending = Spending(
+            pricing=pricing,
+            max_cost=options.max_cost,
+            spent_before=previous.spent(pricing) if previous else 0.0,
+        )
+        plan = plan.model_copy(update={"spending": spending})
         judges = (list(judges) or [backend]) if options.verify else []
         manifest.judges = [judge.info() for judge in judges]
         try:

@@ -345,7 +345,50 @@ BUILD_EXAMPLES = (
     "--price-per-mtok",
     type=PRICE,
     metavar="IN/OUT",
-    help="With --dry-run: dollars per million prompt/completion tokens (3/15): the estimated cost.",
+    help="Dollars per million prompt/completion tokens (3/15): every run's cost in dollars in the "
+    "summary, manifest and card, and the dry run's estimate.",
+)
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0.0),
+    metavar="USD",
+    help="Dollars the build may spend over all its runs (needs --price-per-mtok): a pass that would "
+    "pass it is not sent, and the build stops, its answers kept.",
+)
+@click.option(
+    "--batch",
+    is_flag=True,
+    help="openai: send each pass through the provider's Batch API (files + batches endpoints): half "
+    "the price at most providers, answers within --batch-window; a killed build re-attaches.",
+)
+@click.option(
+    "--batch-window",
+    default=default_of(Recipe, "batch_window"),
+    show_default=True,
+    help="With --batch: the completion window asked of the provider.",
+)
+@share(
+    "--batch-discount",
+    default_of(Recipe, "batch_discount"),
+    "With --batch: the share of --price-per-mtok a batched request costs.",
+)
+@count(
+    "--batch-max-requests",
+    "With --batch: requests per batch file (the provider's limit).",
+    default=default_of(Recipe, "batch_max_requests"),
+)
+@count(
+    "--batch-max-bytes",
+    "With --batch: bytes per batch file (the provider's limit).",
+    default=default_of(Recipe, "batch_max_bytes"),
+    minimum=1000,
+)
+@click.option(
+    "--batch-poll-seconds",
+    type=click.FloatRange(min=0.0, min_open=True),
+    default=default_of(Recipe, "batch_poll_seconds"),
+    show_default=True,
+    help="With --batch: seconds between two looks at the batches in flight.",
 )
 @click.option(
     "--refresh",
@@ -357,7 +400,6 @@ BUILD_EXAMPLES = (
 def build(
     ctx: click.Context,
     dry_run: bool,
-    price_per_mtok: tuple[float, float] | None,
     refresh: str | None,
     **settings: object,
 ) -> None:
@@ -378,10 +420,8 @@ def build(
         from lettuce_build.api import dry_run as estimate
         from lettuce_build.view.summary import dry_run_text
 
-        click.echo(dry_run_text(estimate(recipe=recipe), price_per_mtok))
+        click.echo(dry_run_text(estimate(recipe=recipe)))
         return
-    if price_per_mtok is not None:
-        raise click.UsageError("--price-per-mtok goes with --dry-run")
     result = run(
         recipe=recipe, refresh=refresh, verbose=bool(ctx.find_root().meta.get("lettuce_build.verbose"))
     )

@@ -149,6 +149,16 @@ def endpoint_options(prefix: str = "") -> Decorator:
             default=default_of(EndpointSettings, "max_retries"),
             minimum=0,
         ),
+        count(
+            "--rpm",
+            "Requests per minute to an OpenAI-compatible endpoint, shared by all in flight "
+            "(x-ratelimit-* headers honoured either way).",
+        ),
+        count(
+            "--tpm",
+            "Tokens (prompt + max_tokens) per minute to an OpenAI-compatible endpoint, shared by all "
+            "in flight.",
+        ),
     )
 
 

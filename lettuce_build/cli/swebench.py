@@ -154,6 +154,8 @@ def squeez(
     concurrency: int,
     request_timeout: float,
     max_retries: int,
+    rpm: int | None,
+    tpm: int | None,
     limit: int | None,
     seed: int,
     allow_network: bool,
@@ -181,6 +183,8 @@ def squeez(
             concurrency=concurrency,
             request_timeout=request_timeout,
             max_retries=max_retries,
+            rpm=rpm,
+            tpm=tpm,
         )
         teacher = make_backend(kind, teacher_model, endpoint=endpoint)
     pipeline = Squeez(

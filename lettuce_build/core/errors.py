@@ -50,6 +50,10 @@ class ProviderFailuresError(LettuceError):
     """The provider failed too many of a run's requests; what it answered is committed."""
 
 
+class CostCapError(LettuceError):
+    """The next pass of a build would take it past its ``--max-cost``; nothing of it was sent."""
+
+
 class CacheError(LettuceError):
     """A cache file SQLite cannot read: what is wrong and how to recover."""
 

@@ -11,7 +11,14 @@ crash loses at most the batch in flight. Two variants change how, never what:
 - ``replay=True``, for a build made again from runs that already happened (a merge of shards):
   a cached answer counts against an item's budget of model calls as it did when it was made.
 
+- `BatchCompletions` (engine/batches.py), for ``--batch``: each pass's misses go to the
+  provider's Batch API, and the pass finds them in the cache.
+
 Which one a build uses is decided once, by the build (builds/plan.py).
+
+What a run spends is priced as it is committed (`Pricing`: this run's ``spent``); with a cap
+(``--max-cost``) each pass is estimated before it is sent, and a pass that would take the build
+past the cap is not sent: `CostCapError`, every answer so far committed.
 
 What the provider did not answer (`Completion.answered` is false: refused, failed after every
 retry, malformed) is handed to the stage, which makes it a failure row of its item, and is never
@@ -26,9 +33,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from lettuce_build.core.errors import ProviderFailuresError
+from pydantic import BaseModel, ConfigDict, Field
+
+from lettuce_build.core.errors import CostCapError, ProviderFailuresError
 from lettuce_build.engine.records import StageStats
 from lettuce_build.llm.cache import RequestCache, request_key
+from lettuce_build.llm.pricing import Pricing, estimated_tokens
 from lettuce_build.llm.protocol import Backend, ChatRequest, Completion, StreamingBackend
 
 #: a pass's requests, gone through a batch of (key, request) pairs at a time
@@ -43,8 +53,23 @@ DEFAULT_MAX_PROVIDER_FAILURES = 0.5
 MIN_FAILURES_TO_STOP = 10
 
 
+class Spending(BaseModel):
+    """What a build's requests cost and may cost: none of it without a price."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pricing: Pricing | None = None
+    #: dollars the build may spend over all its runs (``--max-cost``; needs a price)
+    max_cost: float | None = Field(default=None, ge=0.0)
+    #: dollars the runs before this one spent
+    spent_before: float = 0.0
+
+
 class Completions:
     """A backend behind a request cache."""
+
+    #: whether answers come through a provider's Batch API (priced at its discount)
+    batched = False
 
     def __init__(
         self,
@@ -53,11 +78,15 @@ class Completions:
         *,
         replay: bool = False,
         max_provider_failures: float = DEFAULT_MAX_PROVIDER_FAILURES,
+        spending: Spending | None = None,
     ) -> None:
         self.backend = backend
         self.cache = cache
         self.replay = replay
         self.max_provider_failures = max_provider_failures
+        self.spending = spending or Spending()
+        #: dollars this run has spent (0 without a price)
+        self.spent = 0.0
         #: requests this run asked the backend, and how many of them the provider did not answer
         self.asked = 0
         self.failed = 0
@@ -67,14 +96,26 @@ class Completions:
         self.unanswered: dict[str, Completion] = {}
 
     def commit(
-        self, prompt_version: str, answered: Sequence[tuple[str, Completion]], stats: StageStats
+        self,
+        prompt_version: str,
+        answered: Sequence[tuple[str, Completion]],
+        stats: StageStats,
+        batched: bool = False,
     ) -> None:
         """Keep what the provider answered (the rest is never cached: a re-run asks again),
-        count what it did not, and stop the build once that passes its share."""
+        count what it did not, and stop the build once that passes its share. ``batched``:
+        answered through a Batch API (priced at its discount)."""
         kept = [(key, c) for key, c in answered if c.answered]
         self.cache.put_many(self.backend.model_id, prompt_version, kept)
-        stats.prompt_tokens += sum(c.prompt_tokens for _, c in answered)
-        stats.completion_tokens += sum(c.completion_tokens for _, c in answered)
+        prompt_tokens = sum(c.prompt_tokens for _, c in answered)
+        completion_tokens = sum(c.completion_tokens for _, c in answered)
+        stats.prompt_tokens += prompt_tokens
+        stats.completion_tokens += completion_tokens
+        if batched:
+            stats.batched_prompt_tokens += prompt_tokens
+            stats.batched_completion_tokens += completion_tokens
+        if self.spending.pricing is not None:
+            self.spent += self.spending.pricing.dollars(prompt_tokens, completion_tokens, batched=batched)
         self.asked += len(answered)
         failed = [c for _, c in answered if not c.answered]
         if not failed:
@@ -111,9 +152,35 @@ class Completions:
 
     def prefetch(self, prompt_version: str, pass_requests: PassRequests, stats: StageStats) -> set[str]:
         """Called before each pass with a way to go through the pass's requests, a batch of
-        (key, request) pairs at a time; returns the keys it asked the backend for. Here nothing:
-        each batch asks for its own misses."""
+        (key, request) pairs at a time; returns the keys it asked the backend for. Here nothing
+        (each batch asks for its own misses) beyond checking the pass against the cap."""
+        if self.spending.max_cost is not None:
+            self.check_cost(stats.name, [request for _, request in self.misses(pass_requests)])
         return set()
+
+    def misses(self, pass_requests: PassRequests) -> list[tuple[str, ChatRequest]]:
+        """The pass's requests the cache lacks, each once."""
+        found: dict[str, ChatRequest] = {}
+        for batch in pass_requests():
+            held = self.cache.present([key for key, _ in batch])
+            found.update((key, request) for key, request in batch if key not in held)
+        return list(found.items())
+
+    def check_cost(self, stage: str, requests: Sequence[ChatRequest]) -> None:
+        """Refuse to send ``requests`` (a pass of ``stage``) when, at their estimated most,
+        they would take the build past its cap."""
+        pricing, cap = self.spending.pricing, self.spending.max_cost
+        if pricing is None or cap is None or not requests:
+            return
+        estimate = sum(pricing.dollars(*estimated_tokens(r), batched=self.batched) for r in requests)
+        spent = self.spending.spent_before + self.spent
+        if spent + estimate > cap:
+            raise CostCapError(
+                f"--max-cost ${cap:.2f}: the build has spent ${spent:.2f} and its next pass "
+                f"({len(requests)} requests of stage {stage}) would cost up to ${estimate:.2f}; "
+                f"nothing of it was sent and every answer so far is kept: run the same command with "
+                f"--max-cost {spent + estimate:.2f} or more to go on"
+            )
 
     def complete(
         self,

@@ -39,6 +39,9 @@ class StageStats(BaseModel):
     backend_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: of those, the tokens answered through a provider's Batch API (priced at its discount)
+    batched_prompt_tokens: int = 0
+    batched_completion_tokens: int = 0
     #: requests the provider refused or failed (never cached: a re-run asks them again)
     provider_failures: int = 0
     seconds: float = 0.0
@@ -80,6 +83,8 @@ class StageStats(BaseModel):
             "backend_calls",
             "prompt_tokens",
             "completion_tokens",
+            "batched_prompt_tokens",
+            "batched_completion_tokens",
             "provider_failures",
         )
         for part in parts:

@@ -27,8 +27,10 @@ from typing import Any, Literal
 
 import openai
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
 
 from lettuce_build.core.leaks import SecretScanner, public_url
+from lettuce_build.llm.pricing import CHARS_PER_TOKEN, estimated_tokens
 from lettuce_build.llm.protocol import (
     MALFORMED_RESPONSE,
     PROVIDER_ERROR,
@@ -39,6 +41,7 @@ from lettuce_build.llm.protocol import (
     Scores,
     scored_tokens,
 )
+from lettuce_build.llm.rate_limits import RateLimiter
 from lettuce_build.llm.settings import EndpointSettings
 
 #: what the SDK is given as the key when the variable is unset (a local server needs none)
@@ -54,6 +57,10 @@ class OpenAIBackend:
     def __init__(self, model: str, options: OpenAIOptions | None = None) -> None:
         self.model = model
         self.options = options or OpenAIOptions()
+        #: shared by every request of every call, so that the limits hold across a whole build
+        self.limiter = (
+            RateLimiter(self.options.rpm, self.options.tpm) if self.options.rpm or self.options.tpm else None
+        )
 
     @property
     def model_id(self) -> str:
@@ -65,7 +72,7 @@ class OpenAIBackend:
         options["base_url"] = public_url(self.options.base_url)
         return BackendInfo(backend="openai", model=self.model, options=options)
 
-    def _redacted(self, text: str) -> str:
+    def redacted(self, text: str) -> str:
         """Error text as it may be shown: a server may echo the key (or the whole header) back."""
         key = os.environ.get(self.options.api_key_env)
         return SecretScanner([key] if key else []).redact(text)
@@ -95,48 +102,66 @@ class OpenAIBackend:
             arguments["response_format"] = {"type": "json_object"}
         return arguments
 
-    async def _call(self, client: AsyncOpenAI, gate: asyncio.Semaphore, arguments: dict[str, Any]) -> Any:
-        """The server's chat completion for ``arguments``, or the failure `Completion` saying why
-        there is none."""
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        """The request as the JSON body of one chat-completions call (a Batch API line's)."""
+        arguments = self._arguments(request)
+        extra = arguments.pop("extra_body") or {}
+        return {**arguments, **extra}
+
+    async def _call(
+        self, client: AsyncOpenAI, gate: asyncio.Semaphore, arguments: dict[str, Any], tokens: int
+    ) -> Any:
+        """The server's chat completion for ``arguments`` (estimated at ``tokens`` for ``--tpm``),
+        or the failure `Completion` saying why there is none."""
         shown = public_url(f"{self.options.base_url.rstrip('/')}/chat/completions")
         tries = f"{self.options.max_retries + 1} tries"
         async with gate:
+            if self.limiter is not None:
+                await asyncio.sleep(self.limiter.reserve(tokens))
             try:
-                return await client.chat.completions.create(**arguments)
+                raw = await client.chat.completions.with_raw_response.create(**arguments)
+                response = raw.parse()
+                if self.limiter is not None:
+                    self.limiter.observe(raw.headers)
+                    usage = getattr(response, "usage", None)
+                    self.limiter.settle(tokens, usage.total_tokens if usage else 0)
+                return response
             except openai.APIStatusError as err:
-                said = self._redacted(" ".join(err.response.text.split())[:300])
+                if self.limiter is not None:
+                    self.limiter.observe(err.response.headers)
+                said = self.redacted(" ".join(err.response.text.split())[:300])
                 problem = f"HTTP {err.status_code} from {shown}: {said}"
                 if err.status_code in RETRIED_STATUS:
-                    return _failed(PROVIDER_ERROR, f"gave up after {tries}: {problem}")
-                return _failed(PROVIDER_REFUSED, problem)
+                    return failure(PROVIDER_ERROR, f"gave up after {tries}: {problem}")
+                return failure(PROVIDER_REFUSED, problem)
             except openai.APITimeoutError:
-                return _failed(PROVIDER_ERROR, f"gave up after {tries}: timed out talking to {shown}")
+                return failure(PROVIDER_ERROR, f"gave up after {tries}: timed out talking to {shown}")
             except openai.APIConnectionError as err:
                 cause = type(err.__cause__).__name__ if err.__cause__ else "connection error"
-                return _failed(PROVIDER_ERROR, f"gave up after {tries}: {cause} talking to {shown}")
+                return failure(PROVIDER_ERROR, f"gave up after {tries}: {cause} talking to {shown}")
             except openai.APIResponseValidationError as err:
-                return _failed(MALFORMED_RESPONSE, f"{shown} answered with no chat completion: {err.message}")
+                return failure(MALFORMED_RESPONSE, f"{shown} answered with no chat completion: {err.message}")
             except openai.OpenAIError as err:  # anything else the SDK raises: the provider's
                 first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
-                return _failed(
-                    PROVIDER_ERROR, f"{type(err).__name__} talking to {shown}: {self._redacted(first)}"
+                return failure(
+                    PROVIDER_ERROR, f"{type(err).__name__} talking to {shown}: {self.redacted(first)}"
                 )
             except ValueError as err:  # a body that says it is JSON and is not (an HTML error page)
-                return _failed(
+                return failure(
                     MALFORMED_RESPONSE, f"{shown} answered 200 with a body that is not JSON: {err}"
                 )
 
     async def _one(self, client: AsyncOpenAI, gate: asyncio.Semaphore, request: ChatRequest) -> Completion:
         if request.continuations:
             return await self._score(client, gate, request)
-        response = await self._call(client, gate, self._arguments(request))
+        response = await self._call(client, gate, self._arguments(request), sum(estimated_tokens(request)))
         if isinstance(response, Completion):
             return response
         try:
             return _completion(response)
         except _NotACompletion as err:
             shown = public_url(f"{self.options.base_url.rstrip('/')}/chat/completions")
-            return _failed(MALFORMED_RESPONSE, f"{shown} answered 200 with {self._redacted(str(err))}")
+            return failure(MALFORMED_RESPONSE, f"{shown} answered 200 with {self.redacted(str(err))}")
 
     async def _score(self, client: AsyncOpenAI, gate: asyncio.Semaphore, request: ChatRequest) -> Completion:
         """A scoring request (see `ChatRequest.continuations`): a call per continuation asking
@@ -158,7 +183,9 @@ class OpenAIBackend:
                 "max_tokens": 1,
                 "extra_body": extra,
             }
-            response = await self._call(client, gate, arguments)
+            response = await self._call(
+                client, gate, arguments, round(len(str(conversation)) / CHARS_PER_TOKEN)
+            )
             if isinstance(response, Completion):
                 if response.finish_reason != PROVIDER_REFUSED:
                     return response
@@ -230,8 +257,20 @@ class _NotACompletion(Exception):
     """A 200 whose body is not a chat completion (an HTML page, no choices, no message)."""
 
 
-def _failed(reason: str, why: str) -> Completion:
+def failure(reason: str, why: str) -> Completion:
     return Completion(text=why, finish_reason=reason)
+
+
+def completion_of(body: dict[str, Any], where: str) -> Completion:
+    """A chat completion's JSON body (a Batch API output line's) as a `Completion`; one that is
+    no chat completion is ``malformed_response``, saying ``where`` it came from."""
+    try:
+        # the fields a completion must carry and none of its text needs: some providers omit them
+        filled = {"id": "", "created": 0, "model": "", "object": "chat.completion", **body}
+        return _completion(ChatCompletion.model_validate(filled))
+    except (ValueError, _NotACompletion) as err:
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+        return failure(MALFORMED_RESPONSE, f"{where} holds no chat completion: {first}")
 
 
 def _unscored(why: str) -> Completion:

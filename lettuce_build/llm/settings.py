@@ -24,6 +24,20 @@ class EndpointSettings(BaseModel):
     #: retries of a request after its first try, with exponential backoff (``Retry-After`` when
     #: the server gives one), for 408, 409, 429, 5xx, timeouts and dropped connections
     max_retries: int = Field(default=5, ge=0)
+    #: requests and tokens (prompt + ``max_tokens``) per minute, shared by every request in
+    #: flight (none: only the provider's own ``x-ratelimit-*`` headers and 429s hold it back)
+    rpm: int | None = Field(default=None, ge=1)
+    tpm: int | None = Field(default=None, ge=1)
+    #: each pass's requests go through the provider's Batch API (its files and batches
+    #: endpoints) instead of one call each: half the price at most providers, answers within
+    #: ``batch_window``
+    batch: bool = False
+    batch_window: str = "24h"
+    #: what one batch may hold: OpenAI takes 50,000 requests and 200 MB per input file
+    batch_max_requests: int = Field(default=50_000, ge=1)
+    batch_max_bytes: int = Field(default=200_000_000, ge=1_000)
+    #: seconds between two looks at batches in flight
+    batch_poll_seconds: float = Field(default=30.0, gt=0.0)
 
 
 class EngineSettings(BaseModel):

@@ -151,8 +151,8 @@ def cache_stats_text(path: Path, stats: CacheStats) -> str:
     return "\n".join(lines)
 
 
-def dry_run_text(dry: DryRun, price: tuple[float, float] | None = None) -> str:
-    """What a build would ask of its model, per stage, and what it would cost at ``price``."""
+def dry_run_text(dry: DryRun) -> str:
+    """What a build would ask of its model, per stage, and what it would cost at its price."""
     skipped = f", skipped {dry.skipped}" if dry.skipped else ""
     lines = [
         f"dry run of {dry.source}: {dry.documents} documents, {dry.items} work items{skipped}",
@@ -168,18 +168,21 @@ def dry_run_text(dry: DryRun, price: tuple[float, float] | None = None) -> str:
         f"  total: {asked} requests to send, about {dry.prompt_tokens} prompt tokens and at most "
         f"{dry.completion_tokens} completion tokens (first attempts; retries and judges come on top)"
     )
-    if price is not None:
-        lines.append(
-            f"  estimated cost at ${price[0]:g}/${price[1]:g} per million tokens in/out: "
-            f"at most ${dry.cost(*price):.2f}"
-        )
+    if dry.pricing is not None and dry.dollars is not None:
+        batched = f", batched at {dry.pricing.batch_discount:g} of it" if dry.batched else ""
+        lines.append(f"  estimated cost at {dry.pricing.text()}{batched}: at most ${dry.dollars:.2f}")
     return "\n".join(lines)
 
 
 def cost_text(cost: RunCost) -> str:
+    batched = cost.batched_prompt_tokens + cost.batched_completion_tokens
+    tokens = cost.prompt_tokens + cost.completion_tokens
     return (
         f"{cost.requests} requests, {cost.prompt_tokens} prompt and {cost.completion_tokens} "
-        f"completion tokens, {cost.backend_seconds:.1f} s"
+        f"completion tokens"
+        + (f" ({batched / tokens:.0%} through batches)" if batched and tokens else "")
+        + f", {cost.backend_seconds:.1f} s"
+        + (f", ${cost.dollars:.4f}" if cost.dollars is not None else "")
     )
 
 

@@ -17,7 +17,9 @@ from ..support.scripted import ScriptedBackend
 def test_a_build_never_run_asks_for_everything_and_nothing_is_called_or_written(tmp_path):
     readmes = write_readmes(tmp_path / "readmes")
     backend = ScriptedBackend(respond)
-    options = BuildOptions(source="readme", input=str(readmes), out=tmp_path / "out", ratio=0.5)
+    options = BuildOptions(
+        source="readme", input=str(readmes), out=tmp_path / "out", ratio=0.5, price_per_mtok=(3.0, 15.0)
+    )
     dry = estimate(options, backend, {})
     assert backend.calls == [] and not (tmp_path / "out").exists()
     assert dry.items > 0 and [s.name for s in dry.stages] == ["question", "answer", "inject"]
@@ -28,7 +30,7 @@ def test_a_build_never_run_asks_for_everything_and_nothing_is_called_or_written(
     assert all(s.prompt_tokens > 0 for s in dry.stages)
     limit = get_source("readme").pipeline().inject[0].sampling.max_tokens
     assert question.completion_tokens == question.cache_misses * limit  # an upper bound
-    assert dry.cost(3.0, 15.0) == pytest.approx(dry.prompt_tokens * 3e-6 + dry.completion_tokens * 15e-6)
+    assert dry.dollars == pytest.approx(dry.prompt_tokens * 3e-6 + dry.completion_tokens * 15e-6)
 
 
 def test_after_a_build_every_request_is_found_in_its_cache(tmp_path):
@@ -54,6 +56,13 @@ def test_the_command_line_prints_the_table_and_a_cost_for_an_endpoint(tmp_path):
     assert "dry run of readme:" in result.output and "question" in result.output
     assert "estimated cost at $3/$15 per million tokens in/out: at most $" in result.output
     assert not (tmp_path / "out").exists()
+    batched = CliRunner().invoke(
+        main,
+        ["build", "--source", "readme", "--input", str(readmes), "--out", str(tmp_path / "out")]
+        + ["--dry-run", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+        + ["--price-per-mtok", "3/15", "--batch"],
+    )
+    assert "per million tokens in/out, batched at 0.5 of it: at most $" in batched.output
     bad = CliRunner().invoke(
         main,
         ["build", "--source", "readme", "--out", str(tmp_path / "o"), "--dry-run", "--price-per-mtok", "3"],
