@@ -366,8 +366,12 @@ class _StageRun:
             pending = pending.remove_columns([*stage.outputs, *_FAILURE_COLUMNS])
             rows = rows[failed_at][retry]
         bar.close()
-        order = np.argsort(np.concatenate(done_rows), kind="stable")
-        ok = concatenate_datasets(done).select(order, new_fingerprint=f"{fingerprint}-done")
+        finished = np.concatenate(done_rows)
+        order = np.argsort(finished, kind="stable")
+        # which items finished is part of the name: a re-run that finishes more of them (a
+        # provider that failed some the first time) must not find the next stage's kept passes
+        held = hashlib.sha256(np.sort(finished).tobytes()).hexdigest()[:16]
+        ok = concatenate_datasets(done).select(order, new_fingerprint=f"{fingerprint}-done-{held}")
         stats.ok = len(ok) - stats.passed_through
         stats.failed = len(failure_rows)
         stats.failure_reasons = dict(Counter(f.reason for f in failure_rows))

@@ -23,11 +23,11 @@ import asyncio
 import os
 import threading
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any, Literal
 
 import openai
 from openai import AsyncOpenAI
-from openai.types.chat import ChatCompletion
 
 from lettuce_build.core.leaks import SecretScanner, public_url
 from lettuce_build.llm.pricing import CHARS_PER_TOKEN, estimated_tokens
@@ -263,14 +263,20 @@ def failure(reason: str, why: str) -> Completion:
 
 def completion_of(body: dict[str, Any], where: str) -> Completion:
     """A chat completion's JSON body (a Batch API output line's) as a `Completion`; one that is
-    no chat completion is ``malformed_response``, saying ``where`` it came from."""
+    no chat completion is ``malformed_response``, saying ``where`` it came from. Read as the
+    SDK's objects are, by attribute, with no field required that the answer does not need."""
     try:
-        # the fields a completion must carry and none of its text needs: some providers omit them
-        filled = {"id": "", "created": 0, "model": "", "object": "chat.completion", **body}
-        return _completion(ChatCompletion.model_validate(filled))
-    except (ValueError, _NotACompletion) as err:
-        first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
-        return failure(MALFORMED_RESPONSE, f"{where} holds no chat completion: {first}")
+        return _completion(_attributes(body))
+    except _NotACompletion as err:
+        return failure(MALFORMED_RESPONSE, f"{where} holds no chat completion: {err}")
+
+
+def _attributes(value: Any) -> Any:
+    if isinstance(value, dict):
+        return SimpleNamespace(**{str(k): _attributes(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [_attributes(v) for v in value]
+    return value
 
 
 def _unscored(why: str) -> Completion:
@@ -294,20 +300,20 @@ def _completion(response: Any) -> Completion:
     if isinstance(response, str | bytes) or not hasattr(response, "choices"):
         excerpt = " ".join(str(response).split())[:200]
         raise _NotACompletion(f"a body that is not a chat completion: {excerpt!r}")
-    if not response.choices:
+    if not response.choices or not isinstance(response.choices, list):
         raise _NotACompletion("no choices")
     choice = response.choices[0]
     message = getattr(choice, "message", None)
-    if message is None or not isinstance(message.content, str | None):
+    if message is None or not isinstance(getattr(message, "content", None), str | None):
         raise _NotACompletion("a choice without a message")
-    usage = response.usage
+    usage = getattr(response, "usage", None)
     # vLLM and others put a thinking model's deliberation beside the content (not in the SDK's
     # own fields: read from the message's extra fields)
     reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
     return Completion.of(
         message.content or "",
-        finish_reason=choice.finish_reason,
-        prompt_tokens=usage.prompt_tokens if usage else 0,
-        completion_tokens=usage.completion_tokens if usage else 0,
+        finish_reason=getattr(choice, "finish_reason", None),
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
         reasoning=reasoning,
     )

@@ -69,6 +69,9 @@ class ConfigStats(BaseModel):
     requests: str | None = None
     #: the plausibility check's figures (stages/plausibility.py), as lines
     plausibility: list[str] = Field(default_factory=list)
+    #: what the build asked of its model over all its runs: requests, tokens and, when the build
+    #: was given a price, dollars
+    cost: str | None = None
     #: what ``--verify``'s judges found (their report's lines), empty when nothing was judged
     judge: list[str] = Field(default_factory=list)
     #: `lettuce-build audit` over the published rows
@@ -89,6 +92,22 @@ def _example(dataset: DatasetDict) -> str | None:
                 shown["question"] = shown["question"][:300]
                 return json.dumps(shown, indent=2, ensure_ascii=False)
     return None
+
+
+def _cost(manifest: Manifest) -> str | None:
+    cost = manifest.cost
+    if not cost.requests:
+        return None
+    batched = cost.batched_prompt_tokens + cost.batched_completion_tokens
+    through = f", {batched:,} of them through a Batch API" if batched else ""
+    priced = ""
+    if cost.dollars is not None and manifest.options is not None and (pricing := manifest.options.pricing()):
+        discount = f", batched at {pricing.batch_discount:g} of it" if batched else ""
+        priced = f"; ${cost.dollars:.2f} at {pricing.text()}{discount}"
+    return (
+        f"{cost.requests:,} model requests, {cost.prompt_tokens:,} prompt and "
+        f"{cost.completion_tokens:,} completion tokens{through}{priced}"
+    )
 
 
 def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tuple[DatasetDict, ConfigStats]:
@@ -163,6 +182,7 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         requests=_request_mode(manifest),
         judge=judged.lines() if (judged := manifest.counts and manifest.counts.judge) else [],
         plausibility=scored.lines() if (scored := manifest.counts and manifest.counts.plausibility) else [],
+        cost=_cost(manifest),
         data_quality=quality_text(Path(source_name), quality_report(build_path)),  # no local path
         model=backend.model if backend else None,
         backend=backend.backend if backend else None,

@@ -22,6 +22,7 @@ from lettuce_build.core.taxonomy import (
     Taxonomy,
 )
 from lettuce_build.engine.records import FailureRow
+from lettuce_build.llm.batch_ledger import BATCHES_FILE, BatchLedger
 from lettuce_build.llm.cache import CacheStats
 from lettuce_build.view.samples import answer_pieces, excerpt, span_type, terminal_color
 from lettuce_build.view.validate import ValidationReport
@@ -124,10 +125,31 @@ def status_text(path: Path, manifest: Manifest) -> str:
         lines.extend(f"      {reason:<32}{count:>6}" for reason, count in sorted(s.failure_reasons.items()))
     if manifest.error:
         lines.append(f"  error: {manifest.error}")
+    lines.extend(batch_lines(path))
+    if manifest.cost.dollars is not None:
+        lines.append(f"  model so far: {cost_text(manifest.cost)}")
     if manifest.counts:
         counts = manifest.counts.model_dump(mode="json", by_alias=True)
         lines.extend(f"  {name}: {value}" for name, value in counts.items())
     return "\n".join(lines)
+
+
+def batch_lines(path: Path) -> list[str]:
+    """The build's batches still at the provider (``--batch``), as it last saw them."""
+    ledger = BatchLedger(path / BATCHES_FILE)
+    records = ledger.records()
+    waiting = [r for r in records if not r.collected]
+    if not records:
+        return []
+    lines = [f"  batches: {len(records)} sent, {len(waiting)} in flight"]
+    for r in waiting:
+        sent = datetime.fromtimestamp(r.submitted, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        lines.append(
+            f"    {r.batch_id or '(being made: file ' + r.file_id + ')'} {r.status}: {r.completed} answered, "
+            f"{r.failed} failed of {r.requests} ({r.prompt_version}, sent {sent}); the next run of the "
+            "build collects it"
+        )
+    return lines
 
 
 def failure_text(row: FailureRow) -> str:
