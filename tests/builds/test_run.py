@@ -276,3 +276,26 @@ def test_a_damaged_cache_says_how_to_recover(tmp_path, readmes, damage):
         assert result.exit_code == 1 and "Traceback" not in result.output, result.output
         assert "is damaged" in result.output and "move it aside" in result.output
     assert BuildDir(tmp_path / "out").read_manifest().status != "running"
+
+
+def test_a_rerun_that_finishes_more_items_than_the_run_before_never_reuses_a_later_stages_pass(
+    tmp_path, readmes
+):
+    """A provider that failed one question the first time answers it the second: the answer
+    stage then runs over three items, not over the one item its kept pass held."""
+    from lettuce_build.llm.protocol import PROVIDER_ERROR, Completion
+
+    down = {"pebble"}
+
+    def flaky(request):
+        if "realistic question" in request.messages[0].content and any(
+            name in request.messages[-1].content for name in down
+        ):
+            return Completion(text="HTTP 503 from the provider", finish_reason=PROVIDER_ERROR)
+        return respond(request)
+
+    first = build(readmes, tmp_path / "out", ScriptedBackend(flaky), ratio=1.0)
+    assert first.items == 3 and sum(first.by_split.values()) == 2
+    down.clear()
+    second = build(readmes, tmp_path / "out", ScriptedBackend(flaky), ratio=1.0)
+    assert sum(second.by_split.values()) == 3
