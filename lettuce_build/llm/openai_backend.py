@@ -2,7 +2,8 @@
 ``openai`` SDK.
 
 The SDK retries 408, 409, 429, 5xx, timeouts and dropped connections with backoff, honouring
-``Retry-After``; on top of it: a concurrency limit, JSON-schema responses (``"strict": true``),
+``Retry-After``; on top of it: a concurrency limit, ``--rpm``/``--tpm`` and the provider's
+``x-ratelimit-*`` headers (llm/rate_limits.py), JSON-schema responses (``"strict": true``),
 reasoning text kept apart from the answer, token usage on every completion.
 
 A request the provider does not answer is a completion of its own, never an exception that
@@ -57,10 +58,9 @@ class OpenAIBackend:
     def __init__(self, model: str, options: OpenAIOptions | None = None) -> None:
         self.model = model
         self.options = options or OpenAIOptions()
-        #: shared by every request of every call, so that the limits hold across a whole build
-        self.limiter = (
-            RateLimiter(self.options.rpm, self.options.tpm) if self.options.rpm or self.options.tpm else None
-        )
+        #: shared by every request of every call, so that the limits hold across a whole build;
+        #: with neither ``rpm`` nor ``tpm`` it holds requests only while the provider's headers say
+        self.limiter = RateLimiter(self.options.rpm, self.options.tpm)
 
     @property
     def model_id(self) -> str:
@@ -116,19 +116,19 @@ class OpenAIBackend:
         shown = public_url(f"{self.options.base_url.rstrip('/')}/chat/completions")
         tries = f"{self.options.max_retries + 1} tries"
         async with gate:
-            if self.limiter is not None:
-                await asyncio.sleep(self.limiter.reserve(tokens))
+            if wait := self.limiter.reserve(tokens):
+                await asyncio.sleep(wait)
+            while (paused := self.limiter.pause_left()) > 0:  # the provider said stop meanwhile
+                await asyncio.sleep(paused)
             try:
                 raw = await client.chat.completions.with_raw_response.create(**arguments)
                 response = raw.parse()
-                if self.limiter is not None:
-                    self.limiter.observe(raw.headers)
-                    usage = getattr(response, "usage", None)
-                    self.limiter.settle(tokens, usage.total_tokens if usage else 0)
+                self.limiter.observe(raw.headers)
+                usage = getattr(response, "usage", None)
+                self.limiter.settle(tokens, getattr(usage, "total_tokens", 0) or 0)
                 return response
             except openai.APIStatusError as err:
-                if self.limiter is not None:
-                    self.limiter.observe(err.response.headers)
+                self.limiter.observe(err.response.headers)
                 said = self.redacted(" ".join(err.response.text.split())[:300])
                 problem = f"HTTP {err.status_code} from {shown}: {said}"
                 if err.status_code in RETRIED_STATUS:

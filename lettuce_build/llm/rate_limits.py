@@ -58,6 +58,10 @@ class RateLimiter:
             wait = max(wait, self.tokens.reserve(tokens, now))
         return max(0.0, wait)
 
+    def pause_left(self) -> float:
+        """Seconds until the provider's pause ends (0: none)."""
+        return max(0.0, self.paused_until - self.clock())
+
     def settle(self, reserved: int, used: int) -> None:
         """A request reserved ``reserved`` tokens and the provider says it used ``used``."""
         if self.tokens is not None and used:
