@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lettuce_build.builds.options import BuildOptions
 from lettuce_build.core.errors import RecipeError
@@ -64,6 +64,16 @@ class Recipe(BuildOptions, EndpointSettings):
     judge_backend: BackendKind | None = None
     judge_base_url: str | None = None
 
+    @model_validator(mode="after")
+    def _batches_need_an_endpoint(self) -> Recipe:
+        if self.batch and self.backend != "openai":
+            raise ValueError(
+                "--batch sends requests through a provider's Batch API: it needs --backend openai"
+            )
+        if self.batch and self.executor == "ray":
+            raise ValueError("--batch hands each pass to the provider: it needs --executor local")
+        return self
+
     @classmethod
     def checked(cls, settings: dict[str, Any]) -> Recipe:
         """A recipe from settings given by a person (flags, keywords): a value that does not fit
@@ -76,6 +86,8 @@ class Recipe(BuildOptions, EndpointSettings):
             flag = "--" + where.split(".")[0].replace("_", "-") if where else "the settings"
             detail = f" ({where})" if "." in where else ""
             message = first["msg"].removeprefix("Value error, ")  # pydantic's, before a validator's own
+            if not where:  # a rule over several settings: its message names them
+                raise RecipeError(message) from err
             raise RecipeError(f"{flag}{detail}: {message}, got {first.get('input')!r}") from err
 
     def build_options(self) -> BuildOptions:

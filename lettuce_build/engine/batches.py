@@ -113,7 +113,7 @@ class BatchCompletions(Completions):
 
         waiting = {r.file_id: r for r in self._found(records)}
         bar = tqdm(total=sum(r.requests for r in waiting.values()), desc=f"batches of {what}", unit="request")
-        errors = 0
+        errors = looks = 0
         try:
             while waiting:
                 for file_id, record in list(waiting.items()):
@@ -142,8 +142,9 @@ class BatchCompletions(Completions):
                     if len(waiting) <= 3
                     else {"open": len(waiting)}
                 )
-                if waiting:
-                    time.sleep(self.settings.batch_poll_seconds)
+                if waiting:  # a small batch is often done in seconds: look soon, then less often
+                    time.sleep(min(self.settings.batch_poll_seconds, 1.5**looks))
+                    looks += 1
         finally:
             bar.close()
 

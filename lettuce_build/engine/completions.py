@@ -16,7 +16,7 @@ crash loses at most the batch in flight. Two variants change how, never what:
 
 Which one a build uses is decided once, by the build (builds/plan.py).
 
-What a run spends is priced as it is committed (`Pricing`: this run's ``spent``); with a cap
+What a run spends is priced as it is committed (`Spending`); with a cap
 (``--max-cost``) each pass is estimated before it is sent, and a pass that would take the build
 past the cap is not sent: `CostCapError`, every answer so far committed.
 
@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from lettuce_build.core.errors import CostCapError, ProviderFailuresError
 from lettuce_build.engine.records import StageStats
@@ -54,15 +54,16 @@ MIN_FAILURES_TO_STOP = 10
 
 
 class Spending(BaseModel):
-    """What a build's requests cost and may cost: none of it without a price."""
-
-    model_config = ConfigDict(frozen=True)
+    """What a build's requests cost and may cost: none of it without a price. One per run,
+    shared by the build's model and its judges, so that the cap holds for all they ask."""
 
     pricing: Pricing | None = None
     #: dollars the build may spend over all its runs (``--max-cost``; needs a price)
     max_cost: float | None = Field(default=None, ge=0.0)
     #: dollars the runs before this one spent
     spent_before: float = 0.0
+    #: dollars this run has spent so far
+    spent: float = 0.0
 
 
 class Completions:
@@ -85,8 +86,6 @@ class Completions:
         self.replay = replay
         self.max_provider_failures = max_provider_failures
         self.spending = spending or Spending()
-        #: dollars this run has spent (0 without a price)
-        self.spent = 0.0
         #: requests this run asked the backend, and how many of them the provider did not answer
         self.asked = 0
         self.failed = 0
@@ -114,8 +113,8 @@ class Completions:
         if batched:
             stats.batched_prompt_tokens += prompt_tokens
             stats.batched_completion_tokens += completion_tokens
-        if self.spending.pricing is not None:
-            self.spent += self.spending.pricing.dollars(prompt_tokens, completion_tokens, batched=batched)
+        if (pricing := self.spending.pricing) is not None:
+            self.spending.spent += pricing.dollars(prompt_tokens, completion_tokens, batched=batched)
         self.asked += len(answered)
         failed = [c for _, c in answered if not c.answered]
         if not failed:
@@ -173,7 +172,7 @@ class Completions:
         if pricing is None or cap is None or not requests:
             return
         estimate = sum(pricing.dollars(*estimated_tokens(r), batched=self.batched) for r in requests)
-        spent = self.spending.spent_before + self.spent
+        spent = self.spending.spent_before + self.spending.spent
         if spent + estimate > cap:
             raise CostCapError(
                 f"--max-cost ${cap:.2f}: the build has spent ${spent:.2f} and its next pass "
@@ -226,6 +225,7 @@ class StreamingCompletions(Completions):
         """Every request of the pass that the cache lacks, sent as one stream that is rendered
         only as the backend takes it, each answered chunk committed as it arrives: the driver
         holds a batch of the pass's requests at a time, never the pass."""
+        super().prefetch(prompt_version, pass_requests, stats)  # the cap, when there is one
         asked: set[str] = set()  # the n-th key asked is the stream's position n
         unanswered: dict[int, str] = {}  # positions taken by the backend, not yet answered
 

@@ -1,0 +1,93 @@
+"""`--batch` end to end with real answers: a loopback Batch API whose lines the suite's real vLLM
+server answers. A batch build writes the rows a live build of the same seeds writes, and a build
+killed (SIGKILL) while its batch runs re-attaches to it on the next run: no request is sent twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+import lettuce_build
+from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.cli import main
+from lettuce_build.llm.batch_ledger import BATCHES_FILE, BatchLedger
+
+from ..support.batch_server import serve_batches
+from ..support.documents import write_readmes
+
+
+def settings(docs: Path, out: Path, url: str, **more: object) -> dict[str, object]:
+    return {
+        "source": "readme",
+        "input": str(docs),
+        "out": out,
+        "backend": "openai",
+        "base_url": url,
+        "model": "smollm2-135m",
+        "concurrency": 1,  # the server answers one request at a time, as the batch does
+        "batch_poll_seconds": 0.2,
+        **more,
+    }
+
+
+def rows(result: lettuce_build.BuildResult) -> list[dict]:
+    return sorted((row for split in result.dataset.values() for row in split), key=lambda r: r["metadata"])
+
+
+def test_a_batch_build_writes_the_rows_a_live_build_of_the_same_seeds_writes(vllm_server, tmp_path):
+    docs = write_readmes(tmp_path / "docs")
+    live = lettuce_build.build(recipe=Recipe.checked(settings(docs, tmp_path / "live", vllm_server)))
+    with serve_batches(vllm_server) as (url, server):
+        batched = lettuce_build.build(
+            recipe=Recipe.checked(
+                settings(docs, tmp_path / "batched", url, batch=True, price_per_mtok=(3, 15))
+            )
+        )
+    assert server.submitted and set(server.submitted.values()) == {1}
+    assert rows(batched) == rows(live) and rows(live)
+    cost = batched.summary.cost
+    assert cost.batched_completion_tokens == cost.completion_tokens > 0  # scoring has no completion
+    assert (
+        cost.dollars is not None and cost.dollars < 3e-6 * cost.prompt_tokens + 15e-6 * cost.completion_tokens
+    )
+
+
+def test_a_build_killed_while_its_batch_runs_reattaches_and_sends_nothing_twice(vllm_server, tmp_path):
+    docs, out = write_readmes(tmp_path / "docs"), tmp_path / "out"
+    with serve_batches(vllm_server) as (url, server):
+        server.hold.clear()  # the provider takes its time: the batch stays in progress
+        command = ["build", "--source", "readme", "--input", str(docs), "--out", str(out)]
+        command += ["--backend", "openai", "--base-url", url, "--model", "smollm2-135m", "--batch"]
+        command += ["--batch-poll-seconds", "0.2", "--concurrency", "1"]
+        process = subprocess.Popen(
+            [sys.executable, "-c", "from lettuce_build.cli import main; main()", *command],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 120
+        while not any(b["status"] == "in_progress" for b in server.batches.values()):
+            assert time.monotonic() < deadline and process.poll() is None, "the build never sent its batch"
+            time.sleep(0.05)
+        time.sleep(0.5)  # it polls the batch: it has written the batch's id down
+        os.kill(process.pid, signal.SIGKILL)
+        assert process.wait(timeout=30) == -signal.SIGKILL
+        (record,) = BatchLedger(out / BATCHES_FILE).open()
+        assert record.batch_id in server.batches and record.requests == 3
+        status = CliRunner().invoke(main, ["status", str(out)])
+        assert "batches: 1 sent, 1 in flight" in status.output
+        assert f"{record.batch_id} in_progress" in status.output
+
+        server.hold.set()
+        result = CliRunner().invoke(main, command)
+    assert result.exit_code == 0, result.output
+    assert set(server.submitted.values()) == {1}  # the killed build's batch was collected, not sent again
+    assert sum(server.submitted.values()) >= 3 + 3  # the questions, then at least the answers
+    assert all(r.collected for r in BatchLedger(out / BATCHES_FILE).records())
+    assert BuildDir(out).read_manifest().status == "finished"
