@@ -129,6 +129,8 @@ def _samples(source: Source, batch: dict[str, list[Any]]) -> dict[str, list[Any]
     out: dict[str, list[Any]] = {name: [] for name in [*FEATURES, _FAILURE]}
     for row in rows:
         sample = source.sample(row)
+        # the work item's key names the sample wherever it goes (a review's verdict, an export)
+        sample.metadata["key"] = row["key"]
         violations = check_sample(sample)
         made = sample_to_row(sample) if not violations else dict.fromkeys(FEATURES)
         made[_FAILURE] = None

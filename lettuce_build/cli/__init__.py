@@ -82,6 +82,7 @@ for command in (
     swebench.sift,
     builds.status,
     builds.show,
+    builds.review,
     builds.report,
     builds.failures,
     builds.cache,

@@ -3,6 +3,7 @@ they can be made from, and merging shards (`build` itself is in cli/build.py).""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -104,6 +105,57 @@ def show(
         console.print(sample_panel(sample, number))
     if not samples:
         click.echo("no sample matches")
+
+
+@click.command()
+@click.argument("build_dir", type=folder(exists=True))
+@click.option("--split", help="Review only this split (e.g. the test split, for a gold set).")
+@click.option(
+    "--reviewer",
+    default=lambda: os.environ.get("USER") or "reviewer",
+    show_default="$USER",
+    help="Whose verdicts these are (figures compare reviewers).",
+)
+@click.option("--port", type=click.IntRange(0, 65535), default=0, help="Port (default: any free one).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Interface to serve on; anything but loopback exposes the samples to the network (a warning).",
+)
+@click.option("--no-browser", is_flag=True, help="Only print the page's address.")
+def review(build_dir: Path, split: str | None, reviewer: str, port: int, host: str, no_browser: bool) -> None:
+    """Give verdicts on a build's samples in the browser: one sample at a time, keyboard first.
+
+    Verdicts are appended to BUILD_DIR/reviews.jsonl (also through POST /api/verdicts); `audit`
+    and the card report what reviewers confirmed; `push --reviewed-only SPLIT` publishes only that.
+    """
+    import webbrowser
+
+    from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.view.review_server import ReviewServer
+    from lettuce_build.view.reviews import REVIEWS_FILE, ReviewLog
+    from lettuce_build.view.samples import load_samples
+
+    BuildDir(build_dir).require_build()
+    samples = load_samples(build_dir, split=split)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.secho(
+            f"warning: serving on {host}: anyone who can reach it and has the address can read and review",
+            fg="yellow",
+            err=True,
+        )
+    server = ReviewServer(samples, ReviewLog(build_dir / REVIEWS_FILE), reviewer, host=host, port=port)
+    click.echo(f"reviewing {len(server.samples)} samples of {build_dir} as {reviewer}: {server.url}")
+    click.echo("Ctrl-C stops the server; every verdict is already saved.")
+    if not no_browser:
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
 
 
 @click.command()

@@ -46,6 +46,12 @@ from lettuce_build.publish.catalog import COLLECTIONS
     DEFAULT_MAX_FAILURE_RATE,
     "Refuse a build whose share of failed items is above this.",
 )
+@click.option(
+    "--reviewed-only",
+    metavar="SPLIT",
+    help="Publish only the rows of SPLIT that reviewers confirmed whole (`lettuce-build review`): a "
+    "gold split; the card says so.",
+)
 def push(
     source_name: str | None,
     build_dir: Path | None,
@@ -58,6 +64,7 @@ def push(
     create_pr: bool,
     commit_message: str | None,
     max_failure_rate: float,
+    reviewed_only: str | None,
 ) -> None:
     """Publish builds as Hub datasets: one config per source, one commit per config, a merged card.
 
@@ -85,7 +92,12 @@ def push(
         target = HubTarget(api, repo, private=private, revision=revision, create_pr=create_pr)
     for source, path in plan.jobs:
         where = publish(
-            path, source, target, max_failure_rate=max_failure_rate, commit_message=commit_message
+            path,
+            source,
+            target,
+            max_failure_rate=max_failure_rate,
+            commit_message=commit_message,
+            reviewed_only=reviewed_only,
         )
         click.echo(f"published {source} from {path} -> {where}")
 

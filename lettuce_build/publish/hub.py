@@ -196,9 +196,11 @@ def publish(
     *,
     max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE,
     commit_message: str | None = None,
+    reviewed_only: str | None = None,
 ) -> str:
-    """Stage one source's build as its config and commit it to the target in one commit."""
-    dataset, stats = collect(build_path, source_name, max_failure_rate)
+    """Stage one source's build as its config and commit it to the target in one commit;
+    ``reviewed_only``: that split keeps only the rows reviewers confirmed (a gold split)."""
+    dataset, stats = collect(build_path, source_name, max_failure_rate, reviewed_only)
     with tempfile.TemporaryDirectory() as tmp:
         staging = Path(tmp)
         readme = target.read("README.md")

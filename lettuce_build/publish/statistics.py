@@ -23,6 +23,7 @@ from lettuce_build.prompts import load_prompt
 from lettuce_build.publish.cards import DatasetCardText, card_text
 from lettuce_build.sources.registry import get_source
 from lettuce_build.view.audit import quality_report, quality_text
+from lettuce_build.view.reviews import REVIEWS_FILE, ReviewLog, Verdict, confirmed, review_report
 from lettuce_build.view.span_report import span_quality
 from lettuce_build.view.validate import validate
 
@@ -72,6 +73,10 @@ class ConfigStats(BaseModel):
     #: what the build asked of its model over all its runs: requests, tokens and, when the build
     #: was given a price, dollars
     cost: str | None = None
+    #: what reviewers confirmed (`lettuce-build review`), as lines; empty when nobody reviewed
+    reviews: list[str] = Field(default_factory=list)
+    #: ``push --reviewed-only SPLIT``: that split, and the rows it kept of those it had
+    gold: tuple[str, int, int] | None = None
     #: what ``--verify``'s judges found (their report's lines), empty when nothing was judged
     judge: list[str] = Field(default_factory=list)
     #: `lettuce-build audit` over the published rows
@@ -94,6 +99,23 @@ def _example(dataset: DatasetDict) -> str | None:
     return None
 
 
+def _confirmed_only(
+    dataset: DatasetDict, split: str, verdicts: list[Verdict], build_path: Path
+) -> tuple[DatasetDict, tuple[str, int, int]]:
+    """``dataset`` with ``split`` cut to the rows every reviewer confirmed whole."""
+    if split not in dataset:
+        raise PublishError(f"--reviewed-only {split}: {build_path} has the splits {', '.join(dataset)}")
+    rows = dataset[split]
+    kept = [i for i, row in enumerate(rows) if confirmed(row_to_sample(row), verdicts)]
+    if not kept:
+        raise PublishError(
+            f"--reviewed-only {split}: no row of {split} is confirmed by a reviewer; review it with "
+            f"`lettuce-build review {build_path} --split {split}`"
+        )
+    dataset[split] = rows.select(kept)
+    return dataset, (split, len(kept), len(rows))
+
+
 def _cost(manifest: Manifest) -> str | None:
     cost = manifest.cost
     if not cost.requests:
@@ -110,8 +132,11 @@ def _cost(manifest: Manifest) -> str | None:
     )
 
 
-def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tuple[DatasetDict, ConfigStats]:
-    """Load a finished build and check it may be published; refuse with the reason otherwise."""
+def collect(
+    build_path: Path, source_name: str, max_failure_rate: float, reviewed_only: str | None = None
+) -> tuple[DatasetDict, ConfigStats]:
+    """Load a finished build and check it may be published; refuse with the reason otherwise.
+    ``reviewed_only``: that split keeps only the rows reviewers confirmed whole (a gold split)."""
     build = BuildDir(build_path)
     manifest = build.read_manifest()
     if manifest.status != "finished":
@@ -138,6 +163,19 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
             f"limit of {max_failure_rate:.0%}; pass --max-failure-rate to publish anyway"
         )
     dataset = load_from_disk(str(build_path / DATASET_DIR))
+    verdicts = ReviewLog(build_path / REVIEWS_FILE).verdicts()
+    reviews = (
+        review_report(
+            [row_to_sample(row) for split in dataset.values() for row in split],
+            verdicts,
+            judged=bool(manifest.options and manifest.options.verify),
+        ).lines()
+        if verdicts
+        else []
+    )
+    gold = None
+    if reviewed_only is not None:
+        dataset, gold = _confirmed_only(dataset, reviewed_only, verdicts, build_path)
     source = get_source(source_name)
     card = card_text(source.dataset_name)
     spans: Counter[tuple[str, str | None]] = Counter()
@@ -183,6 +221,8 @@ def collect(build_path: Path, source_name: str, max_failure_rate: float) -> tupl
         judge=judged.lines() if (judged := manifest.counts and manifest.counts.judge) else [],
         plausibility=scored.lines() if (scored := manifest.counts and manifest.counts.plausibility) else [],
         cost=_cost(manifest),
+        reviews=reviews,
+        gold=gold,
         data_quality=quality_text(Path(source_name), quality_report(build_path)),  # no local path
         model=backend.model if backend else None,
         backend=backend.backend if backend else None,

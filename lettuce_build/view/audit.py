@@ -46,6 +46,8 @@ from lettuce_build.core.tables import iter_records
 from lettuce_build.formats import Foreign, format_of
 from lettuce_build.stages.judge import JudgeReport
 from lettuce_build.stages.plausibility import PlausibilityReport
+from lettuce_build.view.reviews import REVIEWS_FILE, ReviewLog, ReviewReport, review_report
+from lettuce_build.view.samples import load_samples
 from lettuce_build.view.token_windows import TokenWindows, WindowReport, window_text
 from lettuce_build.view.validate import read_rows
 
@@ -134,6 +136,8 @@ class QualityReport(BaseModel):
     requested_ratio: float | None = None
     judge: JudgeReport | None = None
     plausibility: PlausibilityReport | None = None
+    #: what people confirmed (`lettuce-build review`): a build folder with ``reviews.jsonl``
+    reviews: ReviewReport | None = None
     #: what a detector's token windows keep (``audit --tokenizer``)
     windows: WindowReport | None = None
 
@@ -341,6 +345,10 @@ def quality_report(
         report.requested_ratio = manifest.options.ratio if manifest.options else None
         report.judge = manifest.counts.judge if manifest.counts else None
         report.plausibility = manifest.counts.plausibility if manifest.counts else None
+        if (path / REVIEWS_FILE).is_file():
+            verify = bool(manifest.options and manifest.options.verify)
+            verdicts = ReviewLog(path / REVIEWS_FILE).verdicts()
+            report.reviews = review_report(load_samples(path), verdicts, judged=verify)
     report.windows = windows.report if windows is not None else None
     return report
 
@@ -390,6 +398,8 @@ def quality_text(path: Path, report: QualityReport) -> str:
         lines.extend(f"  judge: {line}" for line in report.judge.lines())
     if report.plausibility is not None:
         lines.extend(f"  {line}" for line in report.plausibility.lines())
+    if report.reviews is not None:
+        lines.extend(f"  {line}" for line in report.reviews.lines())
     if report.windows is not None:
         lines.extend(window_text(report.windows))
     present = [s for s in GATE_SIGNALS if report.signal_total(s)]

@@ -1,0 +1,226 @@
+"""`lettuce-build review`: a page on loopback where a person gives verdicts on a build's samples.
+
+The server answers only a request that carries the session's token (``?token=`` or the
+``X-Review-Token`` header) and names this server in its ``Host`` header (a page elsewhere that
+rebinds a name of its own to 127.0.0.1 sends its own name: refused, 403). Every answer forbids
+the browser to load anything from anywhere (Content-Security-Policy: the page's one script by
+its nonce, requests to this server only); sample text reaches the page as JSON and is put in as
+text, never as markup, so a context holding ``<script>`` shows as those characters.
+
+The API, for scripts as for the page (JSON; the token on every call):
+
+- ``GET /api/samples``: ``{"reviewer", "categories", "colours", "samples": [...]}``, each sample
+  its key, split, context, question, answer, labelled spans and the context's evidence
+  (character ranges of the sentences the answer rests on), and this reviewer's last verdict;
+- ``POST /api/verdicts``: one `Verdict` (view/reviews.py; ``reviewer`` and ``time`` may be left
+  out: the session's reviewer, now), appended to ``OUT/reviews.jsonl``; answers ``{"ok": true}``
+  or 400/404 with ``{"error": "..."}`` naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import threading
+from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from pydantic import ValidationError
+
+from lettuce_build.core.schema import HallucinationSample
+from lettuce_build.core.taxonomy import INJECTABLE_CATEGORIES
+from lettuce_build.view.review_page import page
+from lettuce_build.view.reviews import ReviewLog, Verdict
+from lettuce_build.view.samples import CATEGORY_STYLES, OTHER_STYLE
+
+#: the most a verdict's body may hold (a sample has a handful of spans)
+MAX_BODY = 64_000
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
+_WORD = re.compile(r"\w{3,}")
+
+
+class ReviewServer:
+    """The samples of one build (or one split of it), served to one reviewer."""
+
+    def __init__(
+        self,
+        samples: Sequence[HallucinationSample],
+        log: ReviewLog,
+        reviewer: str,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.samples = [s for s in samples if s.metadata.get("key")]
+        self.by_key = {str(s.metadata["key"]): s for s in self.samples}
+        self.log = log
+        self.reviewer = reviewer
+        self.token = secrets.token_urlsafe(24)
+        self.httpd = ThreadingHTTPServer((host, port), _handler(self))
+        self.port = self.httpd.server_address[1]
+        names = {host, "127.0.0.1", "localhost"} if host in ("127.0.0.1", "localhost") else {host}
+        #: the Host headers this server answers (a DNS-rebinding page sends its own name)
+        self.hosts = {f"{name}:{self.port}" for name in names}
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = next(iter(sorted(self.hosts))).rsplit(":", 1)[0]
+        return f"http://{host}:{self.port}/?token={self.token}"
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    def serve_forever(self) -> None:
+        self.httpd.serve_forever()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def samples_json(self) -> dict[str, Any]:
+        latest = {key: v for (reviewer, key), v in self.log.latest().items() if reviewer == self.reviewer}
+        return {
+            "reviewer": self.reviewer,
+            "categories": sorted(INJECTABLE_CATEGORIES),
+            "colours": {name: colour for name, (_, colour) in CATEGORY_STYLES.items()},
+            "other_colour": OTHER_STYLE[1],
+            "samples": [
+                {
+                    "key": key,
+                    "split": sample.split,
+                    "context": sample.context,
+                    "question": sample.question,
+                    "answer": sample.answer,
+                    "labels": [
+                        span.model_dump(include={"start", "end", "text", "category"})
+                        for span in sample.labels
+                    ],
+                    "evidence": evidence(sample.context, sample.answer, sample.labels),
+                    "verdict": latest[key].model_dump() if key in latest else None,
+                }
+                for key, sample in self.by_key.items()
+            ],
+        }
+
+    def record(self, body: bytes) -> tuple[int, dict[str, Any]]:
+        """A verdict from the page or a script: appended, or why not."""
+        try:
+            data = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            return 400, {"error": f"the body is not JSON: {err}"}
+        if not isinstance(data, dict):
+            return 400, {"error": "expected a JSON object: one verdict"}
+        data.setdefault("reviewer", self.reviewer)
+        sample = self.by_key.get(str(data.get("key")))
+        if sample is None:
+            return 404, {"error": f"key {data.get('key')!r}: no sample of this build has it"}
+        data.setdefault("split", sample.split)
+        try:
+            verdict = Verdict.model_validate(data)
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            return 400, {"error": f"{where}: {first['msg']}"}
+        if verdict.spans and len(verdict.spans) != len(sample.labels):
+            made = len(sample.labels)
+            return 400, {"error": f"spans: the sample has {made} labelled span(s), got {len(verdict.spans)}"}
+        self.log.append(verdict)
+        return 200, {"ok": True}
+
+
+def evidence(context: str, answer: str, labels: Sequence[Any]) -> list[tuple[int, int]]:
+    """The context's sentences an answer rests on, as character ranges: each sentence of the
+    answer (its labelled spans left out) found in the context as it is, or else the context's
+    sentence sharing most of its words (at least half)."""
+    kept, at = [], 0
+    for span in sorted(labels, key=lambda s: s.start):
+        kept.append(answer[at : span.start])
+        at = span.end
+    kept.append(answer[at:])
+    clean = " ".join(kept)
+    sentences = [(m.start(), m.end()) for m in _SENTENCE.finditer(context) if m.group().strip()]
+    found: set[tuple[int, int]] = set()
+    for part in _SENTENCE.finditer(clean):
+        text = part.group().strip()
+        if len(text) < 12:
+            continue
+        if (where := context.find(text)) != -1:
+            found.add((where, where + len(text)))
+            continue
+        words = {w.lower() for w in _WORD.findall(text)}
+        if not words:
+            continue
+        best = max(sentences, key=lambda s: len(words & _words(context[s[0] : s[1]])), default=None)
+        if best and len(words & _words(context[best[0] : best[1]])) * 2 >= len(words):
+            found.add(best)
+    return sorted(found)
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def _handler(server: ReviewServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def _allowed(self) -> bool:
+            parts = urlsplit(self.path)
+            token = self.headers.get("X-Review-Token") or (parse_qs(parts.query).get("token") or [""])[0]
+            if self.headers.get("Host") not in server.hosts:
+                self._send(403, b"403: this server answers only requests addressed to itself\n", "text/plain")
+                return False
+            if not secrets.compare_digest(token, server.token):
+                self._send(403, b"403: the session's token is missing or wrong\n", "text/plain")
+                return False
+            return True
+
+        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            if not self._allowed():
+                return
+            path = urlsplit(self.path).path
+            if path == "/":
+                nonce = secrets.token_urlsafe(16)
+                self._send(200, page(nonce).encode(), "text/html; charset=utf-8", nonce)
+            elif path == "/api/samples":
+                self._json(200, server.samples_json())
+            else:
+                self._json(404, {"error": f"no page {path}"})
+
+        def do_POST(self) -> None:  # noqa: N802
+            if not self._allowed():
+                return
+            if urlsplit(self.path).path != "/api/verdicts":
+                self._json(404, {"error": "POST goes to /api/verdicts"})
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY:
+                self._json(413, {"error": f"a verdict is at most {MAX_BODY} bytes"})
+                return
+            self._json(*server.record(self.rfile.read(length)))
+
+        def _json(self, status: int, body: Any) -> None:
+            self._send(status, json.dumps(body, ensure_ascii=False).encode(), "application/json")
+
+        def _send(self, status: int, payload: bytes, kind: str, nonce: str | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(payload)))
+            script = f"'nonce-{nonce}'" if nonce else "'none'"
+            self.send_header(
+                "Content-Security-Policy",
+                f"default-src 'none'; script-src {script}; style-src 'unsafe-inline'; connect-src 'self'; "
+                "img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+            )
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Referrer-Policy", "no-referrer")
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args: object) -> None:  # the terminal shows the URL, not requests
+            pass
+
+    return Handler
