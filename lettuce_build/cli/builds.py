@@ -133,13 +133,13 @@ def review(build_dir: Path, split: str | None, reviewer: str, port: int, host: s
     import webbrowser
 
     from lettuce_build.builds.folder import BuildDir
-    from lettuce_build.view.review_server import ReviewServer
+    from lettuce_build.view.review_server import LOOPBACK, ReviewServer
     from lettuce_build.view.reviews import REVIEWS_FILE, ReviewLog
     from lettuce_build.view.samples import load_samples
 
     BuildDir(build_dir).require_build()
     samples = load_samples(build_dir, split=split)
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    if host not in LOOPBACK:
         click.secho(
             f"warning: serving on {host}: anyone who can reach it and has the address can read and review",
             fg="yellow",

@@ -1,19 +1,21 @@
 """`lettuce-build review`: a page on loopback where a person gives verdicts on a build's samples.
 
-The server answers only a request that carries the session's token (``?token=`` or the
-``X-Review-Token`` header) and names this server in its ``Host`` header (a page elsewhere that
-rebinds a name of its own to 127.0.0.1 sends its own name: refused, 403). Every answer forbids
-the browser to load anything from anywhere (Content-Security-Policy: the page's one script by
-its nonce, requests to this server only); sample text reaches the page as JSON and is put in as
-text, never as markup, so a context holding ``<script>`` shows as those characters.
+The server answers only a request that carries the session's token (``?token=``, the
+``X-Review-Token`` header or ``Authorization: Bearer``) and names this server in its ``Host``
+header: a page elsewhere that rebinds a name of its own to 127.0.0.1 sends its own name, and is
+refused (403). Every answer forbids the browser to load anything from anywhere
+(Content-Security-Policy: the page's one script by its nonce, requests to this server only).
+Sample text reaches the page as JSON and is put in as text, never as markup, so a context
+holding ``<script>`` shows as those characters.
 
 The API, for scripts as for the page (JSON; the token on every call):
 
 - ``GET /api/samples``: ``{"reviewer", "categories", "colours", "samples": [...]}``, each sample
   its key, split, context, question, answer, labelled spans and the context's evidence
   (character ranges of the sentences the answer rests on), and this reviewer's last verdict;
-- ``POST /api/verdicts``: one `Verdict` (view/reviews.py; ``reviewer`` and ``time`` may be left
-  out: the session's reviewer, now), appended to ``OUT/reviews.jsonl``; answers ``{"ok": true}``
+- ``POST /api/verdicts``: one `Verdict` (view/reviews.py; ``reviewer``, ``split``, ``time`` and a
+  span's ``start``/``end`` may be left out: the session's reviewer, the sample's split, now, the
+  sample's spans in order), appended to ``OUT/reviews.jsonl``; answers ``{"ok": true}``
   or 400/404 with ``{"error": "..."}`` naming the field.
 """
 
@@ -36,6 +38,7 @@ from lettuce_build.view.review_page import page
 from lettuce_build.view.reviews import ReviewLog, Verdict
 from lettuce_build.view.samples import CATEGORY_STYLES, OTHER_STYLE
 
+LOOPBACK = ("127.0.0.1", "localhost")
 #: the most a verdict's body may hold (a sample has a handful of spans)
 MAX_BODY = 64_000
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
@@ -60,14 +63,18 @@ class ReviewServer:
         self.token = secrets.token_urlsafe(24)
         self.httpd = ThreadingHTTPServer((host, port), _handler(self))
         self.port = self.httpd.server_address[1]
-        names = {host, "127.0.0.1", "localhost"} if host in ("127.0.0.1", "localhost") else {host}
-        #: the Host headers this server answers (a DNS-rebinding page sends its own name)
-        self.hosts = {f"{name}:{self.port}" for name in names}
+        #: the Host headers this server answers on loopback (a DNS-rebinding page sends its own
+        #: name); served elsewhere (``--host``, with a warning), the names it is reached by are the
+        #: network's, and the token alone guards it
+        self.hosts = (
+            {f"{name}:{self.port}" for name in ("127.0.0.1", "localhost")} if host in LOOPBACK else None
+        )
+        self.host = host
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        host = next(iter(sorted(self.hosts))).rsplit(":", 1)[0]
+        host = "127.0.0.1" if self.host in LOOPBACK else self.host
         return f"http://{host}:{self.port}/?token={self.token}"
 
     def start(self) -> None:
@@ -119,6 +126,12 @@ class ReviewServer:
         if sample is None:
             return 404, {"error": f"key {data.get('key')!r}: no sample of this build has it"}
         data.setdefault("split", sample.split)
+        spans = data.get("spans")
+        if isinstance(spans, list):  # a script may give span verdicts in order, without offsets
+            for said, span in zip(spans, sample.labels, strict=False):
+                if isinstance(said, dict):
+                    said.setdefault("start", span.start)
+                    said.setdefault("end", span.end)
         try:
             verdict = Verdict.model_validate(data)
         except ValidationError as err:
@@ -168,8 +181,13 @@ def _handler(server: ReviewServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def _allowed(self) -> bool:
             parts = urlsplit(self.path)
-            token = self.headers.get("X-Review-Token") or (parse_qs(parts.query).get("token") or [""])[0]
-            if self.headers.get("Host") not in server.hosts:
+            bearer = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+            token = (
+                self.headers.get("X-Review-Token")
+                or bearer
+                or (parse_qs(parts.query).get("token") or [""])[0]
+            )
+            if server.hosts is not None and self.headers.get("Host") not in server.hosts:
                 self._send(403, b"403: this server answers only requests addressed to itself\n", "text/plain")
                 return False
             if not secrets.compare_digest(token, server.token):

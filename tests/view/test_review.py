@@ -339,3 +339,20 @@ def test_in_chromium_keyboard_verdicts_land_in_the_file_a_reload_resumes_and_hos
         assert browser.evaluate("typeof window.pwned") == "undefined"
     report = review_report(hostile_samples(), log.verdicts())
     assert report.reviewed == {"test": (2, 2)} and report.categories == (1, 0)
+
+
+def test_a_script_may_give_span_verdicts_in_order_without_offsets(built):
+    log = ReviewLog(built / REVIEWS_FILE)
+    with serving(load_samples(built), log) as server:
+        headers = {"Authorization": f"Bearer {server.token}"}
+        samples = httpx.get(f"{api(server)}/api/samples", headers=headers).json()["samples"]
+        hallucinated = next(s for s in samples if s["labels"])
+        body = {"key": hallucinated["key"], "spans": [{"false": True}] * len(hallucinated["labels"])}
+        assert httpx.post(f"{api(server)}/api/verdicts", headers=headers, json=body).status_code == 200
+        wrong = {"key": hallucinated["key"], "spans": [{"false": True}] * (len(hallucinated["labels"]) + 1)}
+        said = httpx.post(f"{api(server)}/api/verdicts", headers=headers, json=wrong)
+        assert said.status_code == 400 and said.json()["error"].startswith("spans: the sample has")
+    (verdict,) = log.verdicts()
+    assert [(s.start, s.end) for s in verdict.spans] == [
+        (s["start"], s["end"]) for s in hallucinated["labels"]
+    ]
