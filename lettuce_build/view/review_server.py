@@ -127,6 +127,9 @@ class ReviewServer:
             return 404, {"error": f"key {data.get('key')!r}: no sample of this build has it"}
         data.setdefault("split", sample.split)
         spans = data.get("spans")
+        if isinstance(spans, list) and spans and len(spans) != len(sample.labels):
+            made = len(sample.labels)
+            return 400, {"error": f"spans: the sample has {made} labelled span(s), got {len(spans)}"}
         if isinstance(spans, list):  # a script may give span verdicts in order, without offsets
             for said, span in zip(spans, sample.labels, strict=False):
                 if isinstance(said, dict):
@@ -138,9 +141,6 @@ class ReviewServer:
             first = err.errors()[0]
             where = ".".join(str(part) for part in first["loc"])
             return 400, {"error": f"{where}: {first['msg']}"}
-        if verdict.spans and len(verdict.spans) != len(sample.labels):
-            made = len(sample.labels)
-            return 400, {"error": f"spans: the sample has {made} labelled span(s), got {len(verdict.spans)}"}
         self.log.append(verdict)
         return 200, {"ok": True}
 
