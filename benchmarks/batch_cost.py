@@ -17,8 +17,10 @@ from pathlib import Path
 
 import lettuce_build
 from lettuce_build.builds.recipe import Recipe
-from tests.support.batch_server import serve_batches
-from tests.support.vllm_server import vllm_openai_server
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the suite's servers, below
+from tests.support.batch_server import serve_batches  # noqa: E402
+from tests.support.vllm_server import vllm_openai_server  # noqa: E402
 
 
 def main() -> None:

@@ -54,13 +54,13 @@ class ExecutionPlan(BaseModel):
         }
         if isinstance(backend, StreamingBackend):
             return StreamingCompletions(backend, cache, **given)
-        if getattr(getattr(backend, "options", None), "batch", False):
+        if backend.info().options.get("batch"):
             from lettuce_build.engine.batches import BatchCompletions
             from lettuce_build.llm.batch_api import BatchAPI
             from lettuce_build.llm.batch_ledger import BATCHES_FILE, BatchLedger
             from lettuce_build.llm.openai_backend import OpenAIBackend
 
-            assert isinstance(backend, OpenAIBackend)  # only its settings have ``batch``
+            assert isinstance(backend, OpenAIBackend)  # only an endpoint's settings have ``batch``
             ledger = BatchLedger(cache.path.parent / BATCHES_FILE)
             return BatchCompletions(backend, cache, api=BatchAPI(backend), ledger=ledger, **given)
         return Completions(backend, cache, **given)

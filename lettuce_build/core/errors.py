@@ -46,6 +46,10 @@ class EmbeddedModelError(BackendError):
     """The embedded model that cannot be found or converted, and how to get it."""
 
 
+class BatchAPIError(BackendError):
+    """A call to a provider's Batch API that failed: the status and the provider's message."""
+
+
 class ProviderFailuresError(LettuceError):
     """The provider failed too many of a run's requests; what it answered is committed."""
 

@@ -23,20 +23,41 @@ from typing import TYPE_CHECKING
 
 from tqdm.auto import tqdm
 
-from lettuce_build.engine.completions import Completions, PassRequests
+from lettuce_build.core.errors import BatchAPIError
+from lettuce_build.engine.completions import (
+    DEFAULT_MAX_PROVIDER_FAILURES,
+    Completions,
+    PassRequests,
+    Spending,
+)
 from lettuce_build.engine.records import StageStats
 from lettuce_build.llm.batch_ledger import BatchLedger, BatchRecord
-from lettuce_build.llm.protocol import PROVIDER_ERROR, ChatRequest, Completion
+from lettuce_build.llm.cache import RequestCache
+from lettuce_build.llm.protocol import PROVIDER_ERROR, Backend, ChatRequest, Completion
 
 if TYPE_CHECKING:  # the Batch API is the openai SDK's: imported only by a build that batches
     from lettuce_build.llm.batch_api import BatchAPI, BatchState
 
 
 class BatchCompletions(Completions):
+    """A backend's Batch API (``api``) behind a request cache, its batches in ``ledger``."""
+
     batched = True
 
-    def __init__(self, *args: object, api: BatchAPI, ledger: BatchLedger, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        backend: Backend,
+        cache: RequestCache,
+        *,
+        api: BatchAPI,
+        ledger: BatchLedger,
+        replay: bool = False,
+        max_provider_failures: float = DEFAULT_MAX_PROVIDER_FAILURES,
+        spending: Spending | None = None,
+    ) -> None:
+        super().__init__(
+            backend, cache, replay=replay, max_provider_failures=max_provider_failures, spending=spending
+        )
         self.api = api
         self.ledger = ledger
         self.settings = api.options
@@ -84,8 +105,6 @@ class BatchCompletions(Completions):
     ) -> BatchRecord | None:
         """Upload one file and make its batch, each step written down before the next; a
         refused upload or batch fails the chunk's requests with the provider's reason."""
-        from lettuce_build.llm.batch_api import BatchAPIError
-
         file_id = None
         try:
             file_id = self.api.upload(
@@ -109,8 +128,6 @@ class BatchCompletions(Completions):
     ) -> None:
         """Poll ``records`` until each is final, reading each back as it ends; ``sent``: the
         keys of the batches this pass sent (what they did not answer fails its item)."""
-        from lettuce_build.llm.batch_api import BatchAPIError
-
         waiting = {r.file_id: r for r in self._found(records)}
         bar = tqdm(total=sum(r.requests for r in waiting.values()), desc=f"batches of {what}", unit="request")
         errors = looks = 0

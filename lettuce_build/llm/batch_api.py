@@ -21,7 +21,7 @@ import openai
 from openai import OpenAI
 from pydantic import BaseModel
 
-from lettuce_build.core.errors import BackendError
+from lettuce_build.core.errors import BatchAPIError
 from lettuce_build.core.leaks import public_url
 from lettuce_build.llm.openai_backend import NO_KEY, RETRIED_STATUS, OpenAIBackend, completion_of, failure
 from lettuce_build.llm.protocol import PROVIDER_ERROR, PROVIDER_REFUSED, ChatRequest, Completion
@@ -35,10 +35,6 @@ FINAL_STATES = frozenset({"completed", "failed", "expired", "cancelled"})
 #: how many of the account's most recent batches are searched for one whose id was never
 #: written down (a build killed between making it and recording it)
 SEARCHED_BATCHES = 1000
-
-
-class BatchAPIError(BackendError):
-    """A call to the Batch API that failed: the status and the provider's message."""
 
 
 class BatchState(BaseModel):
