@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 from lettuce_build.llm.openai_backend import OpenAIBackend, OpenAIOptions
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.llm.rate_limits import RateLimiter
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the suite's loopback server
+from tests.support.openai_server import Answer, serve_http  # noqa: E402
 
 BODY = json.dumps(
     {
@@ -27,39 +29,20 @@ BODY = json.dumps(
 ).encode()
 
 
-def serve(arrivals: list[float]) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
-            self.rfile.read(int(self.headers["Content-Length"]))
-            arrivals.append(time.monotonic())
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(BODY)))
-            self.end_headers()
-            self.wfile.write(BODY)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd
-
-
 def burst(n: int, rpm: int | None) -> tuple[float, int, float]:
     """(seconds from first to last arrival, most arrivals in any one second, CPU seconds)."""
     arrivals: list[float] = []
-    httpd = serve(arrivals)
-    try:
-        url = f"http://127.0.0.1:{httpd.server_port}/v1"
+
+    def handle(method: str, path: str, headers: object, body: bytes) -> Answer:
+        arrivals.append(time.monotonic())
+        return 200, "application/json", BODY, {}
+
+    with serve_http(handle) as url:
         backend = OpenAIBackend("m", OpenAIOptions(base_url=url, concurrency=32, rpm=rpm))
         requests = [ChatRequest.of(None, f"request {i}", max_tokens=8) for i in range(n)]
         cpu = time.process_time()
         backend.generate(requests)
         cpu = time.process_time() - cpu
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
     arrivals.sort()
     busiest = max(sum(1 for t in arrivals if start <= t < start + 1.0) for start in arrivals)
     return arrivals[-1] - arrivals[0], busiest, cpu

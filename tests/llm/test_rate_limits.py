@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from lettuce_build.llm.openai_backend import OpenAIBackend, OpenAIOptions
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.llm.rate_limits import RateLimiter, reset_seconds
+from tests.support.openai_server import Answer, serve_http
 
 
 class Clock:
@@ -62,42 +62,28 @@ def test_reset_times_are_read_in_the_providers_formats():
     assert reset_seconds("soon") == 0.0
 
 
+BODY = json.dumps(
+    {
+        "choices": [{"message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+    }
+).encode()
+
+
 @contextmanager
 def recording_server(headers_for_first: dict[str, str] | None = None) -> Iterator[tuple[str, list[float]]]:
     """A chat server on loopback that records when each request arrived."""
     arrivals: list[float] = []
     lock = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
-            self.rfile.read(int(self.headers["Content-Length"]))
-            with lock:
-                arrivals.append(time.monotonic())
-                first = len(arrivals) == 1
-            body = json.dumps(
-                {
-                    "choices": [{"message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            for name, value in (headers_for_first or {}).items() if first else ():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(body)
+    def handle(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
+        with lock:
+            arrivals.append(time.monotonic())
+            first = len(arrivals) == 1
+        return 200, "application/json", BODY, (headers_for_first or {}) if first else {}
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_port}/v1", arrivals
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve_http(handle) as url:
+        yield url, arrivals
 
 
 def requests(n: int) -> list[ChatRequest]:

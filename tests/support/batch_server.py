@@ -25,12 +25,13 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
+
+from .openai_server import Answer, serve_http
 
 REFUSAL = {"error": {"message": "The prompt was filtered by the content policy.", "code": "content_filter"}}
 
@@ -174,54 +175,31 @@ def serve_batches(upstream: str, **behaviour: Any) -> Iterator[tuple[str, BatchS
     """Yield the server's base URL (``.../v1``) on 127.0.0.1 and the server, in front of ``upstream``."""
     server = BatchServer(upstream, **behaviour)
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-            path = self.path.split("?")[0]
-            if m := re.fullmatch(r"/v1/files/([\w-]+)/content", path):
-                self._send(200, server.files[m[1]], "application/jsonl")
-            elif m := re.fullmatch(r"/v1/batches/([\w-]+)", path):
-                self._json(200, server.batches[m[1]])
-            elif path == "/v1/batches":
-                listed = sorted(
-                    server.batches.values(), key=lambda b: int(b["id"].split("_")[1]), reverse=True
-                )
-                self._json(200, {"object": "list", "data": listed, "has_more": False})
-            else:
-                self._json(404, {"error": {"message": f"no route {path}"}})
+    def handle(method: str, path: str, headers: Mapping[str, str], raw: bytes) -> Answer:
+        if method == "GET" and (m := re.fullmatch(r"/v1/files/([\w-]+)/content", path)):
+            return 200, "application/jsonl", server.files[m[1]], {}
+        if method == "GET" and (m := re.fullmatch(r"/v1/batches/([\w-]+)", path)):
+            return _json(200, server.batches[m[1]])
+        if method == "GET" and path == "/v1/batches":
+            listed = sorted(server.batches.values(), key=lambda b: int(b["id"].split("_")[1]), reverse=True)
+            return _json(200, {"object": "list", "data": listed, "has_more": False})
+        if method == "POST" and path == "/v1/files":
+            return _json(200, server.upload(headers["Content-Type"], raw))
+        if method == "POST" and path == "/v1/batches":
+            return _json(200, server.create(json.loads(raw)))
+        if method == "POST" and (m := re.fullmatch(r"/v1/batches/([\w-]+)/cancel", path)):
+            return _json(200, server.cancel(m[1]))
+        if method == "POST" and path == "/v1/chat/completions":
+            status, body = server.forward(raw)
+            return status, "application/json", body, {}
+        return _json(404, {"error": {"message": f"no route {method} {path}"}})
 
-        def do_POST(self) -> None:  # noqa: N802
-            raw = self.rfile.read(int(self.headers["Content-Length"]))
-            path = self.path.split("?")[0]
-            if path == "/v1/files":
-                self._json(200, server.upload(self.headers["Content-Type"], raw))
-            elif path == "/v1/batches":
-                self._json(200, server.create(json.loads(raw)))
-            elif m := re.fullmatch(r"/v1/batches/([\w-]+)/cancel", path):
-                self._json(200, server.cancel(m[1]))
-            elif path == "/v1/chat/completions":
-                status, body = server.forward(raw)
-                self._send(status, body, "application/json")
-            else:
-                self._json(404, {"error": {"message": f"no route {path}"}})
-
-        def _json(self, status: int, body: Any) -> None:
-            self._send(status, json.dumps(body).encode(), "application/json")
-
-        def _send(self, status: int, payload: bytes, kind: str) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{httpd.server_port}/v1", server
+        with serve_http(handle) as url:
+            yield url, server
     finally:
         server.hold.set()
-        httpd.shutdown()
-        httpd.server_close()
+
+
+def _json(status: int, body: Any) -> Answer:
+    return status, "application/json", json.dumps(body).encode(), {}

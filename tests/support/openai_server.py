@@ -4,24 +4,37 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from lettuce_build.llm.protocol import ChatMessage, ChatRequest
 
+#: what a loopback server's handler answers: status, content type, body and extra headers
+Answer = tuple[int, str, bytes, dict[str, str]]
+#: a handler: (method, path, request headers, body) -> its answer
+Handle = Callable[[str, str, Mapping[str, str], bytes], Answer]
+
 
 @contextmanager
-def serve_posts(handle: Callable[[bytes], tuple[int, str, bytes]]) -> Iterator[str]:
-    """Yield the base URL (``.../v1``) of a server on 127.0.0.1 that answers every POST body with
-    ``handle(body)``: its status, content type and payload."""
+def serve_http(handle: Handle) -> Iterator[str]:
+    """Yield the base URL (``.../v1``) of a server on 127.0.0.1 that answers every GET and POST
+    with ``handle``."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-            status, kind, payload = handle(self.rfile.read(int(self.headers["Content-Length"])))
+        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            self._answer(b"")
+
+        def do_POST(self) -> None:  # noqa: N802
+            self._answer(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+        def _answer(self, body: bytes) -> None:
+            status, kind, payload, extra = handle(self.command, self.path.split("?")[0], self.headers, body)
             self.send_response(status)
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(payload)))
+            for name, value in extra.items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(payload)
 
@@ -35,6 +48,14 @@ def serve_posts(handle: Callable[[bytes], tuple[int, str, bytes]]) -> Iterator[s
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+@contextmanager
+def serve_posts(handle: Callable[[bytes], tuple[int, str, bytes]]) -> Iterator[str]:
+    """Yield the base URL (``.../v1``) of a server on 127.0.0.1 that answers every POST body with
+    ``handle(body)``: its status, content type and payload."""
+    with serve_http(lambda method, path, headers, body: (*handle(body), {})) as url:
+        yield url
 
 
 @contextmanager
