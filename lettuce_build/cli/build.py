@@ -388,7 +388,8 @@ BUILD_EXAMPLES = (
     type=click.FloatRange(min=0.0, min_open=True),
     default=default_of(Recipe, "batch_poll_seconds"),
     show_default=True,
-    help="With --batch: seconds between two looks at the batches in flight.",
+    help="With --batch: the longest wait between two looks at the batches in flight (the first "
+    "after 1 s, each wait half again as long as the one before).",
 )
 @click.option(
     "--refresh",

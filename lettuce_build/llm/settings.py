@@ -36,7 +36,8 @@ class EndpointSettings(BaseModel):
     #: what one batch may hold: OpenAI takes 50,000 requests and 200 MB per input file
     batch_max_requests: int = Field(default=50_000, ge=1)
     batch_max_bytes: int = Field(default=200_000_000, ge=1_000)
-    #: seconds between two looks at batches in flight
+    #: the longest wait, in seconds, between two looks at batches in flight (the first look is
+    #: after 1 s, each wait half again as long as the one before)
     batch_poll_seconds: float = Field(default=30.0, gt=0.0)
 
 
