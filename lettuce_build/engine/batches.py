@@ -17,6 +17,7 @@ asked live as the pass meets them.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -34,6 +35,8 @@ from lettuce_build.engine.records import StageStats
 from lettuce_build.llm.batch_ledger import BatchLedger, BatchRecord
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import PROVIDER_ERROR, Backend, ChatRequest, Completion
+
+log = logging.getLogger("lettuce_build")
 
 if TYPE_CHECKING:  # the Batch API is the openai SDK's: imported only by a build that batches
     from lettuce_build.llm.batch_api import BatchAPI, BatchState
@@ -172,7 +175,15 @@ class BatchCompletions(Completions):
         found = []
         for record in records:
             if record.batch_id is None:
-                state = self.api.find(record.file_id)
+                try:
+                    state = self.api.find(record.file_id)
+                except BatchAPIError as err:  # a provider without a list of batches: ask again
+                    log.warning(
+                        "cannot look for the batch of %s (%s): its requests are asked again",
+                        record.file_id,
+                        err,
+                    )
+                    state = None
                 if state is None:
                     self.ledger.update(record.file_id, status="never made", collected=True)
                     continue
