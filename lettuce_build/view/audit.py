@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir
+from lettuce_build.builds.output import DATASET_DIR
 from lettuce_build.core.characters import invalid_in
 from lettuce_build.core.errors import OutputError
 from lettuce_build.core.gates import (
@@ -345,7 +346,7 @@ def quality_report(
         report.requested_ratio = manifest.options.ratio if manifest.options else None
         report.judge = manifest.counts.judge if manifest.counts else None
         report.plausibility = manifest.counts.plausibility if manifest.counts else None
-        if (path / REVIEWS_FILE).is_file():
+        if (path / REVIEWS_FILE).is_file() and (path / DATASET_DIR).is_dir():
             verify = bool(manifest.options and manifest.options.verify)
             verdicts = ReviewLog(path / REVIEWS_FILE).verdicts()
             report.reviews = review_report(load_samples(path), verdicts, judged=verify)
