@@ -1,19 +1,20 @@
 """What a build is, decided once before it runs, so that the engine needs to know none of it:
 where the model runs and how answers are obtained (in this process, or streamed to a Ray actor
-pool), whether the build
-replays runs that already happened (a merge of shards), which slice of the work items it holds
-(a shard) and how many balancing waves it may run."""
+pool, or sent through a provider's Batch API), what requests cost and may cost, whether the
+build replays runs that already happened (a merge of shards), which slice of the work items it
+holds (a shard) and how many balancing waves it may run."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from lettuce_build.builds.shards import Shard
 from lettuce_build.engine.completions import (
     DEFAULT_MAX_PROVIDER_FAILURES,
     Completions,
+    Spending,
     StreamingCompletions,
 )
 from lettuce_build.llm.cache import RequestCache
@@ -33,6 +34,9 @@ class ExecutionPlan(BaseModel):
     max_provider_failures: float = DEFAULT_MAX_PROVIDER_FAILURES
     #: the Ray actor pool the build's model runs on, one engine per actor (none: this process)
     ray: RayOptions | None = None
+    #: what requests cost, and the cap on what the build may spend (one per run: the build's
+    #: model and its judges spend from the same)
+    spending: Spending = Field(default_factory=Spending)
 
     def engine(self, backend: Backend) -> Backend:
         """The build's model as this plan runs it: on a Ray pool, or as it is."""
