@@ -41,7 +41,9 @@ from lettuce_build.view.samples import CATEGORY_STYLES, OTHER_STYLE
 LOOPBACK = ("127.0.0.1", "localhost")
 #: the most a verdict's body may hold (a sample has a handful of spans)
 MAX_BODY = 64_000
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
+#: a sentence: up to a full stop, question or exclamation mark followed by space (not the dot of
+#: ``v2.0.1`` or ``.saltbox/``), or the end of its line
+_SENTENCE = re.compile(r"\S.*?(?:[.!?](?=\s|$)|(?=\n)|$)")
 _WORD = re.compile(r"\w{3,}")
 
 
@@ -147,8 +149,8 @@ class ReviewServer:
 
 def evidence(context: str, answer: str, labels: Sequence[Any]) -> list[tuple[int, int]]:
     """The context's sentences an answer rests on, as character ranges: each sentence of the
-    answer (its labelled spans left out) found in the context as it is, or else the context's
-    sentence sharing most of its words (at least half)."""
+    answer (its labelled spans left out) found in the context as it is (whitespace aside), or
+    else the context's sentence sharing most of its words (at least half)."""
     kept, at = [], 0
     for span in sorted(labels, key=lambda s: s.start):
         kept.append(answer[at : span.start])
@@ -161,8 +163,9 @@ def evidence(context: str, answer: str, labels: Sequence[Any]) -> list[tuple[int
         text = part.group().strip()
         if len(text) < 12:
             continue
-        if (where := context.find(text)) != -1:
-            found.add((where, where + len(text)))
+        # as it is, but for how the context breaks its lines
+        if verbatim := re.search(r"\s+".join(map(re.escape, text.split())), context):
+            found.add(verbatim.span())
             continue
         words = {w.lower() for w in _WORD.findall(text)}
         if not words:

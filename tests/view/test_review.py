@@ -213,8 +213,9 @@ class Browser:
         return self.call("Runtime.evaluate", expression=expression, returnByValue=True)["result"].get("value")
 
     def open(self, url: str) -> None:
+        self.evaluate("window.stale = true")  # the page being left is not the one loaded
         self.call("Page.navigate", url=url)
-        self.wait_for("document.body && document.body.dataset.ready === '1'")
+        self.wait_for("!window.stale && document.body && document.body.dataset.ready === '1'")
         self.wait_for("!!document.getElementById('key').textContent")
 
     def wait_for(self, expression: str, timeout: float = 30) -> None:
@@ -356,3 +357,23 @@ def test_a_script_may_give_span_verdicts_in_order_without_offsets(built):
     assert [(s.start, s.end) for s in verdict.spans] == [
         (s["start"], s["end"]) for s in hallucinated["labels"]
     ]
+
+
+def test_the_evidence_is_the_contexts_sentences_the_answer_rests_on():
+    from lettuce_build.view.review_server import evidence
+
+    context = (
+        "saltbox keeps secrets.\n`init` creates `.saltbox/vault.json` in the\ncurrent folder. "
+        "It needs Python 3.10."
+    )
+    answer = "`init` creates `.saltbox/vault.json` in the current folder. It needs Python 3.12."
+    span = Span(
+        start=answer.index("3.12"),
+        end=answer.index("3.12") + 4,
+        text="3.12",
+        label="N",
+        category="contradiction",
+    )
+    found = [context[a:b] for a, b in evidence(context, answer, [span])]
+    # the first sentence as the context breaks its line; the second by its words, the span left out
+    assert found == ["`init` creates `.saltbox/vault.json` in the\ncurrent folder.", "It needs Python 3.10."]
