@@ -39,8 +39,7 @@ def estimated_tokens(request: ChatRequest) -> tuple[int, int]:
     characters over `CHARS_PER_TOKEN`, and its ``max_tokens`` (a scoring request: one per
     continuation, which is all prefill)."""
     chars = sum(len(m.content) for m in request.messages)
-    if request.continuations:
+    if calls := len(request.continuations):  # each call sends the messages and its continuation
         scored = sum(len(prefix) + len(text) for prefix, text in request.continuations)
-        per_call = chars + scored / len(request.continuations)
-        return round(per_call * len(request.continuations) / CHARS_PER_TOKEN), len(request.continuations)
+        return round((chars * calls + scored) / CHARS_PER_TOKEN), calls
     return round(chars / CHARS_PER_TOKEN), request.max_tokens

@@ -106,7 +106,14 @@ def _confirmed_only(
     if split not in dataset:
         raise PublishError(f"--reviewed-only {split}: {build_path} has the splits {', '.join(dataset)}")
     rows = dataset[split]
-    kept = [i for i, row in enumerate(rows) if confirmed(row_to_sample(row), verdicts)]
+    by_key: dict[str, list[Verdict]] = {}  # each row looks at its own verdicts, not every one
+    for verdict in verdicts:
+        by_key.setdefault(verdict.key, []).append(verdict)
+    kept = []
+    for i, row in enumerate(rows):
+        sample = row_to_sample(row)
+        if confirmed(sample, by_key.get(str(sample.metadata.get("key")), [])):
+            kept.append(i)
     if not kept:
         raise PublishError(
             f"--reviewed-only {split}: no row of {split} is confirmed by a reviewer; review it with "

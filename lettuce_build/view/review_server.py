@@ -72,7 +72,7 @@ class ReviewServer:
             {f"{name}:{self.port}" for name in ("127.0.0.1", "localhost")} if host in LOOPBACK else None
         )
         self.host = host
-        self._thread: threading.Thread | None = None
+        self._shown: list[dict[str, Any]] | None = None
 
     @property
     def url(self) -> str:
@@ -80,8 +80,7 @@ class ReviewServer:
         return f"http://{host}:{self.port}/?token={self.token}"
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self._thread.start()
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def serve_forever(self) -> None:
         self.httpd.serve_forever()
@@ -91,13 +90,10 @@ class ReviewServer:
         self.httpd.server_close()
 
     def samples_json(self) -> dict[str, Any]:
-        latest = {key: v for (reviewer, key), v in self.log.latest().items() if reviewer == self.reviewer}
-        return {
-            "reviewer": self.reviewer,
-            "categories": sorted(INJECTABLE_CATEGORIES),
-            "colours": {name: colour for name, (_, colour) in CATEGORY_STYLES.items()},
-            "other_colour": OTHER_STYLE[1],
-            "samples": [
+        """The samples with this reviewer's last verdicts (the samples' part is made once: a
+        page load reads only the verdicts anew)."""
+        if self._shown is None:
+            self._shown = [
                 {
                     "key": key,
                     "split": sample.split,
@@ -109,9 +105,18 @@ class ReviewServer:
                         for span in sample.labels
                     ],
                     "evidence": evidence(sample.context, sample.answer, sample.labels),
-                    "verdict": latest[key].model_dump() if key in latest else None,
                 }
                 for key, sample in self.by_key.items()
+            ]
+        latest = {key: v for (reviewer, key), v in self.log.latest().items() if reviewer == self.reviewer}
+        return {
+            "reviewer": self.reviewer,
+            "categories": sorted(INJECTABLE_CATEGORIES),
+            "colours": {name: colour for name, (_, colour) in CATEGORY_STYLES.items()},
+            "other_colour": OTHER_STYLE[1],
+            "samples": [
+                {**shown, "verdict": latest[shown["key"]].model_dump() if shown["key"] in latest else None}
+                for shown in self._shown
             ],
         }
 
