@@ -133,11 +133,13 @@ def review(build_dir: Path, split: str | None, reviewer: str, port: int, host: s
     import webbrowser
 
     from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.core.paths import check_writable
     from lettuce_build.view.review_server import LOOPBACK, ReviewServer
     from lettuce_build.view.reviews import REVIEWS_FILE, ReviewLog
     from lettuce_build.view.samples import load_samples
 
     BuildDir(build_dir).require_build()
+    check_writable(build_dir, "build folder (its reviews.jsonl)")
     samples = load_samples(build_dir, split=split)
     if host not in LOOPBACK:
         click.secho(

@@ -148,7 +148,10 @@ class ReviewServer:
             first = err.errors()[0]
             where = ".".join(str(part) for part in first["loc"])
             return 400, {"error": f"{where}: {first['msg']}"}
-        self.log.append(verdict)
+        try:
+            self.log.append(verdict)
+        except OSError as err:  # the folder went read-only or full: the reviewer must know
+            return 500, {"error": f"not saved: cannot write {self.log.path}: {err.strerror or err}"}
         return 200, {"ok": True}
 
 

@@ -71,7 +71,7 @@ class ReviewLog:
     def verdicts(self) -> list[Verdict]:
         """Every verdict in the file, in order; a line that is no verdict (a crash cut it) is
         left out."""
-        if not self.path.exists():
+        if not self.path.is_file():  # none yet (or something else in its place: nothing to read)
             return []
         found = []
         for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():

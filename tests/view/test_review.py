@@ -377,3 +377,12 @@ def test_the_evidence_is_the_contexts_sentences_the_answer_rests_on():
     found = [context[a:b] for a, b in evidence(context, answer, [span])]
     # the first sentence as the context breaks its line; the second by its words, the span left out
     assert found == ["`init` creates `.saltbox/vault.json` in the\ncurrent folder.", "It needs Python 3.10."]
+
+
+def test_a_verdict_that_cannot_be_written_is_refused_in_one_line_not_lost_in_silence(built):
+    (built / REVIEWS_FILE).mkdir()  # not a file it can append to
+    with serving(load_samples(built), ReviewLog(built / REVIEWS_FILE)) as server:
+        headers = {"X-Review-Token": server.token}
+        sample = httpx.get(f"{api(server)}/api/samples", headers=headers).json()["samples"][0]
+        said = httpx.post(f"{api(server)}/api/verdicts", headers=headers, json=verdict_for(sample))
+    assert said.status_code == 500 and said.json()["error"].startswith("not saved: cannot write")
