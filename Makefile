@@ -35,6 +35,11 @@ $(VENV)/.installed: pyproject.toml Makefile
 		|| apt-get install -y -q bubblewrap passt >/dev/null \
 		|| (apt-get update -q >/dev/null && apt-get install -y -q bubblewrap passt >/dev/null) \
 		|| echo "bubblewrap/passt not installed: squeez skips the calls that need them, and says so"
+	# the prose edit rules tell names from English words with Debian's word list (wamerican);
+	# without it they offer no name swaps and no added sentences, and say nothing wrong
+	[ -f /usr/share/dict/american-english ] || [ "$$(id -u)" != 0 ] || apt-get install -y -q wamerican >/dev/null \
+		|| (apt-get update -q >/dev/null && apt-get install -y -q wamerican >/dev/null) \
+		|| echo "wamerican not installed: the prose rules offer no name swaps or added sentences"
 	# `show --html` pages are tested in a real headless Chromium (Debian's package).
 	command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || apt-get install -y -q chromium >/dev/null \
 		|| (apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null) \

@@ -51,7 +51,7 @@ class Settings(TypedDict, total=False):
     ratio: float
     mode: Literal["inject", "generate"]
     answers: Literal["auto", "free", "extractive"]
-    edit_anchors: Literal["constrained", "free"]
+    edit_anchors: Literal["auto", "rules", "constrained", "free"]
     verify: bool
     plausibility: bool
     limit: int | None

@@ -16,9 +16,9 @@ from lettuce_build.llm.embedded import EMBEDDED_MODELS
 from lettuce_build.llm.pricing import Pricing
 from lettuce_build.sources.base import ItemOptions, LoadOptions, Mode
 from lettuce_build.stages.answers import AnswerMode
-from lettuce_build.stages.injection import EditAnchors
 from lettuce_build.stages.judge import JudgeReport
 from lettuce_build.stages.plausibility import PlausibilityReport
+from lettuce_build.stages.prose_edits import EditMode
 
 #: LettuceDetect's methods (``--method``) as this package's modes
 METHODS = {"answer": "inject", "context": "generate"}
@@ -33,8 +33,10 @@ class BuildOptions(ItemOptions):
     input: str | None = None
     #: the share of each split's samples that get injected hallucinations
     ratio: float = Field(default=0.5, ge=0.0, le=1.0)
-    #: constrained: each edit replaces a string taken from the answer; free: any string the model copies
-    edit_anchors: EditAnchors = "constrained"
+    #: rules: edits made by rules from the answer's own text, the model choosing; constrained:
+    #: the model writes each edit of a string taken from the answer; free: of any string it
+    #: copies; auto: rules for the embedded model, constrained otherwise
+    edit_anchors: Literal["auto", "rules", "constrained", "free"] = "auto"
     #: inject: edits applied to the clean answer (exact spans); generate: the model writes the
     #: hallucinated answer, spans recovered by diff (see stages/generation.py). LettuceDetect's
     #: names are taken too: answer (-based injection) is inject, context (-based generation) generate
@@ -101,6 +103,13 @@ class BuildOptions(ItemOptions):
         if self.answers == "auto":
             return "extractive" if model in EMBEDDED_MODELS else "free"
         return self.answers
+
+    def edit_mode(self, model: str) -> EditMode:
+        """How this build's edits are made with ``model``: the embedded model's own edits were
+        mostly garbage ("HTTPX" -> "True"), so ``auto`` has rules make them and it chooses."""
+        if self.edit_anchors == "auto":
+            return "rules" if model in EMBEDDED_MODELS else "constrained"
+        return self.edit_anchors
 
     def load_options(self, context_tokens: int | None = None) -> LoadOptions:
         """The options the source loads its items with; clones go under the build folder.

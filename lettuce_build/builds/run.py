@@ -277,7 +277,7 @@ def build_stages(
     options of other sources refused, and a recipe's stages checked against them."""
     _refuse_options_of_other_sources(options, source)
     settings = StageSettings(
-        edit_anchors=options.edit_anchors,
+        edit_anchors=options.edit_mode(model),
         seed=options.seed,
         answers=options.answer_mode(model),
         error_types=options.error_types,
@@ -319,8 +319,9 @@ def _refuse_options_of_other_sources(options: BuildOptions, source: Source) -> N
         ]
         if chosen:
             flags = ", ".join("--" + name.replace("_", "-") for name in chosen)
+            them = "them" if len(chosen) > 1 else "it"
             raise SourceError(
-                f"{flags}: only --source {other.name} takes them ({source.name} makes the "
+                f"{flags}: only --source {other.name} takes {them} ({source.name} makes the "
                 "hallucinations its own source's way); leave them out"
             )
 

@@ -214,8 +214,10 @@ BUILD_EXAMPLES = (
     "--edits",
     Recipe,
     "edit_anchors",
-    "constrained: each edit replaces a string taken from the answer (numbers, names, code, "
-    "sentences), so it always lands; free: any string the model copies (and may miscopy).",
+    "rules: edits made by rules from the answer's own text (numbers, dates, names, negations, "
+    "quantifiers, another document's sentences), the model choosing; constrained: the model writes "
+    "each edit of a string taken from the answer; free: of any string it copies (and may miscopy); "
+    "auto: rules for the embedded model, constrained for others.",
 )
 @click.option(
     "--mode",
@@ -232,8 +234,8 @@ BUILD_EXAMPLES = (
     "--error-types",
     multiple=True,
     metavar="TYPE",
-    help="custom: an error type to make and publish, a category or category/subcategory of the "
-    "taxonomy (repeatable; default: every one; see `lettuce-build taxonomy`).",
+    help="An error type to make and publish, a category or category/subcategory of the taxonomy "
+    "(repeatable; default: every one; see `lettuce-build taxonomy`).",
 )
 @click.option(
     "--intensity",

@@ -20,6 +20,8 @@ from operator import itemgetter
 
 from pydantic import BaseModel, Field
 
+from lettuce_build.core.sentences import split_sentences
+
 #: words that carry no content: a question about "what is the" shares them with any text
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before
@@ -36,7 +38,6 @@ STOPWORDS = frozenset(
 _WORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*", re.UNICODE)
 #: `_WORD` on lowered ASCII text (measured 25% faster: gates read every context word by word)
 _ASCII_WORD = re.compile(r"[a-z0-9]+(?:['.-][a-z0-9]+)*")
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 _URL = re.compile(r"https?://\S+|www\.\S+")
 _MARKUP = re.compile(r"!\[[^\]]*\]\([^)]*\)|\[[^\]]*\]\([^)]*\)|<[^>\n]{1,200}>|\[!\[|\]\[[^\]]*\]")
 _NUMBER_WORDS = {
@@ -163,7 +164,7 @@ def repeated(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
     n words was its own repetition three times over)."""
     if run := char_run(text, config):
         return run
-    sentences = Counter(" ".join(words(s)) for s in _SENTENCE.findall(text))
+    sentences = Counter(" ".join(words(s)) for s in split_sentences(text))
     lines = Counter(" ".join(words(line)) for line in text.splitlines())
     tokens = words(text)
     n = config.repeat_ngram
@@ -208,7 +209,7 @@ def markup_share(text: str) -> float:
 def asks_question(text: str) -> str | None:
     """A sentence of the text outside code that ends with a question mark."""
     prose = re.sub(r"```.*?(```|$)|`[^`\n]*`", " ", text, flags=re.DOTALL)
-    return next((s.strip() for s in _SENTENCE.findall(prose) if s.strip().endswith("?")), None)
+    return next((s for s in split_sentences(prose) if s.endswith("?")), None)
 
 
 @functools.lru_cache(maxsize=64)

@@ -12,7 +12,7 @@ import json
 import logging
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -29,7 +29,7 @@ from lettuce_build.core.taxonomy import sample_category
 from lettuce_build.engine.stage import CheckStage, Stage
 from lettuce_build.stages.answers import AnswerMode
 from lettuce_build.stages.code_edits import DEFAULT_STRUCT_RATIO
-from lettuce_build.stages.injection import EditAnchors
+from lettuce_build.stages.prose_edits import EditMode
 from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE
 
 log = logging.getLogger("lettuce_build")
@@ -76,7 +76,8 @@ class WorkItem(BaseModel):
 class StageSettings(BaseModel):
     """Choices a build makes for every source's stages."""
 
-    edit_anchors: EditAnchors = "constrained"
+    #: how edits are made (`--edits`, ``auto`` resolved by the build: builds/options.py)
+    edit_anchors: EditMode = "constrained"
     #: the build's ``--seed``, for the draws stages make (which anchors an edit may take)
     seed: int = 0
     #: free: the model writes the answer; extractive: it chooses sentences of the evidence
@@ -172,6 +173,30 @@ class LoadResult(BaseModel):
     skipped: Counter[str] = Field(default_factory=Counter)
 
 
+#: how much of another document's text an item carries as its donor
+DONOR_CHARS = 3000
+
+
+class _Donor:
+    """The donor of each item in turn: the text of the last item read from another document
+    (none for the first document). Made while the items stream, so it is the same whichever
+    shard an item lands in."""
+
+    def __init__(self, document_of: Callable[[dict[str, Any]], str]) -> None:
+        self.document_of = document_of
+        self.document = ""
+        self.previous = ("", "")  # (document, text) of the last item read
+        self.given = ""
+
+    def give(self, item: dict[str, Any]) -> str:
+        document = self.document_of(item)
+        if document != self.document:
+            self.document = document
+            self.given = self.previous[1] if self.previous[0] != document else self.given
+        self.previous = (document, str(item["context"])[:DONOR_CHARS])
+        return self.given
+
+
 class Source(ABC):
     """One builder per source: it produces work items and declares its stages (`Pipeline`);
     builds/run.py runs them.
@@ -187,6 +212,9 @@ class Source(ABC):
     hub_id: ClassVar[str | None] = None
     #: build options only this source reads: given to another source, they are refused
     own_options: ClassVar[tuple[str, ...]] = ()
+    #: each item carries a ``donor``: the text of the item before it from another document
+    #: (`DONOR_CHARS` of it), where rule-made edits find names and sentences this document lacks
+    donors: ClassVar[bool] = False
 
     @abstractmethod
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
@@ -233,6 +261,7 @@ class Source(ABC):
         self, items: Iterator[dict[str, Any]], options: LoadOptions, tally: Tally
     ) -> Iterator[dict[str, Any]]:
         seen: set[str] = set()
+        donor = _Donor(self.document_of)
         for item in items:
             where = f"{self.name} item {displayable(str(item['key']))!r}"
             if item["key"] in seen:
@@ -252,6 +281,8 @@ class Source(ABC):
                 field = ".".join(str(p) for p in first["loc"]) or "(row)"
                 tally.skip("malformed_item", where, f"{field}: {first['msg']}")
                 continue
+            if self.donors:
+                item["donor"] = donor.give(item)
             yield item
 
     def sample(self, row: dict[str, Any]) -> HallucinationSample:

@@ -14,6 +14,7 @@ from markdown_it import MarkdownIt
 from pydantic import BaseModel
 
 from lettuce_build.core.seeding import fraction
+from lettuce_build.core.sentences import sentence_cut
 
 #: lines as markdown-it counts them (it normalises \r\n and \r to \n)
 _LINE = regex.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+\Z")
@@ -53,13 +54,14 @@ def chunk_markdown(markdown: str, config: ChunkConfig | None = None) -> list[str
     chunks: list[str] = []
     current = ""
     for section in split_sections(markdown):
-        section = section[: config.max_chars]  # an oversized section is truncated, not split mid-way
+        # an oversized section is truncated where a sentence ends, not split mid-way
+        section = sentence_cut(section, config.max_chars)
         if not current:
             current = section
         elif len(current) + len(section) <= config.max_chars:
             current += section
         elif len(current) < config.min_chars:
-            current = (current + section)[: config.max_chars]  # too short to stand alone: fill it up
+            current = sentence_cut(current + section, config.max_chars)  # too short alone: fill it up
         else:
             chunks.append(current)
             current = section
@@ -83,12 +85,12 @@ def hash_split(document_id: str, validation: float = 0.05, test: float = 0.05) -
 
 def packed(text: str, max_chars: int) -> list[str]:
     """``text`` in chunks of at most ``max_chars``, paragraphs kept whole where they fit (a longer
-    one is cut at the last space before the limit): every character is in a chunk, none is
-    dropped, as a row's whole context must be (the custom source)."""
+    one is cut where its last sentence before the limit ends): every character is in a chunk,
+    none is dropped, as a row's whole context must be (the custom source)."""
     pieces: list[str] = []
     for paragraph in (p.strip() for p in text.split("\n\n")):
         while len(paragraph) > max_chars:
-            cut = paragraph.rfind(" ", 0, max_chars) if " " in paragraph[:max_chars] else max_chars
+            cut = len(sentence_cut(paragraph, max_chars))
             pieces.append(paragraph[:cut].strip())
             paragraph = paragraph[cut:].strip()
         if paragraph:

@@ -313,7 +313,8 @@ class CodeSource(Source):
         small = settings.answers == "extractive"
         request = request_stage("chosen" if small else "free")
         edits = InjectCodeMenuStage if small else InjectCodeStage
-        inject = edits(RepositoryNames(), anchors=settings.edit_anchors, seed=settings.seed)
+        anchors = "free" if settings.edit_anchors == "free" else "constrained"
+        inject = edits(RepositoryNames(), anchors=anchors, seed=settings.seed)
         return Pipeline(inject=[request, inject], generate=[request, GenerateStage(seed=settings.seed)])
 
 

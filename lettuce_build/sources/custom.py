@@ -66,7 +66,8 @@ class CustomSource(Source):
     name = "custom"
     dataset_name = "custom"
     modality = "prose"
-    own_options = ("error_types", "intensity", "columns")
+    own_options = ("intensity", "columns")
+    donors = True
 
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         if input_path is None:
@@ -170,9 +171,9 @@ class CustomSource(Source):
         ]
         inject = inject_stage(
             settings.answers,
+            settings.edit_anchors,
             allowed=settings.error_types,
             intensity=settings.intensity,
-            anchors=settings.edit_anchors,
             seed=settings.seed,
         )
         generate = TypedGenerateStage(allowed=settings.error_types, seed=settings.seed)

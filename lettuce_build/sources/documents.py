@@ -22,7 +22,7 @@ from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, 
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split
 from lettuce_build.stages.answers import answer_stage
 from lettuce_build.stages.generation import GenerateStage
-from lettuce_build.stages.injection import InjectMenuStage
+from lettuce_build.stages.prose_edits import prose_inject_stage
 from lettuce_build.stages.questions import FocusedQuestionStage, QuestionStage
 
 MAX_DOCUMENT_BYTES = 2_000_000
@@ -73,6 +73,7 @@ class DocumentSource(Source):
     """Shared behaviour of the markdown document sources."""
 
     modality = "markdown"
+    donors = True
     question_types: tuple[str, ...]
     min_document_chars = 0
     chunking = ChunkConfig()
@@ -129,7 +130,12 @@ class DocumentSource(Source):
             answer_stage(settings.answers, focused=extractive),
         ]
         return Pipeline(
-            inject=[*asked, InjectMenuStage("markdown", anchors=settings.edit_anchors, seed=settings.seed)],
+            inject=[
+                *asked,
+                prose_inject_stage(
+                    settings.edit_anchors, "markdown", allowed=settings.error_types, seed=settings.seed
+                ),
+            ],
             generate=[*asked, GenerateStage(seed=settings.seed)],
         )
 

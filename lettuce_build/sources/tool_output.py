@@ -85,5 +85,7 @@ class ToolOutputSource(Source):
 
     def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
         answer = AnswerStage(evidence_field="evidence", prompt="answer_tool_output", prose=False)
-        inject = InjectTaxonomyStage("tool_output", anchors=settings.edit_anchors, seed=settings.seed)
+        # tool output is no prose for the prose rules: its model writes edits of its anchors
+        anchors = "free" if settings.edit_anchors == "free" else "constrained"
+        inject = InjectTaxonomyStage("tool_output", anchors=anchors, seed=settings.seed)
         return Pipeline(inject=[answer, inject], generate=[answer, GenerateStage(seed=settings.seed)])

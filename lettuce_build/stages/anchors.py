@@ -21,6 +21,7 @@ from __future__ import annotations
 import regex
 
 from lettuce_build.core.seeding import rng
+from lettuce_build.core.sentences import sentence_spans
 from lettuce_build.core.spans import fenced_regions, word_bounded
 
 MAX_CANDIDATES = 40
@@ -53,8 +54,6 @@ _FACTS = [
 ]
 _FACT = _bounded_pattern("|".join(f"(?:{p})" for p in _FACTS))
 _BACKTICKED = regex.compile(r"`([^`\n]{1,80})`")
-#: a sentence ends at . ! ? followed by space and a capital (not inside "3.10" or "data.csv")
-_SENTENCE_END = regex.compile(r"(?<=[.!?])\s+(?=[\p{Lu}`\[(\"'*])")
 _CLAUSE = regex.compile(r"[^,;\n]+")
 _CODE_TOKEN = _bounded_pattern(
     r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*|\d+(?:\.\d+)?|\"[^\"\n]{1,60}\"|'[^'\n]{1,60}'"
@@ -74,13 +73,7 @@ def sentences(text: str) -> list[tuple[int, str]]:
     """(offset, sentence) of each sentence of each line, stripped."""
     found, position = [], 0
     for line in text.split("\n"):
-        cursor = 0
-        for piece in [*_SENTENCE_END.split(line)]:
-            start = line.index(piece, cursor)
-            cursor = start + len(piece)
-            stripped = piece.strip()
-            if stripped:
-                found.append((position + start + piece.index(stripped), stripped))
+        found += [(position + start, line[start:end]) for start, end in sentence_spans(line)]
         position += len(line) + 1
     return found
 

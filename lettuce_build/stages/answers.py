@@ -10,6 +10,7 @@ from datasets import Value
 from pydantic import BaseModel, Field
 
 from lettuce_build.core.gates import DEFAULT_GATES, GateConfig, answer_problem, content_words, markup_share
+from lettuce_build.core.sentences import complete_prefix, split_sentences
 from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import CutText, ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
@@ -17,7 +18,6 @@ from lettuce_build.stages.judge import AnswerJudgeStage
 from lettuce_build.stages.prompted import PromptedStage
 
 MIN_ANSWER_CHARS = 40
-_SENTENCE_END = regex.compile(r"[.!?](?=\s)|[.!?]$")
 DEFAULT_EVIDENCE_CHARS = 6000
 
 
@@ -58,8 +58,7 @@ class AnswerStage(PromptedStage):
 
     def salvage(self, text: str) -> str | None:
         """An answer cut at max_tokens keeps its complete sentences (and no half code block)."""
-        ends = [m.end() for m in _SENTENCE_END.finditer(text)]
-        kept = text[: ends[-1]] if ends else ""
+        kept = complete_prefix(text)
         if kept.count("```") % 2:
             kept = kept[: kept.rfind("```")]
         return kept.rstrip() or None
@@ -84,7 +83,6 @@ _FENCE = regex.compile(r"^\s*(```|~~~)")
 _LIST_MARKER = regex.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 #: an HTML comment is not read on the page (READMEs keep licence headers in them)
 _COMMENT = regex.compile(r"<!--.*?(?:-->|$)", regex.DOTALL)
-_SPLIT = regex.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])")
 
 
 def _paragraphs(evidence: str) -> list[str]:
@@ -116,14 +114,13 @@ def _paragraphs(evidence: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=256)
-def evidence_sentences(evidence: str) -> tuple[str, ...]:
+def evidence_sentences(evidence: str, language: str = "en") -> tuple[str, ...]:
     """The evidence's prose sentences an extractive answer may choose, in order: no URLs or
     markup, no questions, of a readable length. Cached: an item's schema, prompt and parse all
     read them."""
     found: list[str] = []
     for paragraph in _paragraphs(evidence):
-        for sentence in _SPLIT.split(paragraph):
-            sentence = sentence.strip()
+        for sentence in split_sentences(paragraph, language):
             if (
                 MIN_SENTENCE_CHARS <= len(sentence) <= MAX_SENTENCE_CHARS
                 and not sentence.endswith(("?", ":"))  # ":" introduces what follows, not a claim

@@ -9,17 +9,16 @@ from typing import Any
 
 from lettuce_build.core.error_types import allows
 from lettuce_build.core.gates import answer_problem, question_problem
-from lettuce_build.core.taxonomy import map_label
 from lettuce_build.engine.stage import ParseFailure
 from lettuce_build.stages.answers import AnswerMode, AnswerStage, ExtractiveAnswerStage
 from lettuce_build.stages.generation import GenerateStage
 from lettuce_build.stages.injection import (
-    MENUS,
     MODALITY_NOTES,
     InjectMenuStage,
     InjectStageBase,
     InjectTaxonomyStage,
 )
+from lettuce_build.stages.prose_edits import EditMode, InjectProseMenuStage, menu_types
 from lettuce_build.stages.questions import FocusedQuestionStage, QuestionStage
 
 
@@ -132,7 +131,7 @@ class TypedMenuStage(_AskedEdits, InjectMenuStage):
     embedded model makes, where a targeted kind per item it mostly could not (measured)."""
 
     def __init__(self, *, allowed: list[str], intensity: int, **options: Any) -> None:
-        super().__init__(MENU, offered=menu_types(allowed), **options)
+        super().__init__(MENU, offered=menu_types(MENU, allowed), **options)
         self.allowed = allowed
         self.intensity = intensity
 
@@ -145,23 +144,18 @@ class TypedMenuStage(_AskedEdits, InjectMenuStage):
 MENU = "markdown"
 
 
-def menu_types(allowed: list[str]) -> tuple[str, ...]:
-    """The menu's native types whose place in the taxonomy is among ``allowed`` (none: all)."""
-    return tuple(
-        native
-        for native in MENUS[MENU].types
-        if allows(allowed, (mapped := map_label(native, MENU)).category, mapped.subcategory)
-    )
-
-
 def inject_stage(
-    answers: AnswerMode, *, allowed: list[str], intensity: int, **options: Any
+    answers: AnswerMode, anchors: EditMode, *, allowed: list[str], intensity: int, seed: int
 ) -> InjectStageBase:
-    """The custom source's injection: from the menu for the embedded model (extractive answers),
-    when the menu has a type asked for; else targeted to each row's drawn kind."""
-    if answers == "extractive" and menu_types(allowed):
-        return TypedMenuStage(allowed=allowed, intensity=intensity, **options)
-    return TypedInjectStage(allowed=allowed, intensity=intensity, **options)
+    """The custom source's injection: rule-made edits the model chooses (``rules``); else from
+    the menu for extractive answers, when the menu has a type asked for; else targeted to each
+    row's drawn kind."""
+    if anchors == "rules":
+        return InjectProseMenuStage(allowed=allowed, edits=intensity, seed=seed)
+    options: dict[str, Any] = {"allowed": allowed, "intensity": intensity, "anchors": anchors, "seed": seed}
+    if answers == "extractive" and menu_types(MENU, allowed):
+        return TypedMenuStage(**options)
+    return TypedInjectStage(**options)
 
 
 class TypedGenerateStage(GenerateStage):

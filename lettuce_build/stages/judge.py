@@ -21,6 +21,7 @@ from typing import Any, Literal
 import regex
 from pydantic import BaseModel, Field
 
+from lettuce_build.core.sentences import split_sentences
 from lettuce_build.core.taxonomy import INJECTABLE_CATEGORIES, SUPPORTED
 from lettuce_build.engine.records import Judgement
 from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling
@@ -30,16 +31,19 @@ from lettuce_build.stages.prompted import PromptedStage
 JUDGE_CONTEXT_CHARS = 6000
 #: judges answer with the most likely verdict: sampling would only add noise
 JUDGE_SAMPLING = Sampling(temperature=0.0, max_tokens=300)
-#: sentences end at . ! ? before whitespace, and at blank lines (code and lists have no periods)
-_SENTENCE_BREAK = regex.compile(r"(?<=[.!?])\s+|\n\s*\n")
+#: blank lines end a sentence too (code and lists have no full stops)
+_BLANK_LINE = regex.compile(r"\n\s*\n")
 
 Verdict = Literal["contradicted", "unsupported", "supported"]
 VERDICTS: tuple[str, ...] = ("contradicted", "unsupported", "supported")
 
 
 def answer_sentences(answer: str) -> list[str]:
-    """The sentences a judge is asked about, in order."""
-    return [s.strip() for s in _SENTENCE_BREAK.split(answer) if s and s.strip()]
+    """The sentences a judge is asked about, in order: a block holding code is asked whole."""
+    found: list[str] = []
+    for block in _BLANK_LINE.split(answer):
+        found += [block.strip()] if "```" in block and block.strip() else split_sentences(block)
+    return found
 
 
 class Unsupported(BaseModel):

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from lettuce_build.core import gates
 from lettuce_build.core.seeding import fraction, item_parts
+from lettuce_build.core.sentences import sentence_count
 from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
@@ -67,7 +68,6 @@ QUOTES = "\"'“”‘’`*"
 _DECORATION = regex.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)+")
 _RESIDUE = regex.compile(r"\{\{|\}\}|\{%|%\}|<\|")
 _MARKDOWN = regex.compile(r"\]\(|!\[|^#+\s|\[[^\]]*\]\[|</?[A-Za-z][^>]*>|\*\w[^*]*\*")
-_SENTENCE_BREAK = regex.compile(r"[.!?]\s+\S")
 
 
 def question_problem(question: str) -> tuple[str, str] | None:
@@ -82,7 +82,7 @@ def question_problem(question: str) -> tuple[str, str] | None:
         return "markdown_in_question", f"{question[:80]!r} holds markdown or HTML (links, tags, emphasis)"
     if not question.endswith("?"):
         return "not_a_question", f"{question[:80]!r} does not end with a question mark"
-    if _SENTENCE_BREAK.search(question[:-1]):
+    if sentence_count(question) > 1:
         return "several_sentences", f"{question[:80]!r} is more than one sentence"
     return None
 

@@ -15,6 +15,7 @@ from datasets import Value
 from pydantic import BaseModel
 
 from lettuce_build.core import gates
+from lettuce_build.core.sentences import complete_prefix, is_complete, sentence_count, split_sentences
 from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.prompted import PromptedStage
@@ -28,7 +29,6 @@ MAX_REQUEST_CHARS = 400
 MAX_REQUEST_SENTENCES = 3
 
 _PREFIX = regex.compile(r"^\s*(?:\*\*)?(?:developer\s+)?request\s*:\s*(?:\*\*)?\s*", regex.IGNORECASE)
-_SENTENCE_END = regex.compile(r"[.!?](?=\s|$)")
 #: what belongs to the issue, never to a request: a traceback, a fence, a prompt of a shell
 _REPORT = regex.compile(
     r"Traceback \(most recent call last\)|```|^\s*(?:>>>|\$) |^\s*File \"", regex.MULTILINE
@@ -82,7 +82,7 @@ def request_problem(request: str, issue: str) -> tuple[str, str] | None:
     if match := _REPORT.search(request):
         copied = match.group().strip()
         return "request_holds_report", f"{request[:80]!r} copies the issue's report ({copied!r})"
-    if len(_SENTENCE_END.findall(request)) > MAX_REQUEST_SENTENCES:
+    if sentence_count(request) > MAX_REQUEST_SENTENCES:
         return "request_too_many_sentences", f"{request[:80]!r} is over {MAX_REQUEST_SENTENCES} sentences"
     if problem := request_shape_problem(request):
         return problem
@@ -104,8 +104,7 @@ class RequestStage(PromptedStage):
 
     def salvage(self, text: str) -> str | None:
         """A cut response keeps its complete sentences."""
-        ends = list(_SENTENCE_END.finditer(text))
-        return text[: ends[-1].end()] if ends else None
+        return complete_prefix(text) or None
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         system, user = self.template.render(issue=item["issue"][:MAX_ISSUE_CHARS])
@@ -138,7 +137,6 @@ _FENCE = regex.compile(r"^\s*(```|~~~)")
 _REPORT_LINE = regex.compile(
     r"^(?:\t| {4})|^\s*(?:>>>|\$ |File \"|Traceback|[#|><]|[A-Za-z_.]*(?:Error|Exception)\b:)"
 )
-_BODY_SENTENCE_END = regex.compile(r"(?<=[.!?])\s+(?=[\p{Lu}`\"'(\[])")
 _MARKDOWN = regex.compile(r"\*\*|__|^#+\s*|^\[\w+\]:?\s*")
 _COMMENT = regex.compile(r"<!--.*?(?:-->|$)", regex.DOTALL)
 #: how a request that only states the issue is asked (a developer pasting an issue's title)
@@ -183,9 +181,9 @@ def issue_requests(issue: str) -> tuple[str, ...]:
     body = [
         sentence
         for paragraph in _prose("\n".join(lines[1:]))
-        for sentence in _BODY_SENTENCE_END.split(paragraph)
-        if MIN_REQUEST_CHARS <= len(sentence.strip()) <= MAX_REQUEST_CHARS // 2
-        and sentence.rstrip()[-1:] in ".!?"  # not cut where code followed ("make sure that")
+        for sentence in split_sentences(paragraph)
+        if MIN_REQUEST_CHARS <= len(sentence) <= MAX_REQUEST_CHARS // 2
+        and is_complete(sentence)  # not cut where code followed ("make sure that")
         and regex.match(r"[\p{Lu}`\"']", sentence.strip())  # not the rest of a cut one ("and it stops.")
         and not _NOT_ASKED.search(sentence.strip())
         and not _REPORT.search(sentence)

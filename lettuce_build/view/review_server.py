@@ -33,6 +33,7 @@ from urllib.parse import parse_qs, urlsplit
 from pydantic import ValidationError
 
 from lettuce_build.core.schema import HallucinationSample
+from lettuce_build.core.sentences import sentence_spans, split_sentences
 from lettuce_build.core.taxonomy import INJECTABLE_CATEGORIES
 from lettuce_build.view.review_page import page
 from lettuce_build.view.reviews import ReviewLog, Verdict
@@ -41,9 +42,6 @@ from lettuce_build.view.samples import CATEGORY_STYLES, OTHER_STYLE
 LOOPBACK = ("127.0.0.1", "localhost")
 #: the most a verdict's body may hold (a sample has a handful of spans)
 MAX_BODY = 64_000
-#: a sentence: up to a full stop, question or exclamation mark followed by space (not the dot of
-#: ``v2.0.1`` or ``.saltbox/``), or the end of its line
-_SENTENCE = re.compile(r"\S.*?(?:[.!?](?=\s|$)|(?=\n)|$)")
 _WORD = re.compile(r"\w{3,}")
 
 
@@ -165,10 +163,9 @@ def evidence(context: str, answer: str, labels: Sequence[Any]) -> list[tuple[int
         at = span.end
     kept.append(answer[at:])
     clean = " ".join(kept)
-    sentences = [(m.start(), m.end()) for m in _SENTENCE.finditer(context) if m.group().strip()]
+    sentences = sentence_spans(context)
     found: set[tuple[int, int]] = set()
-    for part in _SENTENCE.finditer(clean):
-        text = part.group().strip()
+    for text in split_sentences(clean):
         if len(text) < 12:
             continue
         # as it is, but for how the context breaks its lines

@@ -423,13 +423,13 @@ def test_extractive_answers_to_a_given_question_choose_among_all_the_context_s_s
 def test_the_custom_source_s_options_given_to_another_source_are_refused_not_ignored(tmp_path):
     from ..support.documents import write_readmes
 
-    with pytest.raises(SourceError, match="--error-types, --intensity: only --source custom takes them"):
+    with pytest.raises(SourceError, match="--intensity: only --source custom takes it"):
         lettuce_build.build(
             "readme",
             input=str(write_readmes(tmp_path / "docs")),
             out=tmp_path / "out",
             backend=ScriptedBackend(respond),
-            error_types=["contradiction"],
+            error_types=["contradiction"],  # every source's: it restricts the edits made
             intensity=2,
         )
 

@@ -1,0 +1,131 @@
+"""Prose hallucinations for models that cannot write edits: the rules of prose_mutations.py
+make them, the model chooses (``--edit-anchors rules``, what ``auto`` picks for the embedded
+model). The counterpart of `InjectCodeMenuStage` for prose, markdown and papers.
+
+Each item is offered the edits of one type, drawn with the build's seed among the types its
+answer offers (and ``--error-types`` allows), so a build's spans spread over every type its
+answers hold rather than the one a small model likes best; when that type has fewer edits than
+the item needs, every allowed edit is offered.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from lettuce_build.core.error_types import allows
+from lettuce_build.core.seeding import fraction, item_parts, rng
+from lettuce_build.core.spans import Edit
+from lettuce_build.core.taxonomy import map_label
+from lettuce_build.engine.stage import ParseFailure, Sampling
+from lettuce_build.llm.protocol import ChatRequest
+from lettuce_build.stages.injection import MENUS, InjectMenuStage, InjectStageBase
+from lettuce_build.stages.prose_mutations import ProseEdit, prose_edits
+
+#: a menu offers at most this many edits (a seeded sample, in answer order)
+MAX_OFFERED = 8
+#: how edits are made: rules: by the rules, the model choosing (small models); constrained: the
+#: model writes each edit of a string taken from the answer; free: of any string it copies
+EditMode = Literal["rules", "constrained", "free"]
+
+
+class ProseChoice(BaseModel):
+    edits: list[str]
+
+
+class InjectProseMenuStage(InjectStageBase):
+    """``edits`` rule-made edits per hallucinated answer, of the types ``allowed`` (none: any),
+    chosen by the model through a JSON-schema enum. An item whose answer offers too few fails
+    with ``no_edit_rule`` without a model call, and keeps its clean answer."""
+
+    name = "inject"
+    prompt = "inject_prose_menu"
+    response_model = ProseChoice
+    #: ``donor``: another document of the build (foreign names, sentences to add), see
+    #: `sources.base.Source.donors`
+    requires = ("context", "question", "answer", "inject", "donor")
+    sampling = Sampling(temperature=0.4, max_tokens=800)
+    narrows_insertions = True  # an added sentence is labelled alone, not with the one it follows
+
+    def __init__(self, *, allowed: list[str] | None = None, edits: int = 1, seed: int = 0) -> None:
+        super().__init__(seed=seed)
+        self.allowed = list(allowed or [])
+        self.edits = edits
+
+    def offered(self, item: dict[str, Any]) -> tuple[ProseEdit, ...]:
+        """The edits offered to ``item`` (see the module)."""
+        draw = item_parts(item["key"], self.seed)
+        every = [
+            edit
+            for edit in prose_edits(item["answer"], item["context"], item["donor"], draw)
+            if allows(self.allowed, *edit.kind)
+        ]
+        kinds = sorted({edit.kind for edit in every})
+        if not kinds:
+            return ()
+        kind = kinds[int(fraction(*draw, "prose_kind") * len(kinds))]
+        own = [edit for edit in every if edit.kind == kind]
+        chosen = own if len(own) >= self.edits else every
+        if len(chosen) > MAX_OFFERED:
+            keep = set(rng(*draw, "prose_offered").sample(range(len(chosen)), MAX_OFFERED))
+            chosen = [edit for index, edit in enumerate(chosen) if index in keep]
+        return tuple(chosen)
+
+    def applies(self, item: dict[str, Any]) -> bool:
+        return bool(item["inject"]) and len(self.offered(item)) >= self.edits
+
+    def passed(self, item: dict[str, Any]) -> dict[str, Any]:
+        if item["inject"]:
+            detail = f"the answer offers fewer than {self.edits} edit(s) of the types asked"
+            raise ParseFailure("no_edit_rule", detail, retry=False)
+        return {}
+
+    def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
+        choice = {"type": "string", "enum": [edit.entry for edit in self.offered(item)]}
+        listed = {"type": "array", "items": choice, "minItems": self.edits, "maxItems": self.edits}
+        return {"type": "object", "properties": {"edits": listed}, "required": ["edits"]}
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        system, user = self.template.render(
+            count=self.edits,
+            question=item["question"],
+            answer=item["answer"],
+            edits=[edit.entry for edit in self.offered(item)],
+        )
+        return self.request(system, user)
+
+    def _edits(self, item: dict[str, Any], response: Any) -> tuple[list[Edit], list[dict[str, str]]]:
+        offered = {edit.entry: edit for edit in self.offered(item)}
+        chosen = list(dict.fromkeys(response.edits))
+        if missing := [entry for entry in chosen if entry not in offered]:
+            raise ParseFailure("edit_not_offered", f"{missing[0][:80]!r} is not one of the offered")
+        return [offered[entry].edit() for entry in chosen], []
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        result = super().parse(item, response)
+        if (made := len(result["labels"])) != self.edits:  # two choices in one place: one applied
+            raise ParseFailure("edit_count", f"{made} edit(s) applied; asked for {self.edits}")
+        return result
+
+
+def prose_inject_stage(
+    mode: EditMode, menu: str, *, allowed: list[str], edits: int = 1, seed: int = 0
+) -> InjectStageBase:
+    """The injection of a prose or markdown source: rule-made edits the model chooses, or the
+    source's ``menu`` of types (offering those ``allowed``) for a model that writes its edits."""
+    if mode == "rules":
+        return InjectProseMenuStage(allowed=allowed, edits=edits, seed=seed)
+    offered = menu_types(menu, allowed)
+    if not offered:
+        raise ValueError(f"--error-types {allowed}: the {menu} menu makes none of them")
+    return InjectMenuStage(menu, offered=offered, anchors=mode, seed=seed)
+
+
+def menu_types(menu: str, allowed: list[str]) -> tuple[str, ...]:
+    """The menu's native types whose place in the taxonomy is among ``allowed`` (none: all)."""
+    return tuple(
+        native
+        for native in MENUS[menu].types
+        if allows(allowed, (mapped := map_label(native, menu)).category, mapped.subcategory)
+    )

@@ -1,0 +1,397 @@
+"""Hallucinations a small model cannot break: the answer's own text transformed by rules, as
+FactCC makes its training claims, and offered as a menu the model chooses from.
+
+Asked to write edits, the embedded model wrote "HTTPX" -> "True", "all" -> "alright" and
+"pipeline" -> "multi-step"; the edits a rule made read like real slips ("100 rows" -> "35
+rows"). Each rule here makes an edit of one type, so its label is true by construction:
+
+- ``number``: a number changed by a plausible amount (off by one, doubled, the next round
+  number), its unit kept: contradiction/numerical;
+- ``date``, ``version``, ``duration``, ``ordering``: a year or date shifted, a version bumped, a
+  duration changed, before/after or first/last flipped: contradiction/temporal;
+- ``entity``: a name swapped for another of the same kind that the context names (a hard
+  negative): contradiction/entity; ``foreign_entity``: for one of the same kind that only
+  another document of the build names: fabricated_reference/entity;
+- ``negation``, ``comparative``: a negation added or removed, more/less, faster/slower:
+  contradiction/relational; ``quantifier``, ``modal``: all/some, must/may: contradiction/value;
+- ``addition``: a sentence of another document of the build that no sentence of this context
+  supports, added after one of the answer's: unsupported_addition/claim.
+
+Every candidate is checked before it is offered, as its edit will be (the gates, the span rules),
+so whatever the model chooses applies. Names are told from words by Debian's English word list
+(core/english.py): a rule that needs it offers nothing without it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from random import Random
+
+import regex
+from pydantic import BaseModel, ConfigDict
+
+from lettuce_build.core import english
+from lettuce_build.core.edit_types import edit_type
+from lettuce_build.core.gates import content_words, edit_problem, in_context, words
+from lettuce_build.core.sentences import is_complete, sentence_spans
+from lettuce_build.core.spans import (
+    Edit,
+    ValidationConfig,
+    apply_edits,
+    narrowed_to_insertions,
+    validate_spans,
+    word_bounded,
+)
+from lettuce_build.core.taxonomy import CONTRADICTION, FABRICATED_REFERENCE, UNSUPPORTED_ADDITION
+from lettuce_build.stages.prose_words import (
+    ADVERBS,
+    FLIPS,
+    NEGATABLE,
+    NEGATED,
+    NOT_NAMES,
+    NUMBER_WORDS,
+    TIME_UNITS,
+    VERSION_WORDS,
+)
+
+#: the type each rule's edits have
+RULE_TYPES: dict[str, tuple[str, str]] = {
+    "number": (CONTRADICTION, "numerical"),
+    "date": (CONTRADICTION, "temporal"),
+    "version": (CONTRADICTION, "temporal"),
+    "duration": (CONTRADICTION, "temporal"),
+    "ordering": (CONTRADICTION, "temporal"),
+    "entity": (CONTRADICTION, "entity"),
+    "foreign_entity": (FABRICATED_REFERENCE, "entity"),
+    "negation": (CONTRADICTION, "relational"),
+    "comparative": (CONTRADICTION, "relational"),
+    "quantifier": (CONTRADICTION, "value"),
+    "modal": (CONTRADICTION, "value"),
+    "addition": (UNSUPPORTED_ADDITION, "claim"),
+}
+#: a span and its replacement are at least this long (the span rules' minimum)
+MIN_CHARS = 4
+#: an edit widens by at most this many words to be found where it was made
+MAX_WIDENING = 4
+
+#: what no prose edit may touch: code, URLs, links, HTML
+_BLOCKED = regex.compile(
+    r"```.*?(?:```|$)|`[^`\n]*`|https?://\S+|www\.\S+|!?\[[^\]]*\]\([^)]*\)|<[^>\n]{1,200}>",
+    regex.DOTALL,
+)
+_NUMBER = regex.compile(r"(?<![\w.,/#-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w/]|[.,]\d)")
+_VERSION = regex.compile(r"(?<![\w.])(v?)(\d+)\.(\d+)(?:\.(\d+))?(?![\w]|\.\d)")
+_YEAR = regex.compile(r"(?<![\w.,-])(?:19|20)\d\d(?!\w|[.,]\d)")
+_NAME = regex.compile(r"(?<![\w.@/#$-])\p{Lu}[\w+#-]*(?:[ ]\p{Lu}[\w+#-]*){0,2}(?![\w@/$]|-\w|\.\w)")
+_FOLLOWING = regex.compile(r"\s+([\w%]+)")
+
+
+class ProseEdit(BaseModel):
+    """One offered hallucination: the text it replaces and what replaces it, typed by its rule."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    original: str
+    hallucinated: str
+
+    @property
+    def entry(self) -> str:
+        """How the menu shows it, and what the model answers with."""
+        return f"{self.original}  ->  {self.hallucinated}"
+
+    @property
+    def kind(self) -> tuple[str, str]:
+        """Its (category, subcategory)."""
+        return RULE_TYPES[self.rule]
+
+    def edit(self) -> Edit:
+        category, subcategory = self.kind
+        return Edit(
+            original=self.original,
+            hallucinated=self.hallucinated,
+            label=self.rule,
+            category=category,
+            subcategory=subcategory,
+        )
+
+
+# -- where an edit may go -------------------------------------------------------------------
+
+
+def _blocked(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _BLOCKED.finditer(text)]
+
+
+def _free(blocked: list[tuple[int, int]], start: int, end: int) -> bool:
+    return not any(start < b_end and b_start < end for b_start, b_end in blocked)
+
+
+def _first_bounded(text: str, needle: str) -> int:
+    """Where `apply_edits` puts an edit of ``needle``: its first whole-word occurrence, else its first."""
+    starts = [m.start() for m in regex.finditer(regex.escape(needle), text, overlapped=True)]
+    bounded = [s for s in starts if word_bounded(text, s, s + len(needle))]
+    return (bounded or starts or [-1])[0]
+
+
+def _settled(answer: str, start: int, end: int, new: str) -> tuple[str, str] | None:
+    """(original, hallucinated) replacing ``answer[start:end]`` with ``new``, widened by whole
+    words until the edit is found exactly there and both sides have `MIN_CHARS` (None: it cannot)."""
+    left, right = start, end
+    for _ in range(MAX_WIDENING + 1):
+        original = answer[left:right]
+        hallucinated = answer[left:start] + new + answer[end:right]
+        if (
+            len(original.strip()) >= MIN_CHARS
+            and len(hallucinated.strip()) >= MIN_CHARS
+            and _first_bounded(answer, original) == left
+        ):
+            return original, hallucinated
+        if following := _FOLLOWING.match(answer, right):
+            right = following.end()  # the next word, on the same run of text
+        elif left > 0 and (before := regex.search(r"[\w%]+\s+$", answer[:left])):
+            left = before.start()
+        else:
+            return None
+    return None
+
+
+# -- the rules ------------------------------------------------------------------------------
+
+
+def _other_number(value: str, percent: bool, draw: Random) -> str | None:
+    """A plausible other value of the same form: off by one, doubled, the next round number."""
+    plain = value.replace(",", "")
+    if "." in plain:
+        decimals = len(plain.split(".")[1])
+        number = float(plain)
+        step = 10**-decimals
+        options = [number + step, number * 2, max(number - step, step)]
+        shown = [f"{o:.{decimals}f}" for o in options]
+    else:
+        number = int(plain)
+        magnitude = 10 ** max(len(plain) - 1, 1)
+        options = [number + 1, number * 2, (number // magnitude + 1) * magnitude]
+        options += [number - 1] if number > 2 else []
+        shown = [f"{o:,}" if "," in value else str(o) for o in options]
+    fitting = [s for s in shown if s != value and (not percent or float(s.replace(",", "")) <= 100)]
+    return draw.choice(sorted(set(fitting))) if fitting else None
+
+
+def _numbers(answer: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
+    versions = [m.span() for m in _VERSION.finditer(answer) if _is_version(answer, m)]
+    years = {m.start() for m in _YEAR.finditer(answer)}
+    for match in _NUMBER.finditer(answer):
+        start, end = match.span()
+        if start in years or not _free(versions, start, end) or _names_a_release(answer, start):
+            continue  # "Python 3" is a release, not a count
+        after = _FOLLOWING.match(answer, end)
+        unit = (after.group(1).lower() if after else "") or answer[end : end + 1]
+        rule = "duration" if unit in TIME_UNITS else "number"
+        if (new := _other_number(match.group(), answer[end : end + 1] == "%", draw)) is not None:
+            yield start, end, new, rule
+    for match in regex.finditer(rf"\b(?:{'|'.join(NUMBER_WORDS)})\b", answer):
+        word = match.group()
+        following = NUMBER_WORDS[(NUMBER_WORDS.index(word) + 1) % len(NUMBER_WORDS)]
+        yield match.start(), match.end(), following, "number"
+
+
+def _is_version(text: str, match: regex.Match[str]) -> bool:
+    """A dotted number is a version when it says so ("v2.1", three parts) or follows a name or
+    the word "version" ("Python 3.10", "version 2.0")."""
+    if match.group(1) or match.group(4) is not None:
+        return True
+    return _names_a_release(text, match.start())
+
+
+def _names_a_release(text: str, start: int) -> bool:
+    """Whether the word before ``start`` names what a number there is a release of: "version",
+    a capitalised name ("Python 3"), a package's name ("chardet 7.0")."""
+    before = regex.search(r"([\w.-]+)\s+$", text[:start])
+    word = before.group(1) if before else ""
+    if word.lower() in VERSION_WORDS:
+        return True
+    return bool(word.isalpha() and (word[:1].isupper() or english.is_english(word) is False))
+
+
+def _temporal(answer: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
+    for match in _YEAR.finditer(answer):
+        year = int(match.group())
+        yield match.start(), match.end(), str(year + draw.choice((-3, -2, -1, 1, 2))), "date"
+    for match in _VERSION.finditer(answer):
+        if not _is_version(answer, match):
+            continue
+        prefix, major, minor, patch = match.group(1), match.group(2), match.group(3), match.group(4)
+        if patch is not None:
+            bumped = draw.choice([f"{major}.{minor}.{int(patch) + 1}", f"{major}.{int(minor) + 1}.0"])
+        else:
+            older = [f"{major}.{int(minor) - 1}"] if int(minor) > 0 else []
+            bumped = draw.choice([f"{major}.{int(minor) + 1}", *older])
+        yield match.start(), match.end(), prefix + bumped, "version"
+
+
+def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
+    for match in regex.finditer(r"(?<![\w'-])[a-z]+(?:n't)?(?![\w'-])", answer):
+        word = match.group()
+        if word in FLIPS:
+            new, rule = FLIPS[word]
+            if rule == "quantifier" and word not in ADVERBS and not _quantifies(answer, match.end()):
+                continue  # "this is all built" holds no quantity to change
+            yield match.start(), match.end(), new, rule
+    for match in regex.finditer(rf"\b({'|'.join(NEGATABLE)})\b(?!\s+not\b)(?=\s+[a-z])", answer):
+        yield match.start(), match.end(), f"{match.group()} not", "negation"
+    for match in regex.finditer(rf"\b({'|'.join(NEGATED)}) not\b", answer):
+        yield match.start(), match.end(), match.group(1), "negation"
+
+
+def _quantifies(text: str, end: int) -> bool:
+    """Whether the quantifier ending at ``end`` is followed by what it counts: "of", "the", or a
+    plural noun ("all tests"), not an adjective or a verb ("most convenient", "all built")."""
+    following = _FOLLOWING.match(text, end)
+    word = following.group(1).lower() if following else ""
+    return word in ("of", "the") or (word.endswith("s") and not word.endswith("ss") and len(word) > 3)
+
+
+def names(text: str) -> dict[str, str]:
+    """The names a text holds, each with its kind: ``acronym`` ("API"), ``constant``
+    ("PYTHONPATH"), ``identifier`` ("snake_case", "h2o"), ``camel`` ("GitHub"), ``name`` (one
+    capitalised word) or ``names`` (two or three). A capitalised English word is a name only
+    where the text never writes it in lowercase and uses it inside a sentence of prose (not only
+    to open one, nor in a heading). English only: without the word list, no plain names."""
+    prose = _BLOCKED.sub(" ", text)
+    lowered = set(regex.findall(r"(?<![\w-])\p{Ll}[\w-]*", prose))
+    openings = {start for start, _ in sentence_spans(prose)} | {
+        m.end() for m in regex.finditer(r"(?:^|\n)[\s>*#+|-]*(?:\d+[.)]\s*|\[\^?\w+\]:?\s*)?", prose)
+    }
+    headings = [m.span() for m in regex.finditer(r"^\s*(?:#.*|\*\*[^*\n]+\*\*.*|.*\|.*)$", prose, regex.M)]
+    inside = {
+        m.group()
+        for m in _NAME.finditer(prose)
+        if m.start() not in openings and _free(headings, m.start(), m.end())
+    }
+    found: dict[str, str] = {}
+    for match in _NAME.finditer(prose):
+        name = match.group()
+        while " " in name and name.split(" ", 1)[0] in NOT_NAMES:
+            name = name.split(" ", 1)[1]  # "The Flask" names Flask
+        if name in NOT_NAMES or len(name) < 2 or (" " in name and name.isupper()):
+            continue  # "THIS FILE WAS" shouts, it names nothing
+        if (kind := _kind(name, inside, lowered)) is not None:
+            found.setdefault(name, kind)
+    return found
+
+
+def _kind(name: str, inside: set[str], lowered: set[str]) -> str | None:
+    """What kind of name ``name`` is (see `names`), or None when it is no name."""
+    if regex.fullmatch(r"\p{Lu}{2,5}\d*s?", name):
+        return "acronym" if len(name) < 4 or english.is_english(name) is False else None
+    if regex.fullmatch(r"\p{Lu}[\p{Lu}\d_]{4,}", name):
+        return "constant"
+    if regex.search(r"[_\d.]", name):
+        return "identifier"
+    if " " not in name and regex.fullmatch(
+        r"\p{Lu}+\p{Ll}[\w+#-]*\p{Lu}[\w+#-]*|\p{Lu}{2,}\p{Ll}[\w+#-]*", name
+    ):
+        return "camel"
+    plain = all(english.is_english(word) is False for word in name.split())
+    used = name in inside and not any(word.lower() in lowered for word in name.split())
+    if english.known() is None or not (plain or used):
+        return None
+    return "names" if " " in name else "name"
+
+
+def _entities(answer: str, context: str, donor: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
+    if english.known() is None:
+        return
+    ours, theirs = names(context), names(donor)
+    for name, kind in names(answer).items():
+        if (start := _first_bounded(answer, name)) < 0 or name not in ours:
+            continue
+
+        def fits(other: str, name: str = name) -> bool:
+            lowered = (other.lower(), name.lower())
+            return (
+                lowered[0] not in lowered[1]
+                and lowered[1] not in lowered[0]
+                and not in_context(other, answer)
+            )
+
+        same = sorted(o for o, k in ours.items() if k == kind and fits(o))
+        foreign = sorted(o for o, k in theirs.items() if k == kind and fits(o) and not in_context(o, context))
+        if same:
+            yield start, start + len(name), draw.choice(same), "entity"
+        if foreign:
+            yield start, start + len(name), draw.choice(foreign), "foreign_entity"
+
+
+def _additions(answer: str, context: str, donor: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
+    """A sentence of the donor that this context does not support, added after an answer sentence."""
+    if english.known() is None or not donor:
+        return
+    context_words = set(words(context))
+    supports = [set(content_words(context[s:e])) for s, e in sentence_spans(context)]
+    usable = []
+    for start, end in sentence_spans(donor):
+        sentence = " ".join(donor[start:end].split())
+        said = content_words(sentence)
+        if not (6 <= len(sentence.split()) <= 30 and is_complete(sentence) and sentence[-1] == "."):
+            continue
+        if _BLOCKED.search(sentence) or not sentence[0].isupper() or "\n" in donor[start:end]:
+            continue
+        unknown = [
+            w for w in regex.findall(r"\b[a-z][a-z'-]*\b", sentence)
+            if w not in context_words and not english.is_english(w)
+        ]  # fmt: skip
+        alien = [n for n in names(sentence) if not in_context(n, context)]
+        most = max((len(set(said) & s) for s in supports), default=0)
+        if not unknown and not alien and said and most * 2 < len(set(said)):
+            usable.append(sentence)
+    answer_sentences = [(s, e) for s, e in sentence_spans(answer) if is_complete(answer[s:e])]
+    if usable and answer_sentences:
+        for start, end in draw.sample(answer_sentences, min(2, len(answer_sentences))):
+            yield start, end, f"{answer[start:end]} {draw.choice(usable)}", "addition"
+
+
+def _offered_ok(answer: str, context: str, edit: ProseEdit) -> bool:
+    """Whether the edit passes what its application will check: the gates and the span rules."""
+    category, subcategory = edit.kind
+    if edit_type(edit.original, edit.hallucinated, category, subcategory) != edit.kind:
+        return False  # its injection would type it otherwise (an added sentence holding a "not")
+    if edit_problem(edit.original, edit.hallucinated, category, context, subcategory=subcategory):
+        return False
+    result = narrowed_to_insertions(apply_edits(answer, [edit.edit()], MIN_CHARS))
+    if not result.spans:
+        return False
+    return not validate_spans(
+        result.text, result.spans, config=ValidationConfig(), clean_answer=answer, context=context
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def prose_edits(
+    answer: str, context: str, donor: str, seed: tuple[object, ...] = ()
+) -> tuple[ProseEdit, ...]:
+    """Every rule's edits of ``answer``, in answer order, each checked (see `_offered_ok`), one per
+    original text. ``donor``: another document of the build (foreign names, added sentences).
+    Cached: an item's schema, prompt and parse all read them."""
+    draw = Random(repr(("prose_edits", *seed)))
+    blocked = _blocked(answer)
+    made = [
+        *_numbers(answer, draw),
+        *_temporal(answer, draw),
+        *_flips(answer),
+        *_entities(answer, context, donor, draw),
+        *_additions(answer, context, donor, draw),
+    ]
+    found: dict[str, ProseEdit] = {}
+    for start, end, new, rule in sorted(made, key=lambda m: (m[0], m[1])):
+        if rule != "addition" and not _free(blocked, start, end):
+            continue
+        settled = _settled(answer, start, end, new)
+        if settled is None or settled[0] in found:
+            continue
+        edit = ProseEdit(rule=rule, original=settled[0], hallucinated=settled[1])
+        if _offered_ok(answer, context, edit):
+            found[edit.original] = edit
+    return tuple(found.values())
