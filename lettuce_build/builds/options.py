@@ -19,6 +19,7 @@ from lettuce_build.stages.answers import AnswerMode
 from lettuce_build.stages.judge import JudgeReport
 from lettuce_build.stages.plausibility import PlausibilityReport
 from lettuce_build.stages.prose_edits import EditMode
+from lettuce_build.stages.question_fit import QuestionFitReport
 
 #: LettuceDetect's methods (``--method``) as this package's modes
 METHODS = {"answer": "inject", "context": "generate"}
@@ -56,7 +57,8 @@ class BuildOptions(ItemOptions):
     #: (stages/judge.py); the judge models are the recipe's
     verify: bool = False
     #: every hallucinated span is scored by the build's model against the text it replaced, and
-    #: one far less likely is refused (``implausible_edit``; stages/plausibility.py)
+    #: one far less likely is refused (``implausible_edit``; stages/plausibility.py); every
+    #: focused question against a generic one (``question_unfit``; stages/question_fit.py)
     plausibility: bool = True
     #: the build stops (its answers committed) once the provider has refused or failed more
     #: than this share of a run's requests (and at least 10 of them)
@@ -141,5 +143,7 @@ class BuildCounts(BaseModel):
     judge: JudgeReport | None = None
     #: how plausible the hallucinated spans were to the build's model (None: none was scored)
     plausibility: PlausibilityReport | None = None
+    #: how much more likely the questions made their answers (None: none was scored)
+    question_fit: QuestionFitReport | None = None
 
     model_config = {"populate_by_name": True, "serialize_by_alias": True}

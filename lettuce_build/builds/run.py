@@ -44,6 +44,7 @@ from lettuce_build.sources.base import LoadResult, Source, StageSettings, checks
 from lettuce_build.sources.registry import SOURCES, get_source
 from lettuce_build.stages.judge import judge_report
 from lettuce_build.stages.plausibility import PlausibilityCheck, plausibility_report
+from lettuce_build.stages.question_fit import question_fit_report
 
 
 class BuildSummary(BuildCounts):
@@ -124,6 +125,8 @@ class StageLoop:
             judged = self._checks((checks or {}).get(stage.name))
             if stage.hallucinates and self.plausibility is not None:
                 judged.append(Check(self.plausibility, self.runner, self.plausibility.name))
+            if self.plausibility is not None and (own := stage.scored_by()) is not None:
+                judged.append(Check(own, self.runner, own.name))  # the same switch: the model scores its work
             if stage.hallucinates:
                 if self.ratio is None:
                     raise ValueError(f"stage {stage.name} injects: the loop needs the ratio to balance")
@@ -463,6 +466,7 @@ def _run(
         backend_seconds=result.backend_seconds,
         judge=judge_report([j.model_id for j in judges], result.judgements) if judges else None,
         plausibility=plausibility_report(result.judgements),
+        question_fit=question_fit_report(result.judgements),
         example=made.example,
         shard=options.shard,
         error_types=_spans_by_type(made.splits, options.error_types),

@@ -124,6 +124,12 @@ class Stage(ABC):
         None: nothing."""
         return None
 
+    def scored_by(self) -> CheckStage | None:
+        """What the build's own model scores of this stage's outputs on every build that scores
+        its own work (``--plausibility``, the default), not only with ``--verify``: the
+        likelihood a question gives its answer, say. None: nothing."""
+        return None
+
     def applies(self, item: dict[str, Any]) -> bool:
         """False lets an item pass through with no model call, its outputs `passed`."""
         return True

@@ -226,7 +226,14 @@ def collect(
         answers=_answer_mode(manifest),
         requests=_request_mode(manifest),
         judge=judged.lines() if (judged := manifest.counts and manifest.counts.judge) else [],
-        plausibility=scored.lines() if (scored := manifest.counts and manifest.counts.plausibility) else [],
+        plausibility=[
+            line
+            for scored in (
+                (manifest.counts.plausibility, manifest.counts.question_fit) if manifest.counts else ()
+            )
+            if scored is not None
+            for line in scored.lines()
+        ],
         cost=_cost(manifest),
         reviews=reviews,
         gold=gold,

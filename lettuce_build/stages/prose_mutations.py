@@ -285,7 +285,9 @@ def names(text: str) -> dict[str, str]:
 def _kind(name: str, inside: set[str], lowered: set[str]) -> str | None:
     """What kind of name ``name`` is (see `names`), or None when it is no name."""
     if regex.fullmatch(r"\p{Lu}{2,5}\d*s?", name):
-        return "acronym" if len(name) < 4 or english.is_english(name) is False else None
+        if len(name) >= 4 and english.is_english(name) is not False:
+            return None  # "NOTE", "WARNING": a shouted word
+        return "acronyms" if name.endswith("s") else "acronym"
     if regex.fullmatch(r"\p{Lu}[\p{Lu}\d_]{4,}", name):
         return "constant"
     if regex.search(r"[_\d.]", name):

@@ -16,6 +16,7 @@ from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.stages.answers import NEIGHBOURS, evidence_sentences, neighbourhood
 from lettuce_build.stages.prompted import PromptedStage
+from lettuce_build.stages.question_fit import QuestionFitCheck
 
 
 class QuestionType(NamedTuple):
@@ -251,6 +252,11 @@ class FocusedQuestionStage(QuestionStage):
         if not sentences:
             return item["chunk"][:MAX_QUESTION_CHARS]
         return sentences[int(fraction(*item_parts(item["key"], self.seed), "focus") * len(sentences))]
+
+    def scored_by(self) -> QuestionFitCheck:
+        """Does the question ask for its answer: the model scores its focus after it and after a
+        generic question (stages/question_fit.py)."""
+        return QuestionFitCheck()
 
     def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
         asked = {"type": "string", "pattern": question_pattern(self.focus(item), item["question_type"])}

@@ -69,34 +69,67 @@ def import_header(source: str) -> str:
 
 
 def definitions_in(source: str) -> dict[str, str]:
-    """The names a Python module defines, each with the source that defines it: top-level
-    functions, classes and single-name assignments, and methods (shown under their class's
-    first line, so a reader sees whose method it is). The first definition of a name wins."""
+    """The names a Python module defines, each with the source that defines it: functions,
+    classes, single-name assignments and imports at module level, those inside a module-level
+    ``if``/``try`` too (``if is_py2: builtin_str = str``, shown under the line that guards them),
+    and methods (shown under their class's first line, so a reader sees whose method it is). An
+    import defines the names it binds: a re-export is where a reader sees a name come from. The
+    first definition of a name wins."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return {}
     lines = source.split("\n")
 
-    def segment(node: ast.stmt) -> str:
+    def segment(node: ast.stmt, heads: tuple[str, ...] = ()) -> str:
         decorators = getattr(node, "decorator_list", [])
         first = min([node.lineno, *(d.lineno for d in decorators)])
-        return "\n".join(lines[first - 1 : node.end_lineno])
+        return "\n".join([*heads, "\n".join(lines[first - 1 : node.end_lineno])])
 
     found: dict[str, str] = {}
-    for node in tree.body:
+    for node, heads in _module_level(tree.body, lines):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            found.setdefault(node.name, segment(node))
+            found.setdefault(node.name, segment(node, heads))
         elif isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if len(targets) == 1 and isinstance(targets[0], ast.Name):
-                found.setdefault(targets[0].id, segment(node))
+                found.setdefault(targets[0].id, segment(node, heads))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                if bound != "*":
+                    found.setdefault(bound, segment(node, heads))
         if isinstance(node, ast.ClassDef):
             head = lines[node.lineno - 1]
             for member in node.body:
                 if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef):
                     found.setdefault(member.name, f"{head}\n    ...\n{segment(member)}")
     return found
+
+
+def _module_level(
+    body: list[ast.stmt], lines: list[str], heads: tuple[str, ...] = ()
+) -> Iterator[tuple[ast.stmt, tuple[str, ...]]]:
+    """Each statement that runs at module level, with the lines of the ``if``/``try`` blocks
+    around it (each block's own opening line: ``if is_py2:``, ``except ImportError:``)."""
+    for node in body:
+        if not isinstance(node, ast.If | ast.Try):
+            yield node, heads
+            continue
+        blocks = [node.body, node.orelse]
+        if isinstance(node, ast.Try):
+            blocks += [handler.body for handler in node.handlers] + [node.finalbody]
+        for block in blocks:
+            if not block:
+                continue
+            if block is node.body:
+                opening = lines[node.lineno - 1]
+            elif isinstance(block[0], ast.If) and lines[block[0].lineno - 1].lstrip().startswith("elif"):
+                yield from _module_level(block, lines, heads)  # an elif opens its own block
+                continue
+            else:
+                opening = lines[block[0].lineno - 2]  # "else:", "except ImportError:", "finally:"
+            yield from _module_level(block, lines, (*heads, opening, "    ..."))
 
 
 #: "from .x import a, b", or "from x import (a,\n b)" over several lines

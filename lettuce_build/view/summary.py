@@ -248,8 +248,9 @@ def summary_text(summary: BuildSummary) -> str:
         lines.append("  the quality gates rejected: " + "; ".join(parts))
     if summary.judge is not None:
         lines.extend(f"  judge: {line}" for line in summary.judge.lines())
-    if summary.plausibility is not None:
-        lines.extend(f"  {line}" for line in summary.plausibility.lines())
+    for scored in (summary.plausibility, summary.question_fit):
+        if scored is not None:
+            lines.extend(f"  {line}" for line in scored.lines())
     share = 1 - summary.backend_seconds / summary.seconds if summary.seconds else 0.0
     lines.append(
         f"  time: {summary.seconds:.1f} s, {summary.backend_seconds:.1f} s in the model backend "

@@ -19,6 +19,8 @@ from lettuce_build.stages.given import TypedGenerateStage, TypedInjectStage, Typ
 from lettuce_build.stages.injection import InjectMenuStage, InjectTaxonomyStage
 from lettuce_build.stages.judge import AnswerJudgeStage, SpanJudgeStage
 from lettuce_build.stages.plausibility import PlausibilityCheck
+from lettuce_build.stages.prose_edits import InjectProseMenuStage
+from lettuce_build.stages.question_fit import QuestionFitCheck
 from lettuce_build.stages.questions import FocusedQuestionStage
 from lettuce_build.stages.requests import ChosenRequestStage
 
@@ -79,6 +81,9 @@ def stages() -> Iterator[tuple[Any, dict[str, Any]]]:
     issue = "Raise error when a page size is zero\nA zero size returns no rows. It should raise instead."
     yield ChosenRequestStage(), {**ITEM, "issue": issue}
     yield PlausibilityCheck(), ITEM
+    # the prose edits made by rules, chosen from an enum; the question's likelihood gain
+    yield InjectProseMenuStage(), {**ITEM, "donor": "Tidewatch syncs every 10 minutes over SSH."}
+    yield QuestionFitCheck(), ITEM
 
 
 def walk(node: Any) -> Iterator[dict[str, Any]]:

@@ -176,3 +176,32 @@ def test_the_repository_tree_reads_files_and_searches_every_file(tmp_path):
     assert tree.paths == ("pkg/a.py",) and tree.read("pkg/a.py").startswith("def fetch_all")
     assert tree.read("pkg/missing.py") is None
     assert tree.mentions("fetch_all") and not tree.mentions("fetch") and not tree.mentions("fetch_everything")
+
+
+COMPAT = """import sys
+
+is_py2 = sys.version_info[0] == 2
+is_py3 = sys.version_info[0] == 3
+
+try:
+    import simplejson as json
+except ImportError:
+    import json
+
+if is_py2:
+    from urllib import quote
+    builtin_str = str
+elif is_py3:
+    from urllib.parse import quote
+    builtin_str = str
+    basestring = (str, bytes)
+"""
+
+
+def test_names_bound_inside_module_level_if_and_try_blocks_and_imports_are_definitions():
+    # requests' compat.py binds builtin_str under "if is_py2:" / "elif is_py3:" (psf__requests-1724)
+    found = definitions_in(COMPAT)
+    assert found["builtin_str"] == "if is_py2:\n    ...\n    builtin_str = str"
+    assert found["basestring"] == "elif is_py3:\n    ...\n    basestring = (str, bytes)"
+    assert found["json"] == "try:\n    ...\n    import simplejson as json"
+    assert found["quote"] == "if is_py2:\n    ...\n    from urllib import quote"  # a re-export counts

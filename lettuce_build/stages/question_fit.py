@@ -1,0 +1,138 @@
+"""Questions that ask for their answers, by the model's own likelihood.
+
+A question can pass every gate and still not ask for its answer ("What is the code?", "Can you
+use RAG prose with Python?"). The build's model tells: after the context and the question, it
+scores the sentence the question was asked about (its ``focus``, the core of its extractive
+answer); after the same context and a generic question, the same sentence again. A question
+that asks for its answer makes it more likely; one that asks for something else does not. The
+gain is their difference in nats; a question whose gain is under `MIN_GAIN` fails the question
+stage (``question_unfit``) and is asked again with a new seed, like any failure.
+
+One scoring request per question, two prefills, nothing generated (as the plausibility check:
+stages/plausibility.py). The question sits in the assistant's text before the scored sentence,
+so both prefills share one prompt. A backend that gives no prompt log-probabilities answers
+``scored: false``: the question passes and the summary says how many were not scored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from lettuce_build.engine.records import Judgement
+from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling
+from lettuce_build.llm.protocol import ChatRequest, Scores
+
+#: a question must make its answer at least this many nats more likely than the generic one
+#: does: set from the distribution on real READMEs (README: "Questions that ask for their answers")
+MIN_GAIN = 2.0
+#: the question every question is measured against: it asks for nothing in particular
+GENERIC_QUESTION = "What does the text say?"
+CONTEXT_CHARS = 3000
+SYSTEM = "Read the text, then answer the question with a sentence of it."
+
+
+def _prefix(question: str) -> str:
+    return f"Question: {question}\nAnswer: "
+
+
+class QuestionFitCheck(CheckStage):
+    """How much more likely a question makes its focus sentence than a generic question does."""
+
+    name = "question_fit"
+    prompt_version = "question-fit-v1"
+    response_model = Scores
+    sampling = Sampling(temperature=0.0, max_tokens=2000)  # bounds the scores' JSON (nothing is generated)
+    requires = ("chunk", "question", "focus")
+
+    def __init__(self, min_gain: float = MIN_GAIN) -> None:
+        self.min_gain = min_gain
+
+    def applies(self, item: dict[str, Any]) -> bool:
+        return bool(item.get("focus"))
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        user = f"Text:\n{item['chunk'][:CONTEXT_CHARS]}"
+        pairs = ((_prefix(item["question"]), item["focus"]), (_prefix(GENERIC_QUESTION), item["focus"]))
+        return self.request(SYSTEM, user).with_params(continuations=pairs)
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        scores: Scores = response
+        if not scores.scored:
+            return {"judgement": json.dumps({"scored": False, "why": scores.why})}
+        if len(scores.logprobs) != 2:  # a server's answer to another request
+            raise ParseFailure("scores_mismatch", f"{len(scores.logprobs)} scores for 2 texts")
+        asked, generic = (sum(logprobs) for logprobs in scores.logprobs)
+        verdict = {"scored": True, "gain": round(asked - generic, 4), "question": item["question"]}
+        return {"judgement": json.dumps(verdict, ensure_ascii=False)}
+
+    def rejection(self, verdict: dict[str, Any]) -> ParseFailure | None:
+        if not verdict["scored"] or verdict["gain"] >= self.min_gain:
+            return None
+        detail = (
+            f"{verdict['question'][:80]!r} makes its answer {verdict['gain']:.1f} nats more likely than "
+            f"{GENERIC_QUESTION!r} does (at least {self.min_gain:g})"
+        )
+        return ParseFailure("question_unfit", detail)
+
+
+class QuestionFitReport(BaseModel):
+    """What the question check found, as the summary, manifest and card show it."""
+
+    min_gain: float = MIN_GAIN
+    #: questions scored (every attempt), and those refused
+    scored: int = 0
+    refused: int = 0
+    #: questions the backend could not score (no prompt log-probabilities), and why
+    unscored: int = 0
+    why_unscored: str = ""
+    #: the gain (nats) of the kept and of the refused questions at these quantiles
+    kept: dict[str, float] = Field(default_factory=dict)
+    refused_gains: dict[str, float] = Field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        if not self.scored:
+            return (
+                [f"question fit: not scored ({self.unscored} questions: {self.why_unscored})"]
+                if self.unscored
+                else []
+            )
+        kept = ", ".join(f"{q} {v:.1f}" for q, v in self.kept.items())
+        line = (
+            f"question fit: {self.scored} questions scored, {self.refused} refused (likelihood gain over "
+            f"a generic question < {self.min_gain:g} nats); kept gains: {kept}"
+        )
+        return [line] + (
+            [f"not scored: {self.unscored} questions ({self.why_unscored})"] if self.unscored else []
+        )
+
+
+def _quantiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    if not ordered:
+        return {}
+    points = (("p10", 0.1), ("p50", 0.5), ("p90", 0.9))
+    return {name: ordered[min(len(ordered) - 1, int(q * len(ordered)))] for name, q in points}
+
+
+def question_fit_report(
+    judgements: Sequence[Judgement], min_gain: float = MIN_GAIN
+) -> QuestionFitReport | None:
+    """The figures of a build's question verdicts (None: none was checked)."""
+    verdicts = [j.verdict for j in judgements if j.check == QuestionFitCheck.name]
+    if not verdicts:
+        return None
+    gains = [v["gain"] for v in verdicts if v["scored"]]
+    unscored = [v for v in verdicts if not v["scored"]]
+    return QuestionFitReport(
+        min_gain=min_gain,
+        scored=len(gains),
+        refused=sum(g < min_gain for g in gains),
+        unscored=len(unscored),
+        why_unscored=unscored[0]["why"] if unscored else "",
+        kept=_quantiles([g for g in gains if g >= min_gain]),
+        refused_gains=_quantiles([g for g in gains if g < min_gain]),
+    )

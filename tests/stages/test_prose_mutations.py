@@ -1,0 +1,174 @@
+"""Prose edits made by rules from the answer's own text, typed by the rule that made them; the
+model only chooses. The cases are the ones read on real READMEs and documentation."""
+
+import json
+
+import pytest
+
+from lettuce_build.core import english
+from lettuce_build.engine.stage import ParseFailure
+from lettuce_build.sources.base import StageSettings
+from lettuce_build.sources.custom import CustomSource
+from lettuce_build.sources.documents import ReadmeSource
+from lettuce_build.stages.injection import InjectMenuStage
+from lettuce_build.stages.prose_edits import InjectProseMenuStage, ProseChoice
+from lettuce_build.stages.prose_mutations import names, prose_edits
+
+needs_words = pytest.mark.skipif(
+    english.known() is None, reason="Debian's wamerican word list is not installed"
+)
+
+CONTEXT = (
+    "HTTPX is a fully featured HTTP client for Python 3. It provides sync and async APIs. "
+    "Requests is the library HTTPX was modelled on.\n\n"
+    "The default pool holds 100 connections, and a request times out after 5 seconds. "
+    "Connections are not reused after an error. Version 0.27.2 was released in 2024."
+)
+ANSWER = (
+    "HTTPX is a fully featured HTTP client for Python 3. The default pool holds 100 connections, "
+    "and a request times out after 5 seconds. Connections are not reused after an error."
+)
+DONOR = "Flask is a lightweight web framework. It began as a wrapper around Werkzeug and Jinja."
+ITEM = {"key": "k", "context": CONTEXT, "question": "q?", "answer": ANSWER, "inject": True, "donor": DONOR}
+
+
+def edits_by_rule(answer=ANSWER, context=CONTEXT, donor=DONOR):
+    found = {}
+    for edit in prose_edits(answer, context, donor):
+        found.setdefault(edit.rule, []).append((edit.original, edit.hallucinated))
+    return found
+
+
+def test_a_number_changes_by_a_plausible_amount_and_keeps_its_unit():
+    numbers = edits_by_rule()["number"]
+    [(original, hallucinated)] = [pair for pair in numbers if pair[0].startswith("100")]
+    assert original == "100 connections" and hallucinated.endswith(" connections")
+    assert hallucinated.split()[0] in {"101", "200", "99"}  # off by one, doubled, the next round number
+
+
+def test_a_duration_and_a_version_are_temporal_and_python_3_is_no_count():
+    found = edits_by_rule()
+    assert [pair[0] for pair in found["duration"]] == ["5 seconds"]
+    assert not any(
+        "Python" in original or original.startswith("3") for original, _ in found.get("number", [])
+    )
+    answer = "Version 0.27.2 was released in 2024 and needs Python 3.9."
+    temporal = edits_by_rule(answer)
+    assert {original for original, _ in temporal["version"]} == {"0.27.2", "Python 3.9"}  # 4 characters
+    assert [original for original, _ in temporal["date"]] == ["2024"]
+
+
+def test_negations_are_added_and_removed():
+    negations = dict(edits_by_rule()["negation"])
+    assert negations["are not reused"] == "are reused"
+    assert negations["is a"] == "is not a"
+
+
+@needs_words
+def test_a_name_is_swapped_for_one_of_the_same_kind_from_the_context_or_another_document():
+    found = edits_by_rule()
+    # seen live: "HTTPX" -> "True"; a literal never names anything, and an acronym stays an acronym
+    assert all(new not in ("True", "False", "None") for _, new in found.get("entity", []))
+    donor = "Starlette is a lightweight ASGI framework. Uvicorn serves it."
+    answer = "HTTPX was modelled on Requests and provides async APIs."
+    found = edits_by_rule(answer, donor=donor)
+    assert ("Requests", "HTTPX") not in found.get("entity", [])  # a name the answer already holds
+    assert {new for _, new in found["foreign_entity"]} <= {"Starlette", "Uvicorn", "ASGI"}
+    assert ("HTTPX", "ASGI") in found["foreign_entity"]  # an acronym for an acronym
+
+
+@needs_words
+def test_a_capitalised_english_word_that_only_opens_sentences_is_no_name():
+    text = "Installation is simple. Run the tool. The Flask app uses Werkzeug; Flask is small."
+    found = names(text)
+    assert "Installation" not in found and "Run" not in found
+    assert found["Werkzeug"] == "name" and found["Flask"] == "name"
+    assert names("The API talks to PostgreSQL and reads PYTHONPATH.") == {
+        "API": "acronym",
+        "PostgreSQL": "camel",
+        "PYTHONPATH": "constant",
+    }
+
+
+def test_a_quantifier_changes_only_where_it_counts_something():
+    found = edits_by_rule("Run all tests before a release: this is all built in.")
+    assert [original for original, _ in found["quantifier"]] == ["all tests"]
+
+
+@needs_words
+def test_an_added_sentence_comes_from_another_document_and_the_context_does_not_support_it():
+    [(original, hallucinated)] = edits_by_rule()["addition"][:1]
+    added = hallucinated[len(original) :].strip()
+    assert added in DONOR and added not in CONTEXT
+    assert hallucinated.startswith(original)
+
+
+def test_every_edit_the_rules_make_applies_as_offered_under_the_type_of_its_rule(monkeypatch):
+    stage = InjectProseMenuStage()
+    made = prose_edits(ANSWER, CONTEXT, DONOR)
+    monkeypatch.setattr(stage, "offered", lambda item: made)  # every rule's, not one type's
+    assert len({edit.rule for edit in made}) >= 4
+    for edit in made:
+        result = stage.parse(ITEM, ProseChoice(edits=[edit.entry]))  # the gates and span rules pass
+        [label] = result["labels"]
+        assert result["hallucinated_answer"][label["start"] : label["end"]] == label["text"]
+        assert (label["category"], label["subcategory"]) == edit.kind
+
+
+def test_the_stage_offers_one_type_per_item_and_the_types_asked_for():
+    item = {
+        "key": "k",
+        "context": CONTEXT,
+        "question": "q?",
+        "answer": ANSWER,
+        "inject": True,
+        "donor": DONOR,
+    }
+    offered = InjectProseMenuStage().offered(item)
+    assert len({edit.kind for edit in offered}) == 1
+    numerical = InjectProseMenuStage(allowed=["contradiction/numerical"]).offered(item)
+    assert {edit.kind for edit in numerical} == {("contradiction", "numerical")}
+    schema = InjectProseMenuStage().item_schema(item)
+    assert schema["properties"]["edits"]["items"]["enum"] == [edit.entry for edit in offered]
+
+
+def test_an_answer_with_nothing_to_edit_fails_without_a_model_call_and_stays_clean():
+    stage = InjectProseMenuStage()
+    item = {
+        "key": "k",
+        "context": "Hello there.",
+        "question": "q?",
+        "answer": "Hello there.",
+        "inject": True,
+        "donor": "",
+    }
+    assert not stage.applies(item)
+    with pytest.raises(ParseFailure) as failure:
+        stage.passed(item)
+    assert failure.value.reason == "no_edit_rule" and not failure.value.retry
+
+
+def test_two_edits_when_two_are_asked_and_a_choice_not_offered_fails():
+    stage = InjectProseMenuStage(edits=2)
+    item = {
+        "key": "k",
+        "context": CONTEXT,
+        "question": "q?",
+        "answer": ANSWER,
+        "inject": True,
+        "donor": DONOR,
+    }
+    offered = [edit.entry for edit in stage.offered(item)]
+    first, second = offered[0], next(e for e in offered[1:] if e.split("  ->  ")[0] not in offered[0])
+    result = stage.parse(item, ProseChoice(edits=[first, second]))
+    assert len(result["labels"]) == 2 and len(json.loads(result["injection"])["applied"]) == 2
+    with pytest.raises(ParseFailure) as failure:
+        stage.parse(item, ProseChoice(edits=["x  ->  y", first]))
+    assert failure.value.reason == "edit_not_offered"
+
+
+def test_rules_are_what_the_documents_and_custom_sources_inject_with_when_asked():
+    rules = StageSettings(edit_anchors="rules")
+    assert type(ReadmeSource().pipeline(rules).inject[-1]) is InjectProseMenuStage
+    assert type(CustomSource().pipeline(rules).inject[-1]) is InjectProseMenuStage
+    assert type(ReadmeSource().pipeline(StageSettings()).inject[-1]) is InjectMenuStage
