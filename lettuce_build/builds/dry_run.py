@@ -6,7 +6,8 @@ build; a miss is a request the build would send, and the stages after it see sta
 the length the stage may write (so their prompts, and their sizes, are estimates). A cached
 answer that fails to parse is followed by the retry the build made, when that is cached too;
 otherwise counts are first attempts: retries, balancing's extra waves and judges (``--verify``)
-come on top. Prompt
+come on top. The scoring requests the build's model answers about its own work (a question's
+fit, a span's plausibility) are counted as prefills, first attempts too. Prompt
 tokens are the rendered prompts' characters over `CHARS_PER_TOKEN`; completion tokens are
 each missed request's ``max_tokens``, an upper bound.
 """
@@ -29,9 +30,10 @@ from lettuce_build.engine.responses import check_response
 from lettuce_build.engine.runner import seeded_request
 from lettuce_build.engine.stage import ParseFailure, Stage
 from lettuce_build.llm.cache import RequestCache, schema_json
-from lettuce_build.llm.pricing import CHARS_PER_TOKEN, Pricing
+from lettuce_build.llm.pricing import CHARS_PER_TOKEN, Pricing, estimated_tokens
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.sources.registry import get_source
+from lettuce_build.stages.plausibility import PlausibilityCheck
 
 
 class StageEstimate(BaseModel):
@@ -90,7 +92,12 @@ def estimate(options: BuildOptions, backend: Backend, sampling: dict[str, dict[s
         cache = RequestCache(cache_path if cache_path.exists() else Path(empty) / "cache.sqlite")
         try:
             walk = _Walk(Completions(backend, cache), options.seed, options.ratio)
-            estimates = [walk.stage(stage, items) for stage in stages]
+            estimates = []
+            for stage in stages:
+                estimates.append(walk.stage(stage, items))
+                if options.plausibility:  # the build's model scores its own work: count it too
+                    scoring = [stage.scored_by(), PlausibilityCheck() if stage.hallucinates else None]
+                    estimates += [walk.scoring(check, items) for check in scoring if check is not None]
         finally:
             cache.close()
     return DryRun(
@@ -153,6 +160,36 @@ class _Walk:
             cache_misses=misses,
             prompt_tokens=round(misses * per_miss / CHARS_PER_TOKEN),
             completion_tokens=misses * stage.sampling.max_tokens,
+        )
+
+    def scoring(self, check: Stage, items: list[dict[str, Any]]) -> StageEstimate:
+        """A scoring check over the items its stage finished (first attempts; for a check of
+        injected spans, the requested share of the items): prefills only, no completion."""
+        schema = check.response_model.model_json_schema() if check.response_model else None
+        schema_text = schema_json(schema)
+        keys = hits = misses = prompt = 0
+        for item in items:
+            if not check.applies(item) or any(name not in item for name in check.requires):
+                continue
+            keys += 1
+            request = seeded_request(check, item, self.seed, 0, schema)
+            [key] = self.completions.keys(check.cache_version, [request], schema, schema_text)
+            if self.completions.cache.get_many([key]).get(key) is not None:
+                hits += 1
+                continue
+            misses += 1
+            prompt += estimated_tokens(request)[0]
+        if isinstance(check, PlausibilityCheck):
+            share = round(keys * self.ratio)
+            prompt, misses = round(prompt * share / keys) if keys else 0, min(misses, share)
+            keys = share
+        return StageEstimate(
+            name=check.name,
+            items=keys,
+            cache_hits=hits,
+            cache_misses=misses,
+            prompt_tokens=prompt,
+            completion_tokens=0,
         )
 
 

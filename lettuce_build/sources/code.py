@@ -290,7 +290,7 @@ class CodeSource(Source):
             "issue": row["problem_statement"],
             "context": context,
             "answer": answer,
-            "code_error": draw_error(options.seed, key, options.struct_ratio),
+            "code_error": draw_error(options.seed, key, options.struct_ratio, options.error_types),
             "repo_dir": str(tree.bare),
             "base_commit": commit,
             "language": "en",
@@ -314,7 +314,7 @@ class CodeSource(Source):
         request = request_stage("chosen" if small else "free")
         edits = InjectCodeMenuStage if small else InjectCodeStage
         anchors = "free" if settings.edit_anchors == "free" else "constrained"
-        inject = edits(RepositoryNames(), anchors=anchors, seed=settings.seed)
+        inject = edits(RepositoryNames(), allowed=settings.error_types, anchors=anchors, seed=settings.seed)
         return Pipeline(inject=[request, inject], generate=[request, GenerateStage(seed=settings.seed)])
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import regex
@@ -10,7 +11,7 @@ from datasets import Value
 from pydantic import BaseModel, Field
 
 from lettuce_build.core.gates import DEFAULT_GATES, GateConfig, answer_problem, content_words, markup_share
-from lettuce_build.core.sentences import complete_prefix, split_sentences
+from lettuce_build.core.sentences import complete_prefix, is_complete, split_sentences
 from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import CutText, ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
@@ -132,6 +133,15 @@ def evidence_sentences(evidence: str, language: str = "en") -> tuple[str, ...]:
     return tuple(found[:MAX_SENTENCES])
 
 
+def best_sentence(question: str, sentences: Sequence[str]) -> str | None:
+    """The sentence sharing most content words with ``question`` (the first of a tie; None: none
+    shares any): where a reader of the question would look for its answer."""
+    asked = set(content_words(question))
+    shared = [len(asked & set(content_words(sentence))) for sentence in sentences]
+    best = max(range(len(sentences)), key=lambda i: (shared[i], -i), default=None)
+    return sentences[best] if best is not None and shared[best] else None
+
+
 def neighbourhood(sentences: tuple[str, ...], focus: str, reach: int) -> tuple[str, ...]:
     """The focus sentence with up to ``reach`` sentences either side, or () when it is not one
     of ``sentences``."""
@@ -205,13 +215,16 @@ class ExtractiveAnswerStage(AnswerStage):
         chosen = set(response.sentences)
         if self.focused and item["focus"] in offered:
             chosen.add(item["focus"])  # the sentence the question was asked about answers it
+            if (best := best_sentence(item["question"], offered)) is not None:
+                chosen.add(best)  # and the one its words point at, when that is a neighbour
         picked = [s for s in offered if s in chosen]  # evidence order, each once
         if not picked:
             raise ParseFailure(
                 "not_from_evidence", f"none of {response.sentences!r} is a sentence of the evidence"
             )
-        # a list item has no full stop of its own: joined bare, two items would read as one sentence
-        return super().parse(item, " ".join(s if s[-1] in ".!?" else f"{s}." for s in picked))
+        # a list item has no full stop of its own: joined bare, two items would read as one
+        # sentence (one that ends in "," or ":" ends in a full stop instead: never ",.")
+        return super().parse(item, " ".join(s if is_complete(s) else f"{s.rstrip(',;:')}." for s in picked))
 
 
 #: a focused answer may take up to this many sentences either side of its focus

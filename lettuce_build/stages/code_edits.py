@@ -14,12 +14,14 @@ repository is asked of the `NameLookup` the source gives the stage: the stage re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Protocol
 
 import regex
 from pydantic import BaseModel, Field
 
-from lettuce_build.core.errors import RepoError
+from lettuce_build.core.error_types import allows
+from lettuce_build.core.errors import RepoError, TaxonomyError
 from lettuce_build.core.seeding import fraction, item_parts
 from lettuce_build.core.spans import Edit
 from lettuce_build.core.taxonomy import map_label
@@ -50,13 +52,31 @@ _HUNK_HEADER = regex.compile(r"^@@ .*@@")
 _COMMENT_START = regex.compile(r"""^(?:[^#'"]|'[^']*'|"[^"]*")*#""")
 
 
-def draw_error(seed: int, key: str, struct_ratio: float) -> str:
+def draw_error(seed: int, key: str, struct_ratio: float, allowed: Sequence[str] = ()) -> str:
     """An item's error: structural with probability ``struct_ratio``, else one of the two intent
-    errors with equal shares (a seeded draw, stable for the item's key)."""
+    errors with equal shares (a seeded draw, stable for the item's key); only the kinds whose
+    taxonomy type is ``allowed`` (none given: any), the draw's shares among them kept."""
+    kinds = allowed_errors(allowed)
+    if not kinds:
+        raise TaxonomyError(f"--error-types {list(allowed)}: the code source makes none of them")
     point = fraction(seed, key, "code_error")
-    if point < struct_ratio:
-        return STRUCTURAL
-    return INTENT[0] if point < struct_ratio + (1 - struct_ratio) / 2 else INTENT[1]
+    shares = {STRUCTURAL: struct_ratio, INTENT[0]: (1 - struct_ratio) / 2, INTENT[1]: (1 - struct_ratio) / 2}
+    total = sum(shares[kind] for kind in kinds) or 1.0
+    reached = 0.0
+    for kind in kinds:
+        reached += shares[kind] / total
+        if point < reached:
+            return kind
+    return kinds[-1]
+
+
+def allowed_errors(allowed: Sequence[str]) -> tuple[str, ...]:
+    """The code errors whose taxonomy type is among ``allowed`` (none given: all three)."""
+    return tuple(
+        kind
+        for kind in (STRUCTURAL, *INTENT)
+        if allows(allowed, (mapped := map_label(kind, "code_agent")).category, mapped.subcategory)
+    )
 
 
 class NameLookup(Protocol):
@@ -93,9 +113,11 @@ class InjectCodeStage(InjectStageBase):
     sampling = Sampling(temperature=0.4, max_tokens=1000)
     narrows_insertions = True
 
-    def __init__(self, names: NameLookup, **options: Any) -> None:
+    def __init__(self, names: NameLookup, *, allowed: Sequence[str] = (), **options: Any) -> None:
         super().__init__(require_fences=True, enforce_in_fence=True, **options)
         self.names = names
+        #: the error types the build asks for (``--error-types``; none: any)
+        self.allowed = list(allowed)
 
     @property
     def prompt_version(self) -> str:
@@ -208,7 +230,7 @@ class InjectCodeMenuStage(InjectCodeStage):
         own = mutations(item["answer"], item["context"], item["code_error"], draw)
         if own:
             return own
-        kinds = (*INTENT, STRUCTURAL)
+        kinds = [kind for kind in (*INTENT, STRUCTURAL) if kind in allowed_errors(self.allowed)]
         return tuple(m for kind in kinds for m in mutations(item["answer"], item["context"], kind, draw))
 
     def applies(self, item: dict[str, Any]) -> bool:

@@ -25,6 +25,7 @@ so whatever the model chooses applies. Names are told from words by Debian's Eng
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Iterator
 from random import Random
 
@@ -47,6 +48,7 @@ from lettuce_build.core.taxonomy import CONTRADICTION, FABRICATED_REFERENCE, UNS
 from lettuce_build.stages.prose_words import (
     ADVERBS,
     FLIPS,
+    IDIOM,
     NEGATABLE,
     NEGATED,
     NOT_NAMES,
@@ -84,6 +86,7 @@ _NUMBER = regex.compile(r"(?<![\w.,/#-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w/]
 _VERSION = regex.compile(r"(?<![\w.])(v?)(\d+)\.(\d+)(?:\.(\d+))?(?![\w]|\.\d)")
 _YEAR = regex.compile(r"(?<![\w.,-])(?:19|20)\d\d(?!\w|[.,]\d)")
 _NAME = regex.compile(r"(?<![\w.@/#$-])\p{Lu}[\w+#-]*(?:[ ]\p{Lu}[\w+#-]*){0,2}(?![\w@/$]|-\w|\.\w)")
+_UNIT = regex.compile(r"[KMGTP]i?B|[kKMG]?Hz|[KMG]bps")
 _FOLLOWING = regex.compile(r"\s+([\w%]+)")
 
 
@@ -234,7 +237,7 @@ def _temporal(answer: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
 def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
     for match in regex.finditer(r"(?<![\w'-])[a-z]+(?:n't)?(?![\w'-])", answer):
         word = match.group()
-        if word in FLIPS:
+        if word in FLIPS and not IDIOM.search(answer[max(0, match.start() - 12) : match.end() + 12]):
             new, rule = FLIPS[word]
             if rule == "quantifier" and word not in ADVERBS and not _quantifies(answer, match.end()):
                 continue  # "this is all built" holds no quantity to change
@@ -265,24 +268,24 @@ def names(text: str) -> dict[str, str]:
         m.end() for m in regex.finditer(r"(?:^|\n)[\s>*#+|-]*(?:\d+[.)]\s*|\[\^?\w+\]:?\s*)?", prose)
     }
     headings = [m.span() for m in regex.finditer(r"^\s*(?:#.*|\*\*[^*\n]+\*\*.*|.*\|.*)$", prose, regex.M)]
-    inside = {
+    inside = Counter(
         m.group()
         for m in _NAME.finditer(prose)
         if m.start() not in openings and _free(headings, m.start(), m.end())
-    }
+    )
     found: dict[str, str] = {}
     for match in _NAME.finditer(prose):
         name = match.group()
         while " " in name and name.split(" ", 1)[0] in NOT_NAMES:
             name = name.split(" ", 1)[1]  # "The Flask" names Flask
-        if name in NOT_NAMES or len(name) < 2 or (" " in name and name.isupper()):
-            continue  # "THIS FILE WAS" shouts, it names nothing
+        if name in NOT_NAMES or len(name) < 2 or (" " in name and name.isupper()) or _UNIT.fullmatch(name):
+            continue  # "THIS FILE WAS" shouts and "MiB" measures: neither names anything
         if (kind := _kind(name, inside, lowered)) is not None:
             found.setdefault(name, kind)
     return found
 
 
-def _kind(name: str, inside: set[str], lowered: set[str]) -> str | None:
+def _kind(name: str, inside: Counter[str], lowered: set[str]) -> str | None:
     """What kind of name ``name`` is (see `names`), or None when it is no name."""
     if regex.fullmatch(r"\p{Lu}{2,5}\d*s?", name):
         if len(name) >= 4 and english.is_english(name) is not False:
@@ -296,15 +299,23 @@ def _kind(name: str, inside: set[str], lowered: set[str]) -> str | None:
         r"\p{Lu}+\p{Ll}[\w+#-]*\p{Lu}[\w+#-]*|\p{Lu}{2,}\p{Ll}[\w+#-]*", name
     ):
         return "camel"
-    plain = all(english.is_english(word) is False for word in name.split())
-    used = name in inside and not any(word.lower() in lowered for word in name.split())
-    if english.known() is None or not (plain or used):
-        return None
-    return "names" if " " in name else "name"
+    if not english.known() or regex.search(r"-\p{Ll}", name):
+        return None  # "Rust-based", "Weight-only": words, not names
+    if all(english.is_proper(word) or english.is_english(word) is False for word in name.split()):
+        return "names" if " " in name else "name"
+    if " " not in name and inside[name] >= 2 and name.lower() not in lowered:
+        return "name"  # "Flask" inside sentences, twice or more, never "flask"
+    return None
+
+
+def uncommon_name(name: str) -> bool:
+    """Whether no word of ``name`` is a common English word ("Django", "Werkzeug"; not "Office",
+    "Mark" or "Python"): a name a swap may bring in reads as a name, never as a word."""
+    return all(english.is_english(word) is False for word in name.split())
 
 
 def _entities(answer: str, context: str, donor: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
-    if english.known() is None:
+    if not english.known():
         return
     ours, theirs = names(context), names(donor)
     for name, kind in names(answer).items():
@@ -319,6 +330,9 @@ def _entities(answer: str, context: str, donor: str, draw: Random) -> Iterator[t
                 and not in_context(other, answer)
             )
 
+        if kind in ("name", "names"):  # what is swapped in must read as a name, not a word
+            ours = {o: k for o, k in ours.items() if k not in ("name", "names") or uncommon_name(o)}
+            theirs = {o: k for o, k in theirs.items() if k not in ("name", "names") or uncommon_name(o)}
         same = sorted(o for o, k in ours.items() if k == kind and fits(o))
         foreign = sorted(o for o, k in theirs.items() if k == kind and fits(o) and not in_context(o, context))
         if same:
@@ -329,7 +343,7 @@ def _entities(answer: str, context: str, donor: str, draw: Random) -> Iterator[t
 
 def _additions(answer: str, context: str, donor: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
     """A sentence of the donor that this context does not support, added after an answer sentence."""
-    if english.known() is None or not donor:
+    if not english.known() or not donor:
         return
     context_words = set(words(context))
     supports = [set(content_words(context[s:e])) for s, e in sentence_spans(context)]

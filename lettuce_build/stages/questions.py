@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from lettuce_build.core import gates
 from lettuce_build.core.seeding import fraction, item_parts
-from lettuce_build.core.sentences import sentence_count
+from lettuce_build.core.sentences import sentence_count, split_sentences
 from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
@@ -292,7 +292,24 @@ class FocusedQuestionStage(QuestionStage):
             missing = ", ".join(foreign[:5])
             detail = f"{question[:80]!r}: {len(foreign)} of {len(asked)} words not in its passage ({missing})"
             raise ParseFailure("question_off_focus", detail)
+        # where a reader would look for the answer: the chunk's sentence sharing most of the
+        # question's words must be one its answer may hold (seen live: "How can I use HTTP
+        # proxies ... with Python 3.6?" over a changelog whose 3.6 line is elsewhere)
+        if (elsewhere := points_elsewhere(question, item["chunk"], passage)) is not None:
+            raise ParseFailure("question_off_focus", f"{question[:80]!r} points at {elsewhere[:80]!r}")
         return {"question": question, "focus": focus}
+
+
+def points_elsewhere(question: str, chunk: str, passage: str) -> str | None:
+    """The chunk's sentence the question's words point at most, when none of those it points at
+    as much lies in ``passage`` (None: the question points into its passage, or nowhere)."""
+    asked = set(gates.content_words(question))
+    held = set(gates.content_words(passage))
+    scored = [(len(asked & set(gates.content_words(s))), s) for s in split_sentences(chunk)]
+    top = max((shared for shared, _ in scored), default=0)
+    best = [s for shared, s in scored if shared == top and top]
+    inside = [s for s in best if len(set(gates.content_words(s)) - held) <= len(gates.content_words(s)) / 5]
+    return best[0] if best and not inside else None
 
 
 def generate_question(chunk: str, question_type: str, backend: Backend, *, seed: int = 0) -> str:

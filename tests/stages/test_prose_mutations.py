@@ -14,9 +14,7 @@ from lettuce_build.stages.injection import InjectMenuStage
 from lettuce_build.stages.prose_edits import InjectProseMenuStage, ProseChoice
 from lettuce_build.stages.prose_mutations import names, prose_edits
 
-needs_words = pytest.mark.skipif(
-    english.known() is None, reason="Debian's wamerican word list is not installed"
-)
+needs_words = pytest.mark.skipif(not english.known(), reason="Debian's wamerican word list is not installed")
 
 CONTEXT = (
     "HTTPX is a fully featured HTTP client for Python 3. It provides sync and async APIs. "
@@ -79,7 +77,7 @@ def test_a_name_is_swapped_for_one_of_the_same_kind_from_the_context_or_another_
 
 @needs_words
 def test_a_capitalised_english_word_that_only_opens_sentences_is_no_name():
-    text = "Installation is simple. Run the tool. The Flask app uses Werkzeug; Flask is small."
+    text = "Installation is simple. Run the tool. An app made with Flask uses Werkzeug, and Flask is small."
     found = names(text)
     assert "Installation" not in found and "Run" not in found
     assert found["Werkzeug"] == "name" and found["Flask"] == "name"

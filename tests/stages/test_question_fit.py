@@ -32,7 +32,7 @@ def test_a_question_is_refused_below_the_gain_and_kept_above_it():
     check = QuestionFitCheck()
     fit = json.loads(check.parse(ITEM, Scores(logprobs=[[-1.0] * 4, [-2.0] * 4]))["judgement"])
     assert fit["gain"] == 4.0 and check.rejection(fit) is None
-    unfit = json.loads(check.parse(ITEM, Scores(logprobs=[[-1.0] * 4, [-1.1] * 4]))["judgement"])
+    unfit = json.loads(check.parse(ITEM, Scores(logprobs=[[-1.1] * 4, [-1.0] * 4]))["judgement"])
     assert check.rejection(unfit).reason == "question_unfit"
     unscored = json.loads(check.parse(ITEM, Scores(scored=False, why="no logprobs"))["judgement"])
     assert check.rejection(unscored) is None
