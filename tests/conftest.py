@@ -93,3 +93,37 @@ def hub_offline(monkeypatch):
 
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+
+
+#: fixtures that start the embedded engine, a server of it, or a Ray cluster of engines
+_ENGINE_FIXTURES = frozenset({"embedded_backend", "real_engine", "vllm_server", "ray_cluster"})
+#: modules whose tests start an engine, a server or a browser in a process of their own (a
+#: build on the command line, a notebook's kernel, a headless Chromium)
+_ENGINE_MODULES = frozenset(
+    {
+        "tests/core/test_quiet.py",
+        "tests/test_notebooks.py",
+        "tests/llm/test_cpu_dtype.py",
+        "tests/llm/test_ray_pool.py",
+        "tests/view/test_review.py",
+        "tests/view/test_samples.py",
+        "tests/publish/test_lettucedetect_handoff.py",
+    }
+)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "engine: starts the real engine, a server or a browser (`make test-fast` leaves it out)"
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of the real engine, its server and the browser: `make test-fast` leaves
+    them out, and under pytest-xdist they run in one group, in turn on one worker (two engines
+    on two cores starve each other), while the other tests share the other worker."""
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        if _ENGINE_FIXTURES & set(item.fixturenames) or module in _ENGINE_MODULES:
+            item.add_marker(pytest.mark.engine)
+            item.add_marker(pytest.mark.xdist_group("engine"))

@@ -30,6 +30,23 @@ MAX_OFFERED = 8
 EditMode = Literal["rules", "constrained", "free"]
 
 
+#: how often each type is drawn when an answer offers it: the types nearly every answer offers
+#: (a negation, a quantifier) would otherwise crowd out those few offer (names, added sentences)
+KIND_WEIGHTS: dict[str, float] = {"relational": 1.0, "value": 1.0, "numerical": 2.0, "temporal": 2.0}
+RARE_KIND_WEIGHT = 3.0
+
+
+def _weighted(kinds: list[tuple[str, str]], point: float) -> tuple[str, str]:
+    """The kind at ``point`` (in [0, 1)) of the kinds laid end to end by their weights."""
+    weights = [KIND_WEIGHTS.get(subcategory, RARE_KIND_WEIGHT) for _, subcategory in kinds]
+    reached, total = 0.0, sum(weights)
+    for kind, weight in zip(kinds, weights, strict=True):
+        reached += weight / total
+        if point < reached:
+            return kind
+    return kinds[-1]
+
+
 class ProseChoice(BaseModel):
     edits: list[str]
 
@@ -64,7 +81,7 @@ class InjectProseMenuStage(InjectStageBase):
         kinds = sorted({edit.kind for edit in every})
         if not kinds:
             return ()
-        kind = kinds[int(fraction(*draw, "prose_kind") * len(kinds))]
+        kind = _weighted(kinds, fraction(*draw, "prose_kind"))
         own = [edit for edit in every if edit.kind == kind]
         chosen = own if len(own) >= self.edits else every
         if len(chosen) > MAX_OFFERED:

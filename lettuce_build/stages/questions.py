@@ -238,6 +238,8 @@ class FocusedQuestionStage(QuestionStage):
 
     prompt = "question_focused"
     response_model = Asked
+    #: a small model's questions often fail the checks (the fit most): more tries than the default
+    max_attempts = 6
     outputs = {"question": Value("string"), "focus": Value("string")}
 
     def __init__(self, chunk_chars: int = DEFAULT_CHUNK_CHARS, *, seed: int = 0) -> None:
