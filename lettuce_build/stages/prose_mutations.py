@@ -25,7 +25,6 @@ so whatever the model chooses applies. Names are told from words by Debian's Eng
 from __future__ import annotations
 
 import functools
-from collections import Counter
 from collections.abc import Iterator
 from random import Random
 
@@ -45,13 +44,14 @@ from lettuce_build.core.spans import (
     word_bounded,
 )
 from lettuce_build.core.taxonomy import CONTRADICTION, FABRICATED_REFERENCE, UNSUPPORTED_ADDITION
+from lettuce_build.stages.prose_names import BLOCKED, blocked, free, names, uncommon_name
 from lettuce_build.stages.prose_words import (
     ADVERBS,
     FLIPS,
     IDIOM,
+    MEASURES,
     NEGATABLE,
     NEGATED,
-    NOT_NAMES,
     NUMBER_WORDS,
     TIME_UNITS,
     VERSION_WORDS,
@@ -77,16 +77,9 @@ MIN_CHARS = 4
 #: an edit widens by at most this many words to be found where it was made
 MAX_WIDENING = 4
 
-#: what no prose edit may touch: code, URLs, links, HTML
-_BLOCKED = regex.compile(
-    r"```.*?(?:```|$)|`[^`\n]*`|https?://\S+|www\.\S+|!?\[[^\]]*\]\([^)]*\)|<[^>\n]{1,200}>",
-    regex.DOTALL,
-)
 _NUMBER = regex.compile(r"(?<![\w.,/#-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w/]|[.,]\d)")
 _VERSION = regex.compile(r"(?<![\w.])(v?)(\d+)\.(\d+)(?:\.(\d+))?(?![\w]|\.\d)")
 _YEAR = regex.compile(r"(?<![\w.,-])(?:19|20)\d\d(?!\w|[.,]\d)")
-_NAME = regex.compile(r"(?<![\w.@/#$-])\p{Lu}[\w+#-]*(?:[ ]\p{Lu}[\w+#-]*){0,2}(?![\w@/$]|-\w|\.\w)")
-_UNIT = regex.compile(r"[KMGTP]i?B|[kKMG]?Hz|[KMG]bps")
 _FOLLOWING = regex.compile(r"\s+([\w%]+)")
 
 
@@ -121,14 +114,6 @@ class ProseEdit(BaseModel):
 
 
 # -- where an edit may go -------------------------------------------------------------------
-
-
-def _blocked(text: str) -> list[tuple[int, int]]:
-    return [m.span() for m in _BLOCKED.finditer(text)]
-
-
-def _free(blocked: list[tuple[int, int]], start: int, end: int) -> bool:
-    return not any(start < b_end and b_start < end for b_start, b_end in blocked)
 
 
 def _first_bounded(text: str, needle: str) -> int:
@@ -187,7 +172,9 @@ def _numbers(answer: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
     years = {m.start() for m in _YEAR.finditer(answer)}
     for match in _NUMBER.finditer(answer):
         start, end = match.span()
-        if start in years or not _free(versions, start, end) or _names_a_release(answer, start):
+        if start in years or not free(versions, start, end):
+            continue
+        if _names_a_release(answer, start) and not _measured(answer, end):
             continue  # "Python 3" is a release, not a count
         after = _FOLLOWING.match(answer, end)
         unit = (after.group(1).lower() if after else "") or answer[end : end + 1]
@@ -205,7 +192,13 @@ def _is_version(text: str, match: regex.Match[str]) -> bool:
     the word "version" ("Python 3.10", "version 2.0")."""
     if match.group(1) or match.group(4) is not None:
         return True
-    return _names_a_release(text, match.start())
+    return not _measured(text, match.end()) and _names_a_release(text, match.start())
+
+
+def _measured(text: str, end: int) -> bool:
+    """Whether the number ending at ``end`` has a unit ("QDA 99.4%", "3.5 MB"): no version has."""
+    after = _FOLLOWING.match(text, end)
+    return text[end : end + 1] == "%" or bool(after and after.group(1).lower() in MEASURES)
 
 
 def _names_a_release(text: str, start: int) -> bool:
@@ -256,64 +249,6 @@ def _quantifies(text: str, end: int) -> bool:
     return word in ("of", "the") or (word.endswith("s") and not word.endswith("ss") and len(word) > 3)
 
 
-def names(text: str) -> dict[str, str]:
-    """The names a text holds, each with its kind: ``acronym`` ("API"), ``constant``
-    ("PYTHONPATH"), ``identifier`` ("snake_case", "h2o"), ``camel`` ("GitHub"), ``name`` (one
-    capitalised word) or ``names`` (two or three). A capitalised English word is a name only
-    where the text never writes it in lowercase and uses it inside a sentence of prose (not only
-    to open one, nor in a heading). English only: without the word list, no plain names."""
-    prose = _BLOCKED.sub(" ", text)
-    lowered = set(regex.findall(r"(?<![\w-])\p{Ll}[\w-]*", prose))
-    openings = {start for start, _ in sentence_spans(prose)} | {
-        m.end() for m in regex.finditer(r"(?:^|\n)[\s>*#+|-]*(?:\d+[.)]\s*|\[\^?\w+\]:?\s*)?", prose)
-    }
-    headings = [m.span() for m in regex.finditer(r"^\s*(?:#.*|\*\*[^*\n]+\*\*.*|.*\|.*)$", prose, regex.M)]
-    inside = Counter(
-        m.group()
-        for m in _NAME.finditer(prose)
-        if m.start() not in openings and _free(headings, m.start(), m.end())
-    )
-    found: dict[str, str] = {}
-    for match in _NAME.finditer(prose):
-        name = match.group()
-        while " " in name and name.split(" ", 1)[0] in NOT_NAMES:
-            name = name.split(" ", 1)[1]  # "The Flask" names Flask
-        if name in NOT_NAMES or len(name) < 2 or (" " in name and name.isupper()) or _UNIT.fullmatch(name):
-            continue  # "THIS FILE WAS" shouts and "MiB" measures: neither names anything
-        if (kind := _kind(name, inside, lowered)) is not None:
-            found.setdefault(name, kind)
-    return found
-
-
-def _kind(name: str, inside: Counter[str], lowered: set[str]) -> str | None:
-    """What kind of name ``name`` is (see `names`), or None when it is no name."""
-    if regex.fullmatch(r"\p{Lu}{2,5}\d*s?", name):
-        if len(name) >= 4 and english.is_english(name) is not False:
-            return None  # "NOTE", "WARNING": a shouted word
-        return "acronyms" if name.endswith("s") else "acronym"
-    if regex.fullmatch(r"\p{Lu}[\p{Lu}\d_]{4,}", name):
-        return "constant"
-    if regex.search(r"[_\d.]", name):
-        return "identifier"
-    if " " not in name and regex.fullmatch(
-        r"\p{Lu}+\p{Ll}[\w+#-]*\p{Lu}[\w+#-]*|\p{Lu}{2,}\p{Ll}[\w+#-]*", name
-    ):
-        return "camel"
-    if not english.known() or regex.search(r"-\p{Ll}", name):
-        return None  # "Rust-based", "Weight-only": words, not names
-    if all(english.is_proper(word) or english.is_english(word) is False for word in name.split()):
-        return "names" if " " in name else "name"
-    if " " not in name and inside[name] >= 2 and name.lower() not in lowered:
-        return "name"  # "Flask" inside sentences, twice or more, never "flask"
-    return None
-
-
-def uncommon_name(name: str) -> bool:
-    """Whether no word of ``name`` is a common English word ("Django", "Werkzeug"; not "Office",
-    "Mark" or "Python"): a name a swap may bring in reads as a name, never as a word."""
-    return all(english.is_english(word) is False for word in name.split())
-
-
 def _entities(answer: str, context: str, donor: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
     if not english.known():
         return
@@ -353,7 +288,7 @@ def _additions(answer: str, context: str, donor: str, draw: Random) -> Iterator[
         said = content_words(sentence)
         if not (6 <= len(sentence.split()) <= 30 and is_complete(sentence) and sentence[-1] == "."):
             continue
-        if _BLOCKED.search(sentence) or not sentence[0].isupper() or "\n" in donor[start:end]:
+        if BLOCKED.search(sentence) or not sentence[0].isupper() or "\n" in donor[start:end]:
             continue
         unknown = [
             w for w in regex.findall(r"\b[a-z][a-z'-]*\b", sentence)
@@ -392,7 +327,7 @@ def prose_edits(
     original text. ``donor``: another document of the build (foreign names, added sentences).
     Cached: an item's schema, prompt and parse all read them."""
     draw = Random(repr(("prose_edits", *seed)))
-    blocked = _blocked(answer)
+    untouchable = blocked(answer)
     made = [
         *_numbers(answer, draw),
         *_temporal(answer, draw),
@@ -402,7 +337,7 @@ def prose_edits(
     ]
     found: dict[str, ProseEdit] = {}
     for start, end, new, rule in sorted(made, key=lambda m: (m[0], m[1])):
-        if rule != "addition" and not _free(blocked, start, end):
+        if rule != "addition" and not free(untouchable, start, end):
             continue
         settled = _settled(answer, start, end, new)
         if settled is None or settled[0] in found:

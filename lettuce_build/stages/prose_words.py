@@ -90,6 +90,10 @@ TIME_UNITS = frozenset(
     """ms millisecond milliseconds s sec secs second seconds min mins minute minutes h hr hrs hour
     hours day days week weeks month months year years""".split()
 )
+#: units after which a number is a measure, never a version ("3.5 MB", "2.5 times")
+MEASURES = TIME_UNITS | frozenset(
+    "% percent kb mb gb tb kib mib gib b bytes x times points px pt em km m cm mm kg g mg".split()
+)
 #: words after which a dotted number is a version ("version 2.0", "release 1.4")
 VERSION_WORDS = frozenset({"version", "versions", "release", "releases", "v", "ver", "python"})
 #: capitalised words that name nothing: sentence openers, literals, months and days

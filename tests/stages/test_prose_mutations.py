@@ -170,3 +170,10 @@ def test_rules_are_what_the_documents_and_custom_sources_inject_with_when_asked(
     assert type(ReadmeSource().pipeline(rules).inject[-1]) is InjectProseMenuStage
     assert type(CustomSource().pipeline(rules).inject[-1]) is InjectProseMenuStage
     assert type(ReadmeSource().pipeline(StageSettings()).inject[-1]) is InjectMenuStage
+
+
+def test_a_measure_after_a_name_is_a_number_not_a_version():
+    # seen live: "(RDA : 100%, QDA 99.4%, ...)" made "99.3" a temporal edit
+    found = edits_by_rule("Only RDA reached 100% correct classification, QDA 99.4% and LDA 98.9%.")
+    assert "version" not in found
+    assert {original for original, _ in found["number"]} >= {"99.4", "98.9"}
