@@ -111,6 +111,10 @@ def estimate(options: BuildOptions, backend: Backend, sampling: dict[str, dict[s
     )
 
 
+#: set on an item once a stage's outputs stood in for answers the cache lacks
+_STOOD_IN = "_stood_in"
+
+
 class _Walk:
     def __init__(self, completions: Completions, seed: int, ratio: float) -> None:
         self.completions = completions
@@ -129,7 +133,9 @@ class _Walk:
         for item in items:
             for name in stage.requires:
                 item.setdefault(name, standing_in.get(name, _stand_in(stage)))
-            if not stage.applies(item):
+            # an item whose input stands in for an unasked answer may apply where its text would
+            # (rule-made edits need a real answer to find any): counted as it would be
+            if not stage.applies(item) and not item.get(_STOOD_IN):
                 continue
             served += 1
             outputs = None
@@ -148,7 +154,7 @@ class _Walk:
                 except ParseFailure:
                     continue
             answered += outputs is not None
-            item.update(outputs if outputs is not None else standing_in)
+            item.update(outputs if outputs is not None else {**standing_in, _STOOD_IN: True})
         per_miss = prompt_chars / misses if misses else 0.0
         if stage.hallucinates:  # only the requested share is offered, before the ones cached
             served = round(served * self.ratio)
@@ -167,11 +173,14 @@ class _Walk:
         injected spans, the requested share of the items): prefills only, no completion."""
         schema = check.response_model.model_json_schema() if check.response_model else None
         schema_text = schema_json(schema)
-        keys = hits = misses = prompt = 0
+        keys = hits = misses = prompt = unknown = 0
         for item in items:
             if not check.applies(item) or any(name not in item for name in check.requires):
                 continue
             keys += 1
+            if item.get(_STOOD_IN):  # what it scores is not known yet: sized like the others
+                misses, unknown = misses + 1, unknown + 1
+                continue
             request = seeded_request(check, item, self.seed, 0, schema)
             [key] = self.completions.keys(check.cache_version, [request], schema, schema_text)
             if self.completions.cache.get_many([key]).get(key) is not None:
@@ -179,10 +188,15 @@ class _Walk:
                 continue
             misses += 1
             prompt += estimated_tokens(request)[0]
-        if isinstance(check, PlausibilityCheck):
+        if unknown:  # two prefills of about the context each, when nothing known says better
+            rendered = misses - unknown
+            typical = prompt / rendered if rendered else 2 * _mean_context(items) / CHARS_PER_TOKEN
+            prompt += round(typical * unknown)
+        if isinstance(check, PlausibilityCheck):  # only the requested share is injected, as above
             share = round(keys * self.ratio)
-            prompt, misses = round(prompt * share / keys) if keys else 0, min(misses, share)
-            keys = share
+            per_miss = prompt / misses if misses else 0.0
+            misses = max(0, share - hits)
+            prompt, keys = round(per_miss * misses), share
         return StageEstimate(
             name=check.name,
             items=keys,
@@ -191,6 +205,10 @@ class _Walk:
             prompt_tokens=prompt,
             completion_tokens=0,
         )
+
+
+def _mean_context(items: list[dict[str, Any]]) -> float:
+    return sum(len(str(item.get("context", ""))) for item in items) / len(items) if items else 0.0
 
 
 def _stand_in(stage: Stage) -> str:

@@ -178,11 +178,11 @@ def dry_run_text(dry: DryRun) -> str:
     skipped = f", skipped {dry.skipped}" if dry.skipped else ""
     lines = [
         f"dry run of {dry.source}: {dry.documents} documents, {dry.items} work items{skipped}",
-        f"  {'stage':<10} {'items':>7} {'cached':>7} {'to send':>7} {'prompt tok':>11} {'compl. tok':>11}",
+        f"  {'stage':<12} {'items':>7} {'cached':>7} {'to send':>7} {'prompt tok':>11} {'compl. tok':>11}",
     ]
     for stage in dry.stages:
         lines.append(
-            f"  {stage.name:<10} {stage.items:>7} {stage.cache_hits:>7} {stage.cache_misses:>7}"
+            f"  {stage.name:<12} {stage.items:>7} {stage.cache_hits:>7} {stage.cache_misses:>7}"
             f" {stage.prompt_tokens:>11} {stage.completion_tokens:>11}"
         )
     asked = sum(s.cache_misses for s in dry.stages)

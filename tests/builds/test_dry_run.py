@@ -22,8 +22,10 @@ def test_a_build_never_run_asks_for_everything_and_nothing_is_called_or_written(
     )
     dry = estimate(options, backend, {})
     assert backend.calls == [] and not (tmp_path / "out").exists()
-    assert dry.items > 0 and [s.name for s in dry.stages] == ["question", "answer", "inject"]
-    question, answer, inject = dry.stages
+    # the build's model scores its own edits (plausibility): prefills, no completion
+    assert dry.items > 0 and [s.name for s in dry.stages] == ["question", "answer", "inject", "plausibility"]
+    question, answer, inject, scored = dry.stages
+    assert scored.items == inject.items and scored.completion_tokens == 0 and scored.prompt_tokens > 0
     assert question.items == question.cache_misses == dry.items and question.cache_hits == 0
     assert answer.cache_misses == dry.items
     assert inject.items == round(dry.items * 0.5)
@@ -76,3 +78,16 @@ def test_the_python_api_has_it_too(tmp_path):
         "readme", input=str(readmes), out=tmp_path / "out", backend="openai", model="m"
     )
     assert dry.stages[0].cache_misses == dry.items
+
+
+def test_the_scoring_of_questions_and_edits_is_counted_and_no_plausibility_counts_none(tmp_path):
+    readmes = write_readmes(tmp_path / "readmes")
+    options = BuildOptions(source="readme", input=str(readmes), out=tmp_path / "out", answers="extractive")
+    names = [s.name for s in estimate(options, ScriptedBackend(respond), {}).stages]
+    assert names == ["question", "question_fit", "answer", "inject", "plausibility"]
+    quiet = options.model_copy(update={"plausibility": False})
+    assert [s.name for s in estimate(quiet, ScriptedBackend(respond), {}).stages] == [
+        "question",
+        "answer",
+        "inject",
+    ]
