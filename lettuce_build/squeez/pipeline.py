@@ -34,8 +34,8 @@ from tqdm import tqdm
 
 from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.output import write_output
-from lettuce_build.builds.run import open_stage_loop
 from lettuce_build.builds.shards import Shard
+from lettuce_build.builds.stage_loop import open_stage_loop
 from lettuce_build.core import seeding
 from lettuce_build.core.errors import PhaseError
 from lettuce_build.core.paths import safe_name

@@ -1,0 +1,145 @@
+"""The one place stages are run: the stage loop.
+
+The loop owns the order of stages and records each in the build folder; an injecting stage
+(`Stage.hallucinates`) is balanced, so an item it fails on stays a clean sample; each stage's
+checks (the judges of ``--verify``, the build's own model scoring its work) are asked inside
+its success test. Stages never see the loop. A dataset build (builds/run.py) and squeez's
+teacher phase run their stages through it (`open_stage_loop`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+
+from datasets import Dataset
+from pydantic import BaseModel, ConfigDict, Field
+
+from lettuce_build.builds.folder import BuildDir, Manifest
+from lettuce_build.builds.items import WORK_DIR, WorkPasses
+from lettuce_build.builds.log import log
+from lettuce_build.builds.plan import ExecutionPlan
+from lettuce_build.engine.balance import RatioReport, balance
+from lettuce_build.engine.records import Judgement
+from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Check, Runner
+from lettuce_build.engine.stage import CheckStage, Stage
+from lettuce_build.llm.protocol import Backend
+from lettuce_build.stages.plausibility import PlausibilityCheck
+
+
+class LoopResult(BaseModel):
+    """What the stages made of the items: the finished rows, how the hallucination ratio came out
+    (when a stage injected), and the time spent in the model backend."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    done: Dataset
+    ratio: RatioReport | None = None
+    backend_seconds: float = 0.0
+    #: the judges' verdicts (``--verify``)
+    judgements: list[Judgement] = Field(default_factory=list)
+
+
+class StageLoop:
+    """Runs stages in order over work items on one runner, recording each stage in the build folder.
+
+    An injecting stage (`Stage.hallucinates`) is run by `balance` instead: every item stays a sample
+    and exactly the requested share of each split comes out hallucinated, when enough
+    injections succeed (within ``max_waves`` of balancing, when set: see balance.py).
+    ``judges``: one runner per judge; each asks a stage's check (`run`'s ``checks``) about the
+    items that stage finishes.
+    """
+
+    def __init__(
+        self,
+        build: BuildDir,
+        manifest: Manifest,
+        runner: Runner,
+        ratio: float | None = None,
+        *,
+        max_waves: int | None = None,
+        judges: Sequence[Runner] = (),
+        plausibility: PlausibilityCheck | None = None,
+    ) -> None:
+        self.build = build
+        self.manifest = manifest
+        self.runner = runner
+        self.ratio = ratio
+        self.max_waves = max_waves
+        self.judges = judges
+        #: asked of the build's own model about every hallucinating stage's spans
+        self.plausibility = plausibility
+
+    def run(
+        self, stages: Sequence[Stage], items: Dataset, checks: Mapping[str, CheckStage] | None = None
+    ) -> LoopResult:
+        """Run ``stages`` in order; ``checks``: per stage name, the check each judge asks."""
+        result = LoopResult(done=items)
+        for stage in stages:
+            log.info("stage %s starts: %d items", stage.name, len(result.done))
+            judged = self._checks((checks or {}).get(stage.name))
+            if stage.hallucinates and self.plausibility is not None:
+                judged.append(Check(self.plausibility, self.runner, self.plausibility.name))
+            if self.plausibility is not None and (own := stage.scored_by()) is not None:
+                judged.append(Check(own, self.runner, own.name))  # the same switch: the model scores its work
+            if stage.hallucinates:
+                if self.ratio is None:
+                    raise ValueError(f"stage {stage.name} injects: the loop needs the ratio to balance")
+                outcome = balance(
+                    self.runner, stage, result.done, self.ratio, max_waves=self.max_waves, checks=judged
+                )
+                result.ratio = outcome.report
+            else:
+                outcome = self.runner.run(result.done, stage, judged)
+            self.build.record_stage(self.manifest, outcome.stats, outcome.failures)
+            for stats in outcome.checks:  # a judge's own failures are its stage's (judge_failed)
+                self.build.record_stage(self.manifest, stats, [])
+            result.backend_seconds += outcome.stats.backend_seconds
+            result.backend_seconds += sum(stats.backend_seconds for stats in outcome.checks)
+            result.judgements += outcome.judgements
+            result.done = outcome.ok
+        return result
+
+    def _checks(self, check: CheckStage | None) -> list[Check]:
+        """``check`` asked by every judge: the first's statistics under its name, the others' numbered."""
+        if check is None:
+            return []
+        names = [check.name, *(f"{check.name}_{n}" for n in range(2, len(self.judges) + 1))]
+        return [Check(check, runner, name) for runner, name in zip(self.judges, names, strict=True)]
+
+
+@contextmanager
+def open_stage_loop(
+    build: BuildDir,
+    manifest: Manifest,
+    backend: Backend,
+    seed: int,
+    ratio: float | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    plan: ExecutionPlan | None = None,
+    judges: Sequence[Backend] = (),
+    plausibility: PlausibilityCheck | None = None,
+) -> Iterator[StageLoop]:
+    """A stage loop on the build folder's request cache, run as ``plan`` says; closed when the
+    block ends. ``judges`` answer from the same cache (their model is part of every key)."""
+    plan = plan or ExecutionPlan()  # one local process, the whole build
+    cache = build.open_cache()
+    try:
+        passes = WorkPasses(build.path / WORK_DIR)
+
+        def runner(model: Backend) -> Runner:
+            return Runner(plan.completions(model, cache), seed=seed, batch_size=batch_size, passes=passes)
+
+        judged_by = [runner(judge) for judge in judges]
+        yield StageLoop(
+            build,
+            manifest,
+            runner(backend),
+            ratio,
+            max_waves=plan.max_waves,
+            judges=judged_by,
+            plausibility=plausibility,
+        )
+    finally:
+        cache.close()
+        plan.close([backend, *judges])
