@@ -37,6 +37,22 @@ def code_of(answer: str) -> str:
     return "\n".join(fenced) if fenced else answer
 
 
+def imported_unshown(answer: str, context: str) -> list[str]:
+    """The names a code answer imports and uses that its context never shows (``from .compat
+    import builtin_str`` then ``builtin_str(method)``): real, yet a reader of the context cannot
+    see them, so grounding shows their definitions too (after the ungrounded ones)."""
+    code = _COMMENT.sub("", code_of(answer))
+    used = {name for match in _USED.finditer(code) for name in match.groups() if name}
+    imported: set[str] = set()
+    for match in _IMPORTED.finditer(code):
+        imported.update(re.findall(r"(?:\bas\s+)?([A-Za-z_]\w*)", match.group(1)))
+    return sorted(
+        name
+        for name in (used & imported) - _BUILTIN_NAMES
+        if not re.search(rf"(?<![\w]){re.escape(name)}(?!\w)", context)
+    )
+
+
 def ungrounded_names(answer: str, context: str) -> list[str]:
     """The names a code answer calls (on ``self`` or ``cls`` too), raises or catches that its
     context never shows (word-bounded), that are no builtin, and that the answer neither defines

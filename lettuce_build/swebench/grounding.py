@@ -25,7 +25,7 @@ from pathlib import PurePosixPath
 
 from pydantic import BaseModel, Field
 
-from lettuce_build.core.references import code_of, ungrounded_names
+from lettuce_build.core.references import code_of, imported_unshown, ungrounded_names
 from lettuce_build.swebench.trees import RepoTree
 
 
@@ -236,9 +236,16 @@ def referenced_definitions(
 ) -> list[Definition]:
     """The definitions of the names ``answer`` uses that ``context`` never shows, found in the
     repository (see the module's docstring for the order), within ``budget``: the names it
-    calls, raises or catches first, then the methods it calls on other objects."""
+    calls, raises or catches first, then those it imports from the repository and uses (the
+    import says the name exists, but not what it is: psf__requests-1724's ``builtin_str``), then
+    the methods it calls on other objects."""
     found: list[Definition] = []
-    for names in (ungrounded_names(answer, context), _methods_called(answer, context)):
+    wanted = (
+        ungrounded_names(answer, context),
+        imported_unshown(answer, context),
+        _methods_called(answer, context),
+    )
+    for names in wanted:
         missing = [name for name in names if name not in {d.name for d in found}]
         for path in dict.fromkeys(_search_order(answer, changed, tree)):
             if not missing:

@@ -120,11 +120,10 @@ def test_the_modules_the_answer_imports_are_searched_before_those_the_file_impor
     tree, patch, fixed = instance(tmp_path, files, fixed)
     answer = "```python\nfrom pkg.b import choose\n\n\ndef run(x):\n    return pick(choose(x))\n```"
     found = referenced_definitions(answer, "", tree, ["pkg/main.py"])
-    assert [(d.name, d.path) for d in found] == [("pick", "pkg/b.py")]
-    # an answer that imports the name itself needs nothing: the import is the evidence
-    assert (
-        referenced_definitions(answer.replace("choose\n", "choose, pick\n"), "", tree, ["pkg/main.py"]) == []
-    )
+    # what it calls unimported first; then what it imports and uses, which the context never shows
+    assert [(d.name, d.path) for d in found] == [("pick", "pkg/b.py"), ("choose", "pkg/b.py")]
+    both = referenced_definitions(answer.replace("choose\n", "choose, pick\n"), "", tree, ["pkg/main.py"])
+    assert [(d.name, d.path) for d in both] == [("choose", "pkg/b.py"), ("pick", "pkg/b.py")]
 
 
 def test_standard_library_and_third_party_names_stay_as_they_are(tmp_path):
