@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.engine.records import Judgement
 from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling
 from lettuce_build.llm.protocol import ChatRequest, Scores
+from lettuce_build.stages.scored import POINTS, ScoreReport, quantiles, unscored
 
 #: an edit more than this many nats less likely than its original is implausible: set from real
 #: README edits (benchmarks/plausibility.py; the README quotes the distribution)
@@ -171,34 +172,23 @@ class PlausibilityCheck(CheckStage):
         return ParseFailure("implausible_edit", detail)
 
 
-class PlausibilityReport(BaseModel):
-    """What the plausibility check found, as the summary, manifest, card and audit show it."""
+class PlausibilityReport(ScoreReport):
+    """What the plausibility check found, as the summary, manifest, card and audit show it
+    (``scored``: spans, every attempt counted; ``unscored``: items)."""
 
     max_drop: float = MAX_DROP
-    #: spans scored, and those refused as implausible (every attempt counted)
-    scored: int = 0
+    #: spans refused as implausible
     implausible: int = 0
-    #: items the backend could not score (no prompt log-probabilities), and why
-    unscored: int = 0
-    why_unscored: str = ""
     #: the drop (nats) of every scored span at these quantiles
     quantiles: dict[str, float] = Field(default_factory=dict)
 
     def lines(self) -> list[str]:
-        if not self.scored:
-            return (
-                [f"plausibility: not scored ({self.unscored} items: {self.why_unscored})"]
-                if self.unscored
-                else []
-            )
         spread = ", ".join(f"{q} {v:.1f}" for q, v in self.quantiles.items())
         line = (
             f"plausibility: {self.scored} spans scored, {self.implausible} refused as implausible "
             f"(likelihood drop > {self.max_drop:g} nats); drop quantiles: {spread}"
         )
-        return [line] + (
-            [f"not scored: {self.unscored} items ({self.why_unscored})"] if self.unscored else []
-        )
+        return self.reported("plausibility", line, "items")
 
 
 def plausibility_report(
@@ -208,18 +198,11 @@ def plausibility_report(
     verdicts = [j.verdict for j in judgements if j.check == PlausibilityCheck.name]
     if not verdicts:
         return None
-    drops = sorted(e["drop"] for v in verdicts for e in v["edits"])
-    unscored = [v for v in verdicts if not v["scored"]]
-    report = PlausibilityReport(
+    drops = [e["drop"] for v in verdicts for e in v["edits"]]
+    return PlausibilityReport(
         max_drop=max_drop,
         scored=len(drops),
         implausible=sum(d > max_drop for d in drops),
-        unscored=len(unscored),
-        why_unscored=unscored[0]["why"] if unscored else "",
+        quantiles=quantiles(drops, (*POINTS, ("max", 1.0))),
+        **unscored(verdicts),
     )
-    if drops:
-        report.quantiles = {
-            name: drops[min(len(drops) - 1, int(q * len(drops)))]
-            for name, q in (("p10", 0.1), ("p50", 0.5), ("p90", 0.9), ("max", 1.0))
-        }
-    return report

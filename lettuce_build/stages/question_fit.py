@@ -20,11 +20,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from lettuce_build.engine.records import Judgement
 from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling
 from lettuce_build.llm.protocol import ChatRequest, Scores
+from lettuce_build.stages.scored import ScoreReport, quantiles, unscored
 
 #: a question must make its answer more likely than the generic one does. Measured on 16 real
 #: READMEs with the embedded model (26 questions, benchmarks/prose_quality.py): the 13 with a
@@ -83,43 +84,24 @@ class QuestionFitCheck(CheckStage):
         return ParseFailure("question_unfit", detail)
 
 
-class QuestionFitReport(BaseModel):
-    """What the question check found, as the summary, manifest and card show it."""
+class QuestionFitReport(ScoreReport):
+    """What the question check found, as the summary, manifest and card show it (``scored``:
+    questions, every attempt counted)."""
 
     min_gain: float = MIN_GAIN
-    #: questions scored (every attempt), and those refused
-    scored: int = 0
+    #: questions refused
     refused: int = 0
-    #: questions the backend could not score (no prompt log-probabilities), and why
-    unscored: int = 0
-    why_unscored: str = ""
     #: the gain (nats) of the kept and of the refused questions at these quantiles
     kept: dict[str, float] = Field(default_factory=dict)
     refused_gains: dict[str, float] = Field(default_factory=dict)
 
     def lines(self) -> list[str]:
-        if not self.scored:
-            return (
-                [f"question fit: not scored ({self.unscored} questions: {self.why_unscored})"]
-                if self.unscored
-                else []
-            )
         kept = ", ".join(f"{q} {v:.1f}" for q, v in self.kept.items())
         line = (
             f"question fit: {self.scored} questions scored, {self.refused} refused (likelihood gain over "
             f"a generic question < {self.min_gain:g} nats); kept gains: {kept}"
         )
-        return [line] + (
-            [f"not scored: {self.unscored} questions ({self.why_unscored})"] if self.unscored else []
-        )
-
-
-def _quantiles(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    if not ordered:
-        return {}
-    points = (("p10", 0.1), ("p50", 0.5), ("p90", 0.9))
-    return {name: ordered[min(len(ordered) - 1, int(q * len(ordered)))] for name, q in points}
+        return self.reported("question fit", line, "questions")
 
 
 def question_fit_report(
@@ -130,13 +112,11 @@ def question_fit_report(
     if not verdicts:
         return None
     gains = [v["gain"] for v in verdicts if v["scored"]]
-    unscored = [v for v in verdicts if not v["scored"]]
     return QuestionFitReport(
         min_gain=min_gain,
         scored=len(gains),
         refused=sum(g < min_gain for g in gains),
-        unscored=len(unscored),
-        why_unscored=unscored[0]["why"] if unscored else "",
-        kept=_quantiles([g for g in gains if g >= min_gain]),
-        refused_gains=_quantiles([g for g in gains if g < min_gain]),
+        kept=quantiles([g for g in gains if g >= min_gain]),
+        refused_gains=quantiles([g for g in gains if g < min_gain]),
+        **unscored(verdicts),
     )

@@ -114,14 +114,7 @@ def test_every_edit_the_rules_make_applies_as_offered_under_the_type_of_its_rule
 
 
 def test_the_stage_offers_one_type_per_item_and_the_types_asked_for():
-    item = {
-        "key": "k",
-        "context": CONTEXT,
-        "question": "q?",
-        "answer": ANSWER,
-        "inject": True,
-        "donor": DONOR,
-    }
+    item = ITEM
     offered = InjectProseMenuStage().offered(item)
     assert len({edit.kind for edit in offered}) == 1
     numerical = InjectProseMenuStage(allowed=["contradiction/numerical"]).offered(item)
@@ -132,14 +125,7 @@ def test_the_stage_offers_one_type_per_item_and_the_types_asked_for():
 
 def test_an_answer_with_nothing_to_edit_fails_without_a_model_call_and_stays_clean():
     stage = InjectProseMenuStage()
-    item = {
-        "key": "k",
-        "context": "Hello there.",
-        "question": "q?",
-        "answer": "Hello there.",
-        "inject": True,
-        "donor": "",
-    }
+    item = {**ITEM, "context": "Hello there.", "answer": "Hello there.", "donor": ""}
     assert not stage.applies(item)
     with pytest.raises(ParseFailure) as failure:
         stage.passed(item)
@@ -148,14 +134,7 @@ def test_an_answer_with_nothing_to_edit_fails_without_a_model_call_and_stays_cle
 
 def test_two_edits_when_two_are_asked_and_a_choice_not_offered_fails():
     stage = InjectProseMenuStage(edits=2)
-    item = {
-        "key": "k",
-        "context": CONTEXT,
-        "question": "q?",
-        "answer": ANSWER,
-        "inject": True,
-        "donor": DONOR,
-    }
+    item = ITEM
     offered = [edit.entry for edit in stage.offered(item)]
     first, second = offered[0], next(e for e in offered[1:] if e.split("  ->  ")[0] not in offered[0])
     result = stage.parse(item, ProseChoice(edits=[first, second]))
