@@ -11,10 +11,11 @@ TORCH_VERSION ?= 2.13.0
 
 install: $(VENV)/.installed
 
-# Everything, on two workers: the tests of the real engine, its server and the browser in one
-# group on one worker, in turn (two engines on two cores starve each other), the rest beside them.
+# Everything: the tests that need no engine, server or browser on two workers, then those that
+# do, one at a time (two engines on two cores starve each other; they share one engine).
 test: install
-	$(VENV)/bin/python -m pytest -n 2 --dist loadgroup
+	$(VENV)/bin/python -m pytest -n 2 -m "not engine"
+	$(VENV)/bin/python -m pytest -m engine
 
 # The inner loop: every test that needs no engine, server or browser, on two workers.
 test-fast: install

@@ -108,6 +108,7 @@ _ENGINE_MODULES = frozenset(
         "tests/view/test_review.py",
         "tests/view/test_samples.py",
         "tests/publish/test_lettucedetect_handoff.py",
+        "tests/view/test_token_windows.py",
     }
 )
 
@@ -120,10 +121,9 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     """Mark the tests of the real engine, its server and the browser: `make test-fast` leaves
-    them out, and under pytest-xdist they run in one group, in turn on one worker (two engines
-    on two cores starve each other), while the other tests share the other worker."""
+    them out, and `make test` runs them after the others, one at a time (two engines on two
+    cores starve each other), while the others run on two workers."""
     for item in items:
         module = item.nodeid.split("::", 1)[0]
         if _ENGINE_FIXTURES & set(item.fixturenames) or module in _ENGINE_MODULES:
             item.add_marker(pytest.mark.engine)
-            item.add_marker(pytest.mark.xdist_group("engine"))

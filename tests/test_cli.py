@@ -320,7 +320,7 @@ def test_sources_lists_the_stages_each_build_runs():
     out = run("sources", "--stages").output
     assert (
         "embedded model, inject: question (FocusedQuestionStage) -> answer (ExtractiveAnswerStage) "
-        "-> inject (InjectMenuStage)" in out
+        "-> inject (InjectProseMenuStage)" in out
     )
     assert "a capable model, generate: question (QuestionStage) -> answer (AnswerStage) -> generate" in out
     assert "embedded model, inject: no model stage" in out  # RAGTruth's spans come with its data

@@ -71,6 +71,22 @@ def evidence_of(request: ChatRequest) -> str:
     return user.split("Evidence:\n", 1)[1].split("\n\nAnswer the question", 1)[0]
 
 
+def _rule_made_edits(request: ChatRequest) -> str | None:
+    """The choice of a prose menu's edits (their schema's enum): the first ones offered, one per
+    original text, as many as the schema asks; None for any other request."""
+    listed = ((request.json_schema or {}).get("properties") or {}).get("edits")
+    if not listed:
+        return None
+    chosen: list[str] = []
+    for entry in listed["items"]["enum"]:
+        original = entry.split("  ->  ")[0]
+        if not any(
+            original in other or other in original for other in (c.split("  ->  ")[0] for c in chosen)
+        ):
+            chosen.append(entry)
+    return json.dumps({"edits": chosen[: listed["minItems"]]})
+
+
 def respond(request: ChatRequest) -> str:
     """A well-behaved model: a question, an answer quoting the evidence, one numerical edit."""
     system = request.messages[0].content
@@ -91,6 +107,8 @@ def respond(request: ChatRequest) -> str:
             line for line in evidence_of(request).splitlines() if len(line) > 40 and not line.startswith("#")
         ]
         return " ".join(lines[:2])
+    if chosen := _rule_made_edits(request):  # the prose menu (small models): the first ones offered
+        return chosen
     if "training data for hallucination detectors" in system:
         answer = answer_of(request)
         words = [w for w in answer.split() if len(w) >= 6 and w.isalpha()]
