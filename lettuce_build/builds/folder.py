@@ -97,7 +97,7 @@ class RunCost(BaseModel):
 class Manifest(BaseModel):
     """A build folder's record: what was asked, how far it got, what it made."""
 
-    status: Literal["running", "finished", "failed"] = "running"
+    status: Literal["running", "finished", "failed", "interrupted"] = "running"
     source: str | None = None
     backend: BackendInfo | None = None
     #: the models that judged (``--verify``)

@@ -26,6 +26,7 @@ from lettuce_build.builds.samples import ASSEMBLE_STAGE, assemble
 from lettuce_build.builds.shards import Shard, take_slice
 from lettuce_build.builds.stage_loop import LoopResult, open_stage_loop
 from lettuce_build.core.errors import RecipeError, SourceError
+from lettuce_build.core.interrupts import Interrupted
 from lettuce_build.core.memory import give_back, release_read, system_arrow_memory
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.engine.completions import Spending
@@ -139,8 +140,12 @@ def run_build(
             return _run(
                 options, plan, backend, build, manifest, batch_size, sampling or {}, replay, judges, refresh
             )
+        except Interrupted as stop:  # Ctrl-C or SIGTERM: what was answered is kept, and said
+            manifest.status = "interrupted"
+            build.write_manifest(manifest)
+            raise Interrupted(stop.signum, _interrupted_line(build, manifest)) from None
         except BaseException as err:
-            # whatever stopped the build (an error, Ctrl-C), the manifest never claims it is running
+            # whatever stopped the build (an error), the manifest never claims it is running
             manifest.status = "failed"
             manifest.error = f"{type(err).__name__}: {err}"[:500]
             build.write_manifest(manifest)
@@ -148,7 +153,22 @@ def run_build(
             raise
 
 
-#: the options only the custom source reads, by flag
+def _interrupted_line(build: BuildDir, manifest: Manifest) -> str:
+    """What an interrupted build kept, in one line: the answers in its cache, the items its last
+    finished stage finished."""
+    cache = build.open_cache()
+    try:
+        answers = cache.stats().rows
+    finally:
+        cache.close()
+    last = manifest.stages[-1] if manifest.stages else None
+    finished = (
+        f"{last.ok + last.passed_through} items finished stage {last.name}" if last else "no stage finished"
+    )
+    log.warning("build interrupted: %d answers kept, %s", answers, finished)
+    return f"interrupted: {answers} answers kept, {finished}; run the same command to continue"
+
+
 def build_stages(
     options: BuildOptions, source: Source, sampling: dict[str, dict[str, Any]], model: str
 ) -> list[Stage]:

@@ -17,6 +17,7 @@ import click
 
 from lettuce_build.cli import build, builds, data, publish, swebench
 from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.interrupts import Interrupted, stops_when_asked
 from lettuce_build.core.quiet import quiet
 from lettuce_build.core.version import VERSION
 
@@ -31,7 +32,14 @@ class _Commands(click.Group):
 
     def invoke(self, ctx: click.Context) -> object:
         try:
-            return super().invoke(ctx)
+            with stops_when_asked():
+                return super().invoke(ctx)
+        except Interrupted as stop:  # Ctrl-C or SIGTERM: one line, and the shell's exit status
+            click.echo(
+                stop.line or "interrupted: every answer received is kept; run the same command to continue",
+                err=True,
+            )
+            raise SystemExit(stop.exit_code) from None
         except LettuceError as err:
             if ctx.meta.get(VERBOSE):
                 raise

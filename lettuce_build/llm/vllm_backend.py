@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lettuce_build.core.errors import BackendError
+from lettuce_build.core.interrupts import reinstall
 from lettuce_build.llm.embedded import EMBEDDED_MODELS, resolve_model
 from lettuce_build.llm.protocol import (
     PROMPT_TOO_LONG,
@@ -128,6 +129,7 @@ class VLLMBackend:
 
             try:
                 _ENGINES[key] = LLM(model=resolve_model(self.model), **engine_kwargs(self.options))
+                reinstall()  # the engine may have set its own signal handlers: a stop is ours
             except BackendError:
                 raise
             except Exception as err:  # vLLM raises many kinds; the user needs the one line that says why

@@ -37,6 +37,8 @@ MIN_GAIN = 0.0
 #: the question every question is measured against: it asks for nothing in particular
 GENERIC_QUESTION = "What does the text say?"
 CONTEXT_CHARS = 3000
+#: question types answered by yes or no, which the gain cannot judge (see `QuestionFitCheck.applies`)
+YES_NO_TYPES = frozenset({"Verification"})
 SYSTEM = "Read the text, then answer the question with a sentence of it."
 
 
@@ -57,7 +59,10 @@ class QuestionFitCheck(CheckStage):
         self.min_gain = min_gain
 
     def applies(self, item: dict[str, Any]) -> bool:
-        return bool(item.get("focus"))
+        # a yes/no question makes any quoted sentence less likely, whatever it asks (seen: "Do
+        # you use sorting with the --sort option with a column name?" scored -4.1 over "Sorting
+        # uses the `--sort` option with a column name."): the gain cannot judge it
+        return bool(item.get("focus")) and item.get("question_type") not in YES_NO_TYPES
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         user = f"Text:\n{item['chunk'][:CONTEXT_CHARS]}"

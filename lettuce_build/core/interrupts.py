@@ -1,0 +1,74 @@
+"""Stopping when asked: the first Ctrl-C (SIGINT) or SIGTERM (what a scheduler sends at the end of
+a job's time) raises `Interrupted` where the command is; a second Ctrl-C ends the process at once.
+
+Nothing committed is lost either way: answers are committed per batch as they arrive (the
+request cache), so what is in flight when the signal comes is all a stop abandons (an engine
+batch returns only whole; it is asked again next run). The command that catches `Interrupted`
+records its state (a build's manifest says ``interrupted``), prints one line and exits with
+128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM), as shells expect.
+
+Some libraries replace the process's handlers when they start (an engine, a server): whoever
+starts one calls `reinstall` after it, so the handlers stay ours while a command runs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A long command was asked to stop (a `KeyboardInterrupt`: code that catches "any error"
+    never mistakes it for one, and a stop is no error)."""
+
+    def __init__(self, signum: int, line: str = "") -> None:
+        super().__init__(line or f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+        #: what the command prints: what was kept, and how to continue
+        self.line = line
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+class _State:
+    active = False
+    received: int | None = None
+
+
+def _handler(signum: int, frame: FrameType | None) -> None:
+    if _State.received is not None and signum == signal.SIGINT:
+        os._exit(128 + signum)  # the second Ctrl-C: at once (every committed answer is on disk)
+    _State.received = signum
+    raise Interrupted(signum)
+
+
+def reinstall() -> None:
+    """Make the handlers ours again (after a library set its own), while `stops_when_asked` holds."""
+    if _State.active:
+        for number in SIGNALS:
+            signal.signal(number, _handler)
+
+
+@contextmanager
+def stops_when_asked() -> Iterator[None]:
+    """Within: SIGINT and SIGTERM raise `Interrupted` (see the module); the handlers before are
+    put back after. Only the main thread may set handlers: elsewhere this does nothing."""
+    try:
+        previous = {number: signal.signal(number, _handler) for number in SIGNALS}
+    except ValueError:  # not the main thread
+        yield
+        return
+    _State.active, _State.received = True, None
+    try:
+        yield
+    finally:
+        _State.active = False
+        for number, handler in previous.items():
+            signal.signal(number, handler)
