@@ -35,10 +35,9 @@ class _Commands(click.Group):
             with stops_when_asked():
                 return super().invoke(ctx)
         except Interrupted as stop:  # Ctrl-C or SIGTERM: one line, and the shell's exit status
-            click.echo(
-                stop.line or "interrupted: every answer received is kept; run the same command to continue",
-                err=True,
-            )
+            # on a line of its own: a progress bar may be drawn up to the moment of the stop
+            line = stop.line or "interrupted: every answer received is kept; run the same command to continue"
+            click.echo(f"\n{line}", err=True)
             raise SystemExit(stop.exit_code) from None
         except LettuceError as err:
             if ctx.meta.get(VERBOSE):
