@@ -6,7 +6,9 @@ import json
 from lettuce_build.builds.folder import BuildDir
 from lettuce_build.builds.run import BuildOptions, run_build
 from lettuce_build.llm.protocol import ChatRequest, Scores
-from lettuce_build.stages.question_fit import GENERIC_QUESTION, MIN_GAIN, QuestionFitCheck
+from lettuce_build.sources.base import LoadOptions
+from lettuce_build.sources.documents import ReadmeSource
+from lettuce_build.stages.question_fit import GENERIC_QUESTION, MIN_GAIN, YES_NO_TYPES, QuestionFitCheck
 from lettuce_build.view.summary import summary_text
 
 from ..support.documents import respond, write_readmes
@@ -60,11 +62,17 @@ def build(tmp_path, gain, **options):
     return run_build(options, backend), backend
 
 
+def judged(tmp_path) -> int:
+    """How many of the build's items ask a question the gain can judge (not a yes/no one)."""
+    items = ReadmeSource().load(str(tmp_path / "readmes"), LoadOptions()).items
+    return sum(item["question_type"] not in YES_NO_TYPES for item in items)
+
+
 def test_questions_that_ask_for_their_answers_are_kept_and_reported(tmp_path):
     summary, _ = build(tmp_path, gain=MIN_GAIN + 3)
     assert sum(summary.by_split.values()) == summary.items > 0
     report = summary.question_fit
-    assert report.scored == summary.items and report.refused == 0
+    assert report.scored == judged(tmp_path) > 0 and report.refused == 0
     assert report.kept["p50"] == MIN_GAIN + 3
     assert "question fit:" in summary_text(summary)
     assert BuildDir(tmp_path / "out").read_manifest().counts.question_fit == report
@@ -72,11 +80,18 @@ def test_questions_that_ask_for_their_answers_are_kept_and_reported(tmp_path):
 
 def test_questions_that_do_not_are_asked_again_then_fail(tmp_path):
     summary, backend = build(tmp_path, gain=MIN_GAIN - 1)
-    assert summary.question_fit.refused == summary.question_fit.scored > summary.items  # retried
-    assert summary.failures["question"] == {"question_unfit": summary.items}
+    assert summary.question_fit.refused == summary.question_fit.scored > judged(tmp_path)  # retried
+    assert summary.failures["question"] == {"question_unfit": judged(tmp_path)}  # yes/no ones pass
 
 
 def test_no_plausibility_scores_no_question(tmp_path):
     summary, backend = build(tmp_path, gain=0.0, plausibility=False)
     assert summary.question_fit is None
     assert not any(r.continuations for r in backend.requests)
+
+
+def test_a_yes_no_question_is_not_judged_by_the_gain():
+    # seen live: "Do you use sorting with the --sort option with a column name?" scored -4.1 over
+    # the very sentence it asks about: a yes/no question lowers any quoted answer
+    assert not QuestionFitCheck().applies({**ITEM, "question_type": "Verification"})
+    assert QuestionFitCheck().applies({**ITEM, "question_type": "Quantification"})
