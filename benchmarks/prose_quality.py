@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from lettuce_build.core import english
-from lettuce_build.core.gates import content_words, has_number, has_time, in_context, words
 from lettuce_build.core.sentences import is_complete, split_sentences
+from lettuce_build.core.words import content_words, has_number, has_time, in_context, words
 from lettuce_build.view.samples import load_samples
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -61,6 +61,11 @@ class Settings(TypedDict, total=False):
     struct_ratio: float
     shard: str | None  # "I/N"
     strict_input: bool
+    # screening before any model call
+    dedup: bool
+    decontaminate_against: list[str]
+    mark_only: bool
+    decontaminate_repos: bool
     # your own data (the custom source)
     columns: Mapping[str, str]
     error_types: list[str]

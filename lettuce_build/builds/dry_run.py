@@ -23,8 +23,9 @@ from pydantic import BaseModel
 
 from lettuce_build.builds.folder import BuildDir
 from lettuce_build.builds.options import BuildOptions
-from lettuce_build.builds.run import build_stages, refreshed
+from lettuce_build.builds.screening import screened_list
 from lettuce_build.builds.shards import take_slice
+from lettuce_build.builds.stages_of import build_stages, refreshed
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.responses import check_response
 from lettuce_build.engine.runner import seeded_request
@@ -82,7 +83,8 @@ def estimate(options: BuildOptions, backend: Backend, sampling: dict[str, dict[s
     stages = build_stages(options, source, sampling, backend.model_id)
     previous = BuildDir(options.out).previous_manifest()
     refreshed(stages, previous.cache_namespaces if previous else {}, None)
-    loaded = source.load(options.input, options.load_options(backend.info().context_tokens))
+    load_options = options.load_options(backend.info().context_tokens)
+    loaded = screened_list(source.load(options.input, load_options), load_options, source.modality)
     if options.shard is not None and loaded.items:
         loaded = take_slice(loaded, options.shard, source.document_of).loaded
     items = source.prepare(Dataset.from_list(loaded.items)).to_list() if loaded.items else []

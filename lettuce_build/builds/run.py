@@ -23,20 +23,21 @@ from lettuce_build.builds.options import BuildCounts, BuildOptions
 from lettuce_build.builds.output import write_output
 from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.builds.samples import ASSEMBLE_STAGE, assemble
+from lettuce_build.builds.screening import screened_items, screened_list
 from lettuce_build.builds.shards import Shard, take_slice
 from lettuce_build.builds.stage_loop import LoopResult, open_stage_loop
-from lettuce_build.core.errors import RecipeError, SourceError
+from lettuce_build.builds.stages_of import build_stages, refreshed
+from lettuce_build.core.errors import SourceError
 from lettuce_build.core.interrupts import Interrupted
 from lettuce_build.core.memory import give_back, release_read, system_arrow_memory
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.engine.completions import Spending
 from lettuce_build.engine.records import StageStats
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE
-from lettuce_build.engine.stage import Stage
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.llm.ray_pool import RayOptions
-from lettuce_build.sources.base import LoadResult, Source, StageSettings, checks
-from lettuce_build.sources.registry import SOURCES, get_source
+from lettuce_build.sources.base import LoadResult, Source, checks
+from lettuce_build.sources.registry import get_source
 from lettuce_build.stages.judge import judge_report
 from lettuce_build.stages.plausibility import PlausibilityCheck, plausibility_report
 from lettuce_build.stages.question_fit import question_fit_report
@@ -169,76 +170,6 @@ def _interrupted_line(build: BuildDir, manifest: Manifest) -> str:
     return f"interrupted: {answers} answers kept, {finished}; run the same command to continue"
 
 
-def build_stages(
-    options: BuildOptions, source: Source, sampling: dict[str, dict[str, Any]], model: str
-) -> list[Stage]:
-    """The source's stages as this build runs them: mode and per-stage sampling applied; the
-    options of other sources refused, and a recipe's stages checked against them."""
-    _refuse_options_of_other_sources(options, source)
-    settings = StageSettings(
-        edit_anchors=options.edit_mode(model),
-        seed=options.seed,
-        answers=options.answer_mode(model),
-        error_types=options.error_types,
-        intensity=options.intensity,
-    )
-    stages = source.pipeline(settings).stages(options.mode)
-    if stages is None:
-        raise SourceError(
-            f"{options.source} makes no hallucinated answers (its spans come with its data): "
-            "--mode generate needs a source with a context, a question and a clean answer"
-        )
-    unknown = set(sampling) - {stage.name for stage in stages}
-    if unknown:
-        raise SourceError(
-            f"sampling for {sorted(unknown)}: {options.source} has the stages {[s.name for s in stages]}"
-        )
-    for stage in stages:  # on the instance: the class keeps its defaults
-        if stage.name in sampling:
-            stage.sampling = stage.sampling.model_copy(update=sampling[stage.name])
-    names = [stage.name for stage in stages]
-    if options.stages and options.stages != names:
-        raise RecipeError(
-            f"stages: the recipe ran {options.stages}, {options.source} now runs {names} "
-            "(a recipe of another version; remove its `stages` to build with these)"
-        )
-    return stages
-
-
-def _refuse_options_of_other_sources(options: BuildOptions, source: Source) -> None:
-    """Options that only another source reads (`Source.own_options`), given to this one: refused
-    in one line, never ignored."""
-    for other in SOURCES.values():
-        chosen = [
-            name
-            for name in other.own_options
-            if name not in source.own_options
-            and getattr(options, name)
-            != BuildOptions.model_fields[name].get_default(call_default_factory=True)
-        ]
-        if chosen:
-            flags = ", ".join("--" + name.replace("_", "-") for name in chosen)
-            them = "them" if len(chosen) > 1 else "it"
-            raise SourceError(
-                f"{flags}: only --source {other.name} takes {them} ({source.name} makes the "
-                "hallucinations its own source's way); leave them out"
-            )
-
-
-def refreshed(stages: Sequence[Stage], namespaces: dict[str, int], refresh: str | None) -> dict[str, int]:
-    """The stages' cache namespaces after refreshing ``refresh`` (None: none) and every stage
-    after it; each stage is set to its namespace."""
-    names = [stage.name for stage in stages]
-    if refresh is not None and refresh not in names:
-        raise SourceError(f"--refresh {refresh}: this build's stages are {names}")
-    namespaces = dict(namespaces)
-    for stage in stages[names.index(refresh) :] if refresh is not None else []:
-        namespaces[stage.name] = namespaces.get(stage.name, 0) + 1
-    for stage in stages:
-        stage.cache_namespace = f"refresh{namespaces[stage.name]}" if namespaces.get(stage.name) else ""
-    return namespaces
-
-
 def _load(
     options: BuildOptions,
     source: Source,
@@ -257,11 +188,13 @@ def _load(
         )
     load_options = options.load_options(context_tokens)
     if options.shard is None:
-        stored = load_items(source, options.input, load_options, work)
+        stored = screened_items(
+            load_items(source, options.input, load_options, work), load_options, source.modality
+        )
         if len(stored.items) == 0:
             raise _no_items(options, stored.skipped)
         return stored
-    loaded = source.load(options.input, load_options)
+    loaded = screened_list(source.load(options.input, load_options), load_options, source.modality)
     if not loaded.items:
         raise _no_items(options, loaded.skipped)
     part = take_slice(loaded, options.shard, source.document_of)

@@ -20,8 +20,9 @@ from lettuce_build.builds.items import WORK_DIR, WorkPasses
 from lettuce_build.builds.log import log
 from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.engine.balance import RatioReport, balance
+from lettuce_build.engine.checks import Check
 from lettuce_build.engine.records import Judgement
-from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Check, Runner
+from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Runner
 from lettuce_build.engine.stage import CheckStage, Stage
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.stages.plausibility import PlausibilityCheck

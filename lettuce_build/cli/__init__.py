@@ -86,6 +86,7 @@ for command in (
     data.taxonomy,
     data.validate,
     data.audit,
+    data.dedup,
     swebench.sift,
     builds.status,
     builds.show,

@@ -3,15 +3,13 @@ help from the recipe's fields), or a recipe file with `--config` that the option
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import get_args
 
 import click
-from pydantic import ValidationError
 
 from lettuce_build.builds.options import METHODS
-from lettuce_build.builds.recipe import Recipe, StageSampling
+from lettuce_build.builds.recipe import Recipe
 from lettuce_build.cli.options import (
     PRICE,
     REPO_URL,
@@ -22,101 +20,9 @@ from lettuce_build.cli.options import (
     one_of,
     share,
 )
+from lettuce_build.cli.recipe_flags import JsonObject, column_map, engine_args, load_config, stage_sampling
 from lettuce_build.llm.settings import BackendKind
 from lettuce_build.sources.base import Mode
-
-
-def _load_config(ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
-    """--config: the recipe's settings become the defaults of every other option (a flag given
-    on the command line still wins)."""
-    if path is None:
-        return None
-    from lettuce_build.builds.recipe import read_recipe_file
-
-    settings = read_recipe_file(path)
-    engine = settings.pop("engine", None) or {}
-    sampling = settings.pop("sampling", None) or {}
-    settings["sampling"] = [
-        f"{stage}:{key}={value}" for stage, values in sampling.items() for key, value in values.items()
-    ]
-    # an engine setting with a flag of its own defaults that flag; every other one --engine-arg,
-    # so that none is dropped (click ignores defaults of options that do not exist)
-    flags = {param.name for param in ctx.command.params}
-    settings["engine_arg"] = [
-        f"{key}={json.dumps(value)}" for key, value in engine.items() if key not in flags
-    ]
-    flagged = {key: value for key, value in engine.items() if key in flags}
-    columns = settings.pop("columns", None) or {}
-    settings["columns"] = ",".join(f"{ours}={theirs}" for ours, theirs in columns.items()) or None
-    ctx.default_map = {**(ctx.default_map or {}), **settings, **flagged}
-    return path
-
-
-def _engine_args(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict:
-    """``max_num_seqs=8`` (repeatable; a value is JSON or plain text) -> {"max_num_seqs": 8},
-    each checked against the engine's settings (`EngineSettings`)."""
-    from lettuce_build.llm.settings import EngineSettings
-
-    found: dict[str, object] = {}
-    for value in values:
-        key, sep, text = value.partition("=")
-        if not sep or key not in EngineSettings.model_fields:
-            fields = ", ".join(EngineSettings.model_fields)
-            raise click.BadParameter(f"{value!r}: expected KEY=VALUE, KEY one of {fields}")
-        try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError:
-            parsed = text  # plain text: a dtype, a revision
-        try:
-            EngineSettings.model_validate({key: parsed})
-        except ValidationError as err:
-            raise click.BadParameter(f"{value!r}: {err.errors()[0]['msg']}") from None
-        found[key] = parsed
-    return found
-
-
-def _stage_sampling(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict:
-    """``answer:temperature=0.2`` (repeatable) -> {"answer": {"temperature": "0.2"}}."""
-    found: dict[str, dict[str, str]] = {}
-    expected = f"expected STAGE:FIELD=VALUE, FIELD one of {', '.join(StageSampling.model_fields)}"
-    for value in values:
-        stage, _, setting = value.partition(":")
-        key, _, number = setting.partition("=")
-        if not stage or key not in StageSampling.model_fields or not number:
-            raise click.BadParameter(f"{value!r}: {expected}")
-        try:
-            StageSampling.model_validate({key: number})
-        except ValidationError as err:
-            raise click.BadParameter(f"{value!r}: {key} {err.errors()[0]['msg'].lower()}") from None
-        found.setdefault(stage, {})[key] = number
-    return found
-
-
-def _column_map(ctx: click.Context, param: click.Parameter, value: object) -> dict[str, str]:
-    """``context=passage,question=query`` -> {"context": "passage", "question": "query"}."""
-    if value is None or isinstance(value, dict):  # none, or from a recipe file
-        return value or {}
-    pairs = [part.partition("=") for part in str(value).split(",") if part.strip()]
-    if any(not sep or not ours.strip() or not theirs.strip() for ours, sep, theirs in pairs):
-        raise click.BadParameter(f"{value!r}: expected OURS=THEIRS pairs joined by commas")
-    return {ours.strip(): theirs.strip() for ours, _, theirs in pairs}
-
-
-class _JsonObject(click.ParamType):
-    name = "json"
-
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> dict:
-        if isinstance(value, dict):  # from a recipe file
-            return value
-        import json
-
-        try:
-            parsed = json.loads(str(value))
-        except json.JSONDecodeError as err:
-            self.fail(f"{value!r} is not JSON: {err.msg}", param, ctx)
-        if not isinstance(parsed, dict):
-            self.fail(f"{value!r} is not a JSON object", param, ctx)
-        return parsed
 
 
 class _BuildCommand(click.Command):
@@ -148,7 +54,7 @@ BUILD_EXAMPLES = (
     type=click.Path(exists=True, dir_okay=False, path_type=Path, resolve_path=True),
     is_eager=True,
     expose_value=False,
-    callback=_load_config,
+    callback=load_config,
     help="A recipe file (every build writes OUT/recipe.yaml); options given here override it.",
 )
 @click.option("--source", required=True, help="A source name; see `lettuce-build sources`.")
@@ -193,13 +99,13 @@ BUILD_EXAMPLES = (
     "engine_arg",
     multiple=True,
     metavar="KEY=VALUE",
-    callback=_engine_args,
+    callback=engine_args,
     help="Any other vLLM engine setting, e.g. max_num_seqs=64 or trust_remote_code=true (repeatable; "
     "checked against the engine's settings; a flag of its own wins).",
 )
 @click.option(
     "--chat-template-kwargs",
-    type=_JsonObject(),
+    type=JsonObject(),
     help="JSON for the chat template, e.g. '{\"enable_thinking\": false}' to turn thinking off.",
 )
 @count("--limit", "Build at most N work items (a trial run).")
@@ -238,6 +144,30 @@ BUILD_EXAMPLES = (
     "(repeatable; default: every one; see `lettuce-build taxonomy`).",
 )
 @click.option(
+    "--dedup",
+    is_flag=True,
+    help="Keep one item of each group of near-duplicates (context and any given question and answer "
+    "alike, MinHash), before any model call; the test copy stays where a group crosses splits.",
+)
+@click.option(
+    "--decontaminate-against",
+    multiple=True,
+    metavar="SOURCE",
+    help="A benchmark (file, folder or Hub id; our schema, LettuceDetect's, RAGTruth's, PsiloQA's or "
+    "SWE-bench instances) whose rows stay out: items sharing a 13-word sequence with it, or from "
+    "one of its SWE-bench instances, are skipped before any model call (repeatable).",
+)
+@click.option(
+    "--mark-only",
+    is_flag=True,
+    help="With --decontaminate-against: keep contaminated items, noted in their metadata (contaminated).",
+)
+@click.option(
+    "--decontaminate-repos",
+    is_flag=True,
+    help="With --decontaminate-against a SWE-bench file: also keep out every item of its repositories.",
+)
+@click.option(
     "--intensity",
     type=click.IntRange(1, 3),
     default=default_of(Recipe, "intensity"),
@@ -247,7 +177,7 @@ BUILD_EXAMPLES = (
 @click.option(
     "--columns",
     metavar="OURS=THEIRS,...",
-    callback=_column_map,
+    callback=column_map,
     help="custom: the input's names for the columns, e.g. context=passage,question=query.",
 )
 @click.option(
@@ -312,7 +242,7 @@ BUILD_EXAMPLES = (
 @click.option(
     "--sampling",
     multiple=True,
-    callback=_stage_sampling,
+    callback=stage_sampling,
     help="A stage's sampling, e.g. answer:temperature=0.2 or inject:max_tokens=900 (repeatable).",
 )
 @click.option(
@@ -416,7 +346,7 @@ def build(
 
     engine = {**settings.pop("engine_arg")}  # type: ignore[dict-item]
     engine |= {k: value for k in ENGINE_FIELDS if (value := settings.pop(k, None)) is not None}
-    for listed in ("judge_model", "error_types"):
+    for listed in ("judge_model", "error_types", "decontaminate_against"):
         settings[listed] = list(settings[listed] or [])  # click gives a tuple
     recipe = Recipe.checked({**settings, "engine": engine})
     if dry_run:

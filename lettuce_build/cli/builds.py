@@ -221,7 +221,7 @@ def sources(with_stages: bool) -> None:
 def _stage_lines(source: str) -> list[str]:
     """The stages of ``source`` for each kind of model and mode, as `build_stages` makes them."""
     from lettuce_build.builds.options import BuildOptions
-    from lettuce_build.builds.run import build_stages
+    from lettuce_build.builds.stages_of import build_stages
     from lettuce_build.core.errors import SourceError
     from lettuce_build.llm.embedded import DEFAULT_MODEL
     from lettuce_build.sources.registry import get_source

@@ -1,4 +1,4 @@
-"""Commands about data itself: the taxonomy, and validating an output."""
+"""Commands about data itself: the taxonomy, validating, auditing and deduplicating an output."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from lettuce_build.cli.options import TAXONOMY_FILE, count, load_taxonomy
+from lettuce_build.core.near_duplicates import THRESHOLD
 
 
 @click.command()
@@ -87,3 +88,29 @@ def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:
     if len(report.problems) > max_shown:
         click.echo(f"  ... and {len(report.problems) - max_shown} more", err=True)
     sys.exit(1)
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path, resolve_path=True))
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
+    help="Where to write the deduplicated dataset (OUT/dataset, OUT/hub) and OUT/dedup.json.",
+)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0.0, 1.0, min_open=True),
+    default=THRESHOLD,
+    show_default=True,
+    help="The MinHash similarity of both context and answer from which two rows are duplicates.",
+)
+def dedup(path: Path, out: Path, threshold: float) -> None:
+    """Keep one row of each cluster of near-duplicates (context and answer both alike, MinHash
+    over 5-word shingles) of a build folder, dataset, parquet or JSONL file in our schema. Where
+    a cluster crosses splits the test copy stays; the pairs and counts per split are printed and
+    written to OUT/dedup.json."""
+    from lettuce_build.publish.dedup import dedup as deduplicate
+
+    result = deduplicate(path, out, threshold)
+    click.echo("\n".join(result.lines(out)))

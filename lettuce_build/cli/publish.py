@@ -52,6 +52,11 @@ from lettuce_build.publish.catalog import COLLECTIONS
     help="Publish only the rows of SPLIT that reviewers confirmed whole (`lettuce-build review`): a "
     "gold split; the card says so.",
 )
+@click.option(
+    "--allow-split-leaks",
+    is_flag=True,
+    help="Push even when a context (or a near-duplicate of it) is in two splits, within or across builds.",
+)
 def push(
     source_name: str | None,
     build_dir: Path | None,
@@ -65,6 +70,7 @@ def push(
     commit_message: str | None,
     max_failure_rate: float,
     reviewed_only: str | None,
+    allow_split_leaks: bool,
 ) -> None:
     """Publish builds as Hub datasets: one config per source, one commit per config, a merged card.
 
@@ -90,6 +96,14 @@ def push(
         assert repo is not None
         api = HfApi(token=os.environ.get("HF_TOKEN"))
         target = HubTarget(api, repo, private=private, revision=revision, create_pr=create_pr)
+    if not allow_split_leaks:
+        from lettuce_build.publish.dedup import split_leaks
+
+        if leaks := split_leaks(plan.jobs):
+            raise click.ClickException(
+                f"{len(leaks)} context(s) in two splits, e.g. {leaks[0]}: a detector would be tested on "
+                "what it trained on (lettuce-build audit names them; --allow-split-leaks pushes anyway)"
+            )
     for source, path in plan.jobs:
         where = publish(
             path,

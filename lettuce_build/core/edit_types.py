@@ -16,15 +16,15 @@ lightweight ..." and was labelled a fabricated entity; "Python 3.10" became "Pyt
 
 An edit that only removes words says nothing new (unless what it removes is a negation), and the
 gates refuse it (`gates.edit_problem`, ``removal_only_edit``), which also hold what a negation
-is (`gates.negations`).
+is (`words.negations`).
 """
 
 from __future__ import annotations
 
 import re
 
-from lettuce_build.core.gates import TIME_WORDS, negation_changed, words
 from lettuce_build.core.taxonomy import CONTRADICTION, FABRICATED_REFERENCE
+from lettuce_build.core.words import TIME_WORDS, negation_changed, words
 
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 #: a year, a clock time or a date written with digits

@@ -35,9 +35,10 @@ from datasets import Dataset, Features, Value, concatenate_datasets
 from pydantic import BaseModel, Field
 
 from lettuce_build.core.seeding import fraction
+from lettuce_build.engine.checks import Check
 from lettuce_build.engine.columns import arrow_column, empty_dataset
 from lettuce_build.engine.records import FailureRow, StageResult, StageStats
-from lettuce_build.engine.runner import Check, Runner
+from lettuce_build.engine.runner import Runner
 from lettuce_build.engine.stage import Stage
 
 #: the first wave offers the items whose draw is below this many times the ratio (injections do fail)

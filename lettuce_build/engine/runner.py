@@ -25,28 +25,28 @@ import json
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from datasets import Dataset, Features, Value, concatenate_datasets
+from datasets import Dataset, Features, concatenate_datasets
 
 from lettuce_build.core.characters import displayable
 from lettuce_build.core.memory import give_back, pages_released, release_read
 from lettuce_build.core.seeding import number
 from lettuce_build.core.version import code_fingerprint
+from lettuce_build.engine.checks import FAILURE_COLUMNS, RAW_EXCERPT_CHARS, Check, Judging, failure_of
 from lettuce_build.engine.columns import arrow_column, batch_rows, empty_dataset
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.passes import PassRecord, PassStore, flattened
 from lettuce_build.engine.progress import StageBar
-from lettuce_build.engine.records import FailureRow, Judgement, StageResult, StageStats
+from lettuce_build.engine.records import FailureRow, StageResult, StageStats
 from lettuce_build.engine.responses import check_response
-from lettuce_build.engine.stage import CheckStage, ParseFailure, Stage
+from lettuce_build.engine.stage import ParseFailure, Stage
 from lettuce_build.llm.cache import schema_json
 from lettuce_build.llm.protocol import Backend, ChatRequest
 
-RAW_EXCERPT_CHARS = 300
 #: items per batch: per model call and per step of `Dataset.map`
 DEFAULT_BATCH_SIZE = 64
 #: rows per step of `Dataset.map`: `datasets` converts and writes each step's rows at once, so
@@ -54,12 +54,6 @@ DEFAULT_BATCH_SIZE = 64
 MAP_BATCH = 1024
 #: however many cached attempts a re-run replays, a stage never makes more passes than this
 MAX_ATTEMPT_PASSES = 16
-
-_FAILURE_COLUMNS = {
-    "_ok": Value("bool"),
-    "_failure": Value("string"),  # a FailureRow as JSON, for failed rows
-    "_fresh": Value("bool"),  # whether this attempt's answer came from the model, not the cache
-}
 
 
 def request_seed(build_seed: int, key: str, attempt: int) -> int:
@@ -111,15 +105,6 @@ class Runner:
         return result
 
 
-class Check(NamedTuple):
-    """A check of a stage's outputs, asked through its own runner (a judge's model and cache)."""
-
-    stage: CheckStage
-    runner: Runner
-    #: what its statistics are recorded as (two judges of one stage need two names)
-    name: str
-
-
 def _check_columns(dataset: Dataset, stage: Stage) -> None:
     missing = [c for c in ("key", *stage.requires) if c not in dataset.column_names]
     if missing:
@@ -140,15 +125,13 @@ class _StageRun:
 
     def __init__(self, runner: Runner, stage: Stage, stats: StageStats, checks: Sequence[Check]) -> None:
         self.runner = runner
-        self.checks = checks
-        self.judgements: list[Judgement] = []
-        self.check_stats: list[StageStats] = []  # one entry per check and pass
+        self.judging = Judging(stage, checks)
         self.completions = runner.completions
         self.stage = stage
         self.stats = stats
         self.schema = stage.response_model.model_json_schema() if stage.response_model else None
         self.schema_text = schema_json(self.schema)  # serialised once for every cache key of this run
-        self.features = Features({**stage.outputs, **_FAILURE_COLUMNS})
+        self.features = Features({**stage.outputs, **FAILURE_COLUMNS})
 
     def requests(self, items: Sequence[dict[str, Any]], attempt: int) -> list[ChatRequest]:
         return [seeded_request(self.stage, item, self.runner.seed, attempt, self.schema) for item in items]
@@ -201,7 +184,7 @@ class _StageRun:
                 results[i] = stage.passed(item)
                 stats.passed_through += 1
             except ParseFailure as failure:  # what the item brought fails the stage's checks
-                failure_row = self._failure(item["key"], attempt, failure.reason, failure.detail)
+                failure_row = failure_of(stage.name, item["key"], attempt, failure.reason, failure.detail)
                 failures[i] = failure_row.model_copy(update={"retryable": failure.retry})
         if pending:
             requests = self.requests([items[i] for i in pending], attempt)
@@ -336,12 +319,12 @@ class _StageRun:
         calls_used: Counter[str] = Counter()
         for attempt in range(passes):
             mapped = self.one_pass(pending, attempt, f"{fingerprint}-attempt{attempt}", keep, bar)
-            if self.checks:
-                mapped = self.judged(mapped, attempt, f"{fingerprint}-judged{attempt}", bar)
+            if self.judging.checks:
+                mapped = self.judging.judged(mapped, attempt, f"{fingerprint}-judged{attempt}", bar)
             flags = arrow_column(mapped, "_ok").to_numpy().astype(bool)
             ok_at, failed_at = np.flatnonzero(flags), np.flatnonzero(~flags)
             ok_rows = mapped.select(ok_at, new_fingerprint=f"{fingerprint}-ok{attempt}")
-            done.append(ok_rows.remove_columns(list(_FAILURE_COLUMNS)))
+            done.append(ok_rows.remove_columns(list(FAILURE_COLUMNS)))
             done_rows.append(rows[ok_at])
             failed = mapped.select(failed_at, new_fingerprint=f"{fingerprint}-failed{attempt}")
             failed_rows = [FailureRow.model_validate_json(raw) for raw in failed["_failure"][:]]
@@ -363,7 +346,7 @@ class _StageRun:
             if not retry:
                 break
             pending = failed.select(retry, new_fingerprint=f"{fingerprint}-retry{attempt}")
-            pending = pending.remove_columns([*stage.outputs, *_FAILURE_COLUMNS])
+            pending = pending.remove_columns([*stage.outputs, *FAILURE_COLUMNS])
             rows = rows[failed_at][retry]
         bar.close()
         finished = np.concatenate(done_rows)
@@ -376,72 +359,9 @@ class _StageRun:
         stats.failed = len(failure_rows)
         stats.failure_reasons = dict(Counter(f.reason for f in failure_rows))
         stats.seconds = time.perf_counter() - started
-        checks = StageStats.per_name(self.check_stats)
+        checks = StageStats.per_name(self.judging.check_stats)
         return StageResult(
-            ok=ok, failures=failure_rows, stats=stats, judgements=self.judgements, checks=checks
-        )
-
-    def judged(self, mapped: Dataset, attempt: int, fingerprint: str, bar: StageBar) -> Dataset:
-        """One pass's results after its checks: each item the stage finished is judged by every
-        check, and one that any check rejects (or that a judge could not judge) becomes a failure
-        of the stage, with the verdict as its detail."""
-        flags = mapped["_ok"][:]
-        finished = mapped.select([i for i, ok in enumerate(flags) if ok], new_fingerprint=f"{fingerprint}-in")
-        if len(finished) == 0:
-            return mapped
-        finished = finished.remove_columns(list(_FAILURE_COLUMNS))
-        rejected: dict[str, FailureRow] = {}
-        for check in self.checks:
-            result = check.runner.run(finished, check.stage)
-            self.check_stats.append(result.stats.model_copy(update={"name": check.name}))
-            for failure in result.failures:  # the judge's own output was unusable, every attempt
-                rejected.setdefault(
-                    failure.key,
-                    self._failure(failure.key, attempt, "judge_failed", f"{check.name}: {failure}"),
-                )
-            for key, raw in zip(result.ok["key"][:], result.ok["judgement"][:], strict=True):
-                if raw is None:  # the check does not apply to this item
-                    continue
-                verdict = json.loads(raw)
-                problem = check.stage.rejection(verdict)
-                self.judgements.append(
-                    Judgement(
-                        key=key,
-                        stage=self.stage.name,
-                        check=check.name,
-                        judge=check.runner.completions.model_id,
-                        attempt=attempt,
-                        passed=problem is None,
-                        verdict=verdict,
-                    )
-                )
-                if problem is not None:
-                    detail = f"{check.name}: {problem.detail}"
-                    rejected.setdefault(key, self._failure(key, attempt, problem.reason, detail, raw))
-        if not rejected:
-            return mapped
-        bar.rejected(len(rejected))
-        keys = mapped["key"][:]
-        was = mapped["_failure"][:]
-        now_ok = [ok and key not in rejected for ok, key in zip(flags, keys, strict=True)]
-        now_failed = [
-            rejected[key].model_dump_json() if ok and key in rejected else row
-            for ok, key, row in zip(flags, keys, was, strict=True)
-        ]
-        mapped = mapped.remove_columns(["_ok", "_failure"])
-        mapped = mapped.add_column("_ok", now_ok, new_fingerprint=f"{fingerprint}-ok", feature=Value("bool"))
-        return mapped.add_column(
-            "_failure", now_failed, new_fingerprint=f"{fingerprint}-failure", feature=Value("string")
-        )
-
-    def _failure(self, key: str, attempt: int, reason: str, detail: str, raw: str = "") -> FailureRow:
-        return FailureRow(
-            key=key,
-            stage=self.stage.name,
-            reason=reason,
-            detail=detail,
-            attempt=attempt,
-            raw_excerpt=raw[:RAW_EXCERPT_CHARS],
+            ok=ok, failures=failure_rows, stats=stats, judgements=self.judging.judgements, checks=checks
         )
 
 

@@ -16,6 +16,7 @@ from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.output import DATASET_DIR
 from lettuce_build.builds.recipe import RECIPE_FILE
 from lettuce_build.builds.run import ASSEMBLE_STAGE
+from lettuce_build.builds.screening import screening_lines
 from lettuce_build.core.errors import PublishError
 from lettuce_build.core.schema import row_to_sample
 from lettuce_build.core.version import VERSION
@@ -81,6 +82,8 @@ class ConfigStats(BaseModel):
     judge: list[str] = Field(default_factory=list)
     #: `lettuce-build audit` over the published rows
     data_quality: str = ""
+    #: what was kept out before any model call: benchmarks checked, near-duplicates (lines)
+    screening: list[str] = Field(default_factory=list)
     #: the error types the build asked for (``--error-types``; empty: every one)
     error_types: list[str] = Field(default_factory=list)
     #: your own data (custom): how many published rows brought each of question, answer and
@@ -238,6 +241,9 @@ def collect(
         reviews=reviews,
         gold=gold,
         data_quality=quality_text(Path(source_name), quality_report(build_path)),  # no local path
+        screening=screening_lines(manifest.options, manifest.counts.skipped, _marked(dataset))
+        if manifest.options and manifest.counts
+        else [],
         model=backend.model if backend else None,
         backend=backend.backend if backend else None,
         engine_version=backend.version if backend else None,
@@ -250,6 +256,13 @@ def collect(
         else None,
     )
     return dataset, stats
+
+
+def _marked(dataset: DatasetDict) -> int:
+    """Rows kept with a contamination note (``--mark-only``)."""
+    return sum(
+        '"contaminated": ' in metadata for split in dataset.values() for metadata in split["metadata"][:]
+    )
 
 
 def _answer_mode(manifest: Manifest) -> str | None:

@@ -134,6 +134,19 @@ class ItemOptions(BaseModel):
     columns: dict[str, str] = Field(default_factory=dict)
     #: the error types to make and publish (a category, or category/subcategory); none: every one
     error_types: list[str] = Field(default_factory=list)
+    #: keep one item of each group of near-duplicates (context and any given question/answer)
+    dedup: bool = False
+    #: benchmarks (files, folders or Hub ids) whose rows are kept out of the build
+    decontaminate_against: list[str] = Field(default_factory=list)
+    #: keep contaminated items, with a ``contaminated`` note in their metadata
+    mark_only: bool = False
+    #: a SWE-bench benchmark also keeps out every item of one of its repositories
+    decontaminate_repos: bool = False
+
+    @property
+    def screens(self) -> bool:
+        """Whether items are screened before any model call (builds/screening.py)."""
+        return self.dedup or bool(self.decontaminate_against)
 
     @field_validator("error_types")
     @classmethod

@@ -30,6 +30,7 @@ from typing import Any
 from lettuce_build.core.errors import PatchError
 from lettuce_build.core.seeding import fraction
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, Source, StageSettings, Tally
+from lettuce_build.sources.benchmarks import kept_out_instances
 from lettuce_build.stages.code_edits import InjectCodeMenuStage, InjectCodeStage, draw_error
 from lettuce_build.stages.generation import GenerateStage
 from lettuce_build.stages.requests import MAX_REQUEST_CHARS, request_stage
@@ -240,9 +241,23 @@ class CodeSource(Source):
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         repos = RepoManager(options.work_dir or Path("repos"), options.repo_url)
         statuses: dict[str, bool] = {}
+        # a benchmark's own instances are skipped before their repositories are cloned
+        kept_out = (
+            {}
+            if options.mark_only
+            else kept_out_instances(options.decontaminate_against, options.decontaminate_repos)
+        )
         for row in self.rows(input_path, REQUIRED, tally, hub_splits=("train", "dev", "test")):
             tally.documents += 1
             repo = row["repo"]
+            if benchmark := kept_out.get(row["instance_id"]) or kept_out.get(repo):
+                where = f"code instance {row['instance_id']}"
+                tally.skip(
+                    f"contaminated ({benchmark})",
+                    where,
+                    f"{benchmark} holds this SWE-bench instance (or its repository)",
+                )
+                continue
             if repo not in statuses:
                 statuses[repo] = repos.clone(repo).ok
             if not statuses[repo]:

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import regex
 
+from lettuce_build.core.edits import word_bounded
 from lettuce_build.core.seeding import rng
 from lettuce_build.core.sentences import sentence_spans
-from lettuce_build.core.spans import fenced_regions, word_bounded
+from lettuce_build.core.spans import fenced_regions
 
 MAX_CANDIDATES = 40
 MIN_CHARS = 2

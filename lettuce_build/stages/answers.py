@@ -10,8 +10,9 @@ import regex
 from datasets import Value
 from pydantic import BaseModel, Field
 
-from lettuce_build.core.gates import DEFAULT_GATES, GateConfig, answer_problem, content_words, markup_share
+from lettuce_build.core.gates import DEFAULT_GATES, GateConfig, answer_problem, markup_share
 from lettuce_build.core.sentences import complete_prefix, is_complete, split_sentences
+from lettuce_build.core.words import content_words
 from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import CutText, ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest

@@ -20,10 +20,10 @@ from typing import Annotated, Any, Protocol
 import regex
 from pydantic import BaseModel, Field
 
+from lettuce_build.core.edits import Edit
 from lettuce_build.core.error_types import allows
 from lettuce_build.core.errors import RepoError, TaxonomyError
 from lettuce_build.core.seeding import fraction, item_parts
-from lettuce_build.core.spans import Edit
 from lettuce_build.core.taxonomy import map_label
 from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
 from lettuce_build.llm.protocol import ChatRequest

@@ -14,13 +14,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from lettuce_build.core.edits import Edit
 from lettuce_build.core.error_types import allows
 from lettuce_build.core.seeding import fraction, item_parts, rng
-from lettuce_build.core.spans import Edit
 from lettuce_build.core.taxonomy import map_label
 from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import ChatRequest
-from lettuce_build.stages.injection import MENUS, InjectMenuStage, InjectStageBase
+from lettuce_build.stages.injection import InjectMenuStage, InjectStageBase
+from lettuce_build.stages.menus import MENUS
 from lettuce_build.stages.prose_mutations import ProseEdit, prose_edits
 
 #: a menu offers at most this many edits (a seeded sample, in answer order)

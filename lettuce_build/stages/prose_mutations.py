@@ -33,17 +33,12 @@ from pydantic import BaseModel, ConfigDict
 
 from lettuce_build.core import english
 from lettuce_build.core.edit_types import edit_type
-from lettuce_build.core.gates import content_words, edit_problem, in_context, words
+from lettuce_build.core.edits import Edit, apply_edits, narrowed_to_insertions, word_bounded
+from lettuce_build.core.gates import edit_problem
 from lettuce_build.core.sentences import is_complete, sentence_spans
-from lettuce_build.core.spans import (
-    Edit,
-    ValidationConfig,
-    apply_edits,
-    narrowed_to_insertions,
-    validate_spans,
-    word_bounded,
-)
+from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import CONTRADICTION, FABRICATED_REFERENCE, UNSUPPORTED_ADDITION
+from lettuce_build.core.words import content_words, in_context, words
 from lettuce_build.stages.prose_names import BLOCKED, blocked, free, names, uncommon_name
 from lettuce_build.stages.prose_words import (
     ADVERBS,

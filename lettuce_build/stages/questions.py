@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from lettuce_build.core import gates
 from lettuce_build.core.seeding import fraction, item_parts
 from lettuce_build.core.sentences import sentence_count, split_sentences
+from lettuce_build.core.words import STOPWORDS, content_words, context_stems
 from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling
 from lettuce_build.llm.protocol import Backend, ChatRequest
@@ -162,7 +163,7 @@ MAX_FOCUS_TERMS = 12
 def focus_terms(sentence: str) -> list[str]:
     """The focus sentence's content words as written, longest first: a focused question must
     use one, so it shares a content word with its chunk by construction."""
-    terms = {t for t in _TERM.findall(sentence) if len(t) > 2 and t.lower() not in gates.STOPWORDS}
+    terms = {t for t in _TERM.findall(sentence) if len(t) > 2 and t.lower() not in STOPWORDS}
     return sorted(terms, key=lambda t: (-len(t), t))[:MAX_FOCUS_TERMS]
 
 
@@ -213,8 +214,8 @@ MAX_FOREIGN_SHARE = 0.5
 
 def foreign_words(question: str, passage: str) -> list[str]:
     """The question's content words (stemmed) that its passage does not hold."""
-    held = gates.context_stems(passage)
-    return [word for word in gates.content_words(question) if not gates.context_stems(word) & held]
+    held = context_stems(passage)
+    return [word for word in content_words(question) if not context_stems(word) & held]
 
 
 def uses_focus(question: str, sentence: str) -> bool:
@@ -289,7 +290,7 @@ class FocusedQuestionStage(QuestionStage):
         # countdown-a-day package?" over a sentence about annotated-types' metadata objects)
         sentences = evidence_sentences(item["chunk"][: self.chunk_chars])
         passage = " ".join(neighbourhood(sentences, focus, NEIGHBOURS)) or focus
-        asked = gates.content_words(question)
+        asked = content_words(question)
         if (foreign := foreign_words(question, passage)) and len(foreign) > MAX_FOREIGN_SHARE * len(asked):
             missing = ", ".join(foreign[:5])
             detail = f"{question[:80]!r}: {len(foreign)} of {len(asked)} words not in its passage ({missing})"
@@ -305,12 +306,12 @@ class FocusedQuestionStage(QuestionStage):
 def points_elsewhere(question: str, chunk: str, passage: str) -> str | None:
     """The chunk's sentence the question's words point at most, when none of those it points at
     as much lies in ``passage`` (None: the question points into its passage, or nowhere)."""
-    asked = set(gates.content_words(question))
-    held = set(gates.content_words(passage))
-    scored = [(len(asked & set(gates.content_words(s))), s) for s in split_sentences(chunk)]
+    asked = set(content_words(question))
+    held = set(content_words(passage))
+    scored = [(len(asked & set(content_words(s))), s) for s in split_sentences(chunk)]
     top = max((shared for shared, _ in scored), default=0)
     best = [s for shared, s in scored if shared == top and top]
-    inside = [s for s in best if len(set(gates.content_words(s)) - held) <= len(gates.content_words(s)) / 5]
+    inside = [s for s in best if len(set(content_words(s)) - held) <= len(content_words(s)) / 5]
     return best[0] if best and not inside else None
 
 

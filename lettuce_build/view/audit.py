@@ -14,43 +14,35 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir
 from lettuce_build.builds.output import DATASET_DIR
 from lettuce_build.core.characters import invalid_in
-from lettuce_build.core.errors import OutputError
 from lettuce_build.core.gates import (
     ADDING,
     DEFAULT_GATES,
     GateConfig,
     asks_question,
-    content_words,
-    in_context,
     markup_share,
     prompt_words,
     question_problem,
     repeated,
     replaces_sentence_by_fragment,
-    says_the_same,
     stutters,
-    support,
     unsupported,
 )
+from lettuce_build.core.near_duplicates import DuplicateReport, NearDuplicates
 from lettuce_build.core.references import ungrounded_names
-from lettuce_build.core.schema import Violation, read_sample
-from lettuce_build.core.tables import iter_records
-from lettuce_build.formats import Foreign, format_of
+from lettuce_build.core.words import content_words, in_context, says_the_same, support
 from lettuce_build.stages.judge import JudgeReport
 from lettuce_build.stages.plausibility import PlausibilityReport
+from lettuce_build.view.audit_rows import Row, Unreadable, rows_of
 from lettuce_build.view.reviews import REVIEWS_FILE, ReviewLog, ReviewReport, review_report
 from lettuce_build.view.samples import load_samples
 from lettuce_build.view.token_windows import TokenWindows, WindowReport, window_text
-from lettuce_build.view.validate import read_rows
 
 #: rows that could not be read, named in the report (all are counted)
 MAX_UNREADABLE_SHOWN = 20
@@ -73,27 +65,6 @@ GATE_SIGNALS = (
 )
 PROSE_MODALITIES = frozenset({"prose", "markdown"})
 QUANTILES = (0.1, 0.5, 0.9)
-
-
-class Row(BaseModel):
-    """What the report reads of a row, in either format."""
-
-    where: str
-    context: str
-    question: str
-    answer: str
-    split: str = "train"
-    dataset: str = "(unknown)"
-    modality: str = "prose"
-    #: (text, category) of each labelled span
-    spans: list[tuple[str, str]] = Field(default_factory=list)
-    #: (start, end) of each labelled span in the answer
-    offsets: list[tuple[int, int]] = Field(default_factory=list)
-    #: what a detector reads before the answer
-    prompt: str = ""
-    category: str | None = None
-    #: (original, replacement) of each applied edit, when the row records them (lettuce-build's)
-    edits: list[tuple[str, str]] = Field(default_factory=list)
 
 
 class Group(BaseModel):
@@ -130,6 +101,9 @@ class QualityReport(BaseModel):
     #: order and spelling of stopwords and punctuation: exact duplicates included
     near_duplicate_questions: int = 0
     near_duplicate_answers: int = 0
+    #: rows whose context and answer are both near-duplicates of another's (MinHash), and
+    #: contexts found in two splits
+    duplicates: DuplicateReport | None = None
     #: questions (normalised) that occur in both train and test
     shared_questions: list[str] = Field(default_factory=list)
     by_category: Counter[str] = Field(default_factory=Counter)
@@ -155,91 +129,6 @@ class QualityReport(BaseModel):
         """What `--strict` requires: rows were read, every one of them, and no gate's signal is
         in any."""
         return self.rows > 0 and not self.unreadable and not any(self.signal_total(s) for s in GATE_SIGNALS)
-
-
-class Unreadable(BaseModel):
-    """A row the report could not read: where, which field, and what was expected."""
-
-    where: str
-    field: str
-    reason: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.field}: {self.reason} - {self.message}"
-
-
-def _foreign_row(found: Foreign) -> Row | Unreadable:
-    """A record of an export (LettuceDetect's format and the others, see lettuce_build.formats)
-    as the report reads it: its context (LettuceDetect's prompt where it has none) is what the
-    answer is checked against."""
-    if found.row is None:
-        problem = found.problem
-        assert problem is not None
-        return Unreadable(
-            where=found.where, field=problem.field, reason=problem.reason, message=problem.message
-        )
-    row = found.row
-    metadata = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
-    return Row(
-        where=found.where,
-        context=str(row.get("context") or ""),
-        question=str(row.get("question") or ""),
-        answer=row["answer"],
-        split=str(row.get("split") or "train"),
-        dataset=str(row.get("dataset") or "(unknown)"),
-        modality=str(row.get("context_modality") or "prose"),
-        spans=[(span["text"], span["category"]) for span in row["labels"]],
-        offsets=[(span["start"], span["end"]) for span in row["labels"]],
-        prompt=str(row.get("prompt") or ""),
-        category=(row.get("category") or "hallucinated") if row["labels"] else None,
-        edits=_edits(metadata),
-    )
-
-
-def _edits(metadata: dict[str, Any]) -> list[tuple[str, str]]:
-    """(original, replacement) of each edit a row's metadata records (lettuce-build's rows)."""
-    applied = (metadata.get("injection") or {}).get("applied", [])
-    return [(str(e.get("original", "")), str(e.get("hallucinated", ""))) for e in applied]
-
-
-def rows_of(path: Path) -> Iterator[Row | Unreadable]:
-    """The rows of any output the report reads (a build folder: its published dataset/ only; an
-    export of another layout: read back as our rows), each row it cannot read named in its place."""
-    if path.is_file() and path.suffix == ".json":
-        first = next(iter_records(path), None)
-        if first is not None and first.reason == "not_json":  # the whole file: nothing to report on
-            raise OutputError(f"{path}: {first.message}")
-    layout = format_of(path)
-    if layout is not None and layout.name != "jsonl":
-        for found in layout.read(path):
-            yield _foreign_row(found)
-        return
-    source = path / "dataset" if (path / "dataset").is_dir() else path
-    for raw in read_rows(source):
-        if raw.error is not None:
-            v = raw.error
-            yield Unreadable(where=raw.where, field=v.field, reason=v.reason, message=v.message)
-            continue
-        sample = read_sample(raw.data or {})
-        if isinstance(sample, Violation):
-            v = sample
-            yield Unreadable(where=raw.where, field=v.field, reason=v.reason, message=v.message)
-            continue
-        yield Row(
-            where=raw.where,
-            context=sample.context,
-            question=sample.question,
-            answer=sample.answer,
-            split=sample.split,
-            dataset=sample.dataset,
-            modality=sample.context_modality,
-            spans=[(span.text, span.category) for span in sample.labels],
-            offsets=[(span.start, span.end) for span in sample.labels],
-            prompt=sample.prompt,
-            category=sample.category,
-            edits=_edits(sample.metadata),
-        )
 
 
 def _key(text: str) -> str:
@@ -270,6 +159,7 @@ def quality_report(
     answer_count: Counter[str] = Counter()
     near_questions: Counter[str] = Counter()
     near_answers: Counter[str] = Counter()
+    near = NearDuplicates()
     for row in rows_of(path):
         if isinstance(row, Unreadable):
             report.unreadable += 1
@@ -277,6 +167,8 @@ def quality_report(
                 report.unreadable_examples.append(str(row))
             continue
         report.rows += 1
+        # two rows of one key (files of two builds side by side) are told apart by place
+        near.add(row.key if row.key not in near.split_of else row.where, row.split, row.context, row.answer)
         if windows is not None:
             windows.add(f"{row.dataset} {row.split}", row.prompt or row.context, row.answer, row.offsets)
         hallucinated = bool(row.spans)
@@ -336,6 +228,7 @@ def quality_report(
     report.duplicate_answers = sum(n - 1 for n in answer_count.values() if n > 1)
     report.near_duplicate_questions = sum(n - 1 for n in near_questions.values() if n > 1)
     report.near_duplicate_answers = sum(n - 1 for n in near_answers.values() if n > 1)
+    report.duplicates = near.report()
     report.shared_questions = sorted(q for q, splits in questions.items() if {"train", "test"} <= splits)
     if report.shared_questions:
         group = report.groups.setdefault("(all) shared", Group())
@@ -391,6 +284,8 @@ def quality_text(path: Path, report: QualityReport) -> str:
         f"near (the same content words); clean answers: {report.duplicate_answers} exact, "
         f"{report.near_duplicate_answers} near"
     )
+    if report.duplicates is not None:
+        lines.extend(f"  {line}" for line in report.duplicates.lines())
     hallucinated = report.rows - report.by_category["(clean)"]
     share = hallucinated / report.rows if report.rows else 0.0
     requested = f" (requested {report.requested_ratio:.2f})" if report.requested_ratio is not None else ""

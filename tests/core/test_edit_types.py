@@ -1,7 +1,7 @@
 """An edit's type follows what it does, built from cases read in real builds (issue 46)."""
 
 from lettuce_build.core.edit_types import edit_type
-from lettuce_build.core.gates import negations
+from lettuce_build.core.words import negations
 
 
 def test_an_added_negation_is_a_contradiction_whatever_it_was_called():

@@ -1,16 +1,7 @@
 """The quality gates: each rejects the defect it exists for and lets a true row through."""
 
-from lettuce_build.core.gates import (
-    GateConfig,
-    answer_problem,
-    context_stems,
-    edit_problem,
-    markup_share,
-    normalised,
-    question_problem,
-    support,
-    words,
-)
+from lettuce_build.core.gates import GateConfig, answer_problem, edit_problem, markup_share, question_problem
+from lettuce_build.core.words import context_stems, normalised, support, words
 
 CONTEXT = """# fastgrid
 

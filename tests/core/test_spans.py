@@ -4,8 +4,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from lettuce_build.core.edits import Edit, apply_edits
 from lettuce_build.core.schema import Span
-from lettuce_build.core.spans import CoverageCap, Edit, ValidationConfig, apply_edits, validate_spans
+from lettuce_build.core.spans import CoverageCap, ValidationConfig, validate_spans
 
 # Answers mix ASCII, emoji, CJK, combining marks, newlines and code fences.
 PIECES = st.sampled_from(

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from datasets import load_dataset
+from datasets import load_dataset, load_from_disk
 from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, DatasetCard
@@ -22,8 +22,9 @@ from lettuce_build.publish.readme import render_card
 from lettuce_build.publish.statistics import ConfigStats
 from lettuce_build.sources.registry import SOURCES
 
+from ..sources.test_tool_output import squeez_row
 from ..sources.test_tool_output import write_build as write_squeez_build
-from ..support.documents import respond, write_readmes
+from ..support.documents import README_A, respond, write_readmes
 from ..support.scripted import ScriptedBackend
 
 SECRET = "hf_secretTOKENvalue1234567890"
@@ -356,3 +357,35 @@ def test_the_card_says_how_answers_were_written_who_judged_and_the_data_quality(
     assert "data quality of 3 rows in readme" in quality and "gate signals: none" in quality
     assert str(tmp_path) not in card  # the audit names the config, never a local path
     assert "judge_model: []" in (tmp_path / "b" / "recipe.yaml").read_text()
+
+
+def test_a_collection_whose_two_builds_hold_one_document_in_two_splits_is_refused_in_one_line(tmp_path):
+    root = tmp_path / "builds"
+    docs = write_readmes(tmp_path / "docs")
+    options = BuildOptions(source="readme", input=str(docs), out=root / "readme", ratio=1.0)
+    run_build(options, ScriptedBackend(respond))
+    split_of = {
+        json.loads(row["metadata"])["doc_id"]: split
+        for split, rows in load_from_disk(str(root / "readme" / "dataset")).items()
+        for row in rows
+    }
+    other = "test" if split_of["fastgrid.md"] != "test" else "train"
+    # the same README, seen by squeez as a tool's output, in the other split
+    squeez = tmp_path / "sq"
+    squeez.mkdir()
+    lines = [line for line in README_A.splitlines() if len(line) > 40]
+    row = squeez_row("x-1", "read_file", lines[:2], other, README_A)
+    (squeez / f"squeez_{other}.jsonl").write_text(json.dumps(row) + "\n")
+    run_build(
+        BuildOptions(source="tool_output", input=str(squeez), out=root / "tool_output", ratio=0.0),
+        ScriptedBackend(respond),
+    )
+    args = ["push", "--collection", "lettucedetect-code-hallucination", "--builds", str(root)]
+    args += ["--dry-run", str(tmp_path / "dry"), "--max-failure-rate", "1"]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 1
+    (line,) = [text for text in refused.output.splitlines() if text.startswith("Error")]
+    assert "1 context(s) in two splits" in line and "readme:" in line and "tool_output:" in line
+    assert not (tmp_path / "dry" / "README.md").exists()  # nothing was pushed
+    allowed = CliRunner().invoke(main, [*args, "--allow-split-leaks"])
+    assert allowed.exit_code == 0, allowed.output

@@ -12,9 +12,13 @@ from ..support.scripted import ScriptedBackend
 OUTPUT = "\n".join(
     f"src/pkg/module.py:{i}: def handler_{i}(request): return registry.lookup(request)" for i in range(1, 30)
 )
+#: the test split's instance sees another tool output (the same one in two splits is a leak)
+TEST_OUTPUT = "\n".join(
+    f"src/pkg/views.py:{i}: def render_{i}(page): return template.render(page, theme)" for i in range(1, 30)
+)
 
 
-def squeez_row(instance, tool, relevant, split="train"):
+def squeez_row(instance, tool, relevant, split="train", output=OUTPUT):
     return {
         "instance_id": instance,
         "repo": "acme/pkg",
@@ -23,7 +27,7 @@ def squeez_row(instance, tool, relevant, split="train"):
         "command": "git grep",
         "query": "Where is the request handler registered for lookups?",
         "background_task": "Fix the lookup",
-        "tool_output": OUTPUT,
+        "tool_output": output,
         "relevant_lines": relevant,
         "is_irrelevant": not relevant,
     }
@@ -38,7 +42,7 @@ def write_build(folder):
     ]
     (folder / "squeez_train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (folder / "squeez_test.jsonl").write_text(
-        json.dumps(squeez_row("c-1", "grep", OUTPUT.split("\n")[:2], "test")) + "\n"
+        json.dumps(squeez_row("c-1", "grep", TEST_OUTPUT.split("\n")[:2], "test", TEST_OUTPUT)) + "\n"
     )
     return folder
 

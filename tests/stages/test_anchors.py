@@ -1,6 +1,6 @@
 """Edit anchors: word-bounded strings of the answer, deterministic, bounded, code inside fences."""
 
-from lettuce_build.core.spans import Edit, apply_edits, word_bounded
+from lettuce_build.core.edits import Edit, apply_edits, word_bounded
 from lettuce_build.stages.anchors import candidates, sentences
 from lettuce_build.stages.injection import InjectMenuStage, anchored_schema
 

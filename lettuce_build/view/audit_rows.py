@@ -1,0 +1,127 @@
+"""The rows `lettuce-build audit` reads, from any output: a build folder, a saved dataset, parquet
+or JSONL in the sample schema, or an export in another layout (LettuceDetect's and the others of
+lettuce_build.formats), each row it cannot read named in its place."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from lettuce_build.core.errors import OutputError
+from lettuce_build.core.schema import Violation, read_sample
+from lettuce_build.core.tables import iter_records
+from lettuce_build.formats import Foreign, format_of
+from lettuce_build.view.validate import read_rows
+
+
+class Row(BaseModel):
+    """What the report reads of a row, in either format."""
+
+    where: str
+    #: the row's work item key where it records one (lettuce-build's rows), else where it is
+    key: str = ""
+    context: str
+    question: str
+    answer: str
+    split: str = "train"
+    dataset: str = "(unknown)"
+    modality: str = "prose"
+    #: (text, category) of each labelled span
+    spans: list[tuple[str, str]] = Field(default_factory=list)
+    #: (start, end) of each labelled span in the answer
+    offsets: list[tuple[int, int]] = Field(default_factory=list)
+    #: what a detector reads before the answer
+    prompt: str = ""
+    category: str | None = None
+    #: (original, replacement) of each applied edit, when the row records them (lettuce-build's)
+    edits: list[tuple[str, str]] = Field(default_factory=list)
+
+
+class Unreadable(BaseModel):
+    """A row the report could not read: where, which field, and what was expected."""
+
+    where: str
+    field: str
+    reason: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.field}: {self.reason} - {self.message}"
+
+
+def foreign_row(found: Foreign) -> Row | Unreadable:
+    """A record of an export (LettuceDetect's format and the others, see lettuce_build.formats)
+    as the report reads it: its context (LettuceDetect's prompt where it has none) is what the
+    answer is checked against."""
+    if found.row is None:
+        problem = found.problem
+        assert problem is not None
+        return Unreadable(
+            where=found.where, field=problem.field, reason=problem.reason, message=problem.message
+        )
+    row = found.row
+    metadata = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+    return Row(
+        where=found.where,
+        context=str(row.get("context") or ""),
+        question=str(row.get("question") or ""),
+        answer=row["answer"],
+        split=str(row.get("split") or "train"),
+        dataset=str(row.get("dataset") or "(unknown)"),
+        modality=str(row.get("context_modality") or "prose"),
+        spans=[(span["text"], span["category"]) for span in row["labels"]],
+        offsets=[(span["start"], span["end"]) for span in row["labels"]],
+        prompt=str(row.get("prompt") or ""),
+        category=(row.get("category") or "hallucinated") if row["labels"] else None,
+        edits=edits_of(metadata),
+        key=str(metadata.get("key") or found.where),
+    )
+
+
+def edits_of(metadata: dict[str, Any]) -> list[tuple[str, str]]:
+    """(original, replacement) of each edit a row's metadata records (lettuce-build's rows)."""
+    applied = (metadata.get("injection") or {}).get("applied", [])
+    return [(str(e.get("original", "")), str(e.get("hallucinated", ""))) for e in applied]
+
+
+def rows_of(path: Path) -> Iterator[Row | Unreadable]:
+    """The rows of any output the report reads (a build folder: its published dataset/ only; an
+    export of another layout: read back as our rows), each row it cannot read named in its place."""
+    if path.is_file() and path.suffix == ".json":
+        first = next(iter_records(path), None)
+        if first is not None and first.reason == "not_json":  # the whole file: nothing to report on
+            raise OutputError(f"{path}: {first.message}")
+    layout = format_of(path)
+    if layout is not None and layout.name != "jsonl":
+        for found in layout.read(path):
+            yield foreign_row(found)
+        return
+    source = path / "dataset" if (path / "dataset").is_dir() else path
+    for raw in read_rows(source):
+        if raw.error is not None:
+            v = raw.error
+            yield Unreadable(where=raw.where, field=v.field, reason=v.reason, message=v.message)
+            continue
+        sample = read_sample(raw.data or {})
+        if isinstance(sample, Violation):
+            v = sample
+            yield Unreadable(where=raw.where, field=v.field, reason=v.reason, message=v.message)
+            continue
+        yield Row(
+            where=raw.where,
+            context=sample.context,
+            question=sample.question,
+            answer=sample.answer,
+            split=sample.split,
+            dataset=sample.dataset,
+            modality=sample.context_modality,
+            spans=[(span.text, span.category) for span in sample.labels],
+            offsets=[(span.start, span.end) for span in sample.labels],
+            prompt=sample.prompt,
+            category=sample.category,
+            edits=edits_of(sample.metadata),
+            key=str(sample.metadata.get("key") or raw.where),
+        )
