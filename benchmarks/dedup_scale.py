@@ -2,7 +2,7 @@
 
 Rows are made of real text nobody here wrote: the markdown long descriptions of the packages
 installed in this environment, cut into paragraphs. Each row's context joins two paragraphs of
-two READMEs; its answer is a sentence of the first. Into every 20 rows one near-duplicate is
+two READMEs; its answer is a sentence of each. Into every 20 rows one near-duplicate is
 planted, of a kind taken in turn: a word of the context changed, its whitespace changed, its two
 paragraphs swapped; and one hard negative: a row with the same context and another answer,
 which must not count (rows sharing only a context are not duplicates). Per size it prints the
@@ -40,7 +40,9 @@ def paragraphs(folder: Path) -> list[str]:
     found = []
     for path in sorted(folder.glob("*.md")):
         for part in re.split(r"\n\s*\n", path.read_text()):
-            if len(part.split()) >= 40 and "|" not in part and "```" not in part:
+            # prose paragraphs of 40-300 words: no table, code, or HTML block (a sponsors block
+            # several READMEs share would make every row it lands in a duplicate of the others)
+            if 40 <= len(part.split()) <= 300 and not any(mark in part for mark in ("|", "```", "<")):
                 found.append(part.strip())
     return list(dict.fromkeys(found))  # a paragraph two packages share, once
 
@@ -50,39 +52,47 @@ def rows(size: int, texts: list[str], seed: int = 0) -> tuple[list[dict[str, Any
     draw = random.Random(seed)
     made: list[dict[str, Any]] = []
     planted: set[tuple[str, str]] = set()
-    used: set[tuple[int, str]] = set()
+    used: set[str] = set()
     while len(made) < size:
-        index = len(made)
-        if index % PLANT_EVERY == PLANT_EVERY - 2 and made:
-            original = made[draw.randrange(len(made) - 1)]
-            kind = (index // PLANT_EVERY) % 3
-            first, _, second = original["context"].partition("\n\n")
-            if kind == 0:
-                words = first.split()
-                words[draw.randrange(len(words))] = "changed"
-                context = " ".join(words) + "\n\n" + second
-            elif kind == 1:
-                context = original["context"].replace(" ", "  ").replace("\n\n", "\n\n\n")
-            else:
-                context = second + "\n\n" + first
-            made.append({"key": f"r{index}", "context": context, "answer": original["answer"]})
-            planted.add((original["key"], f"r{index}"))
-        elif index % PLANT_EVERY == PLANT_EVERY - 1 and made:
-            other = made[-2]  # the same context, another answer: not a duplicate
-            sentences = split_sentences(other["context"])
-            answer = sentences[-1] if sentences[-1] != other["answer"] else sentences[0]
-            made.append({"key": f"r{index}", "context": other["context"], "answer": answer})
-        else:
-            a, b = draw.sample(range(len(texts)), 2)
-            sentences = split_sentences(texts[a]) or [texts[a]]
+        key, slot = f"r{len(made)}", len(made) % PLANT_EVERY
+        if slot == PLANT_EVERY - 2 and made:
+            original = made[draw.randrange(len(made))]
             made.append(
                 {
-                    "key": f"r{index}",
-                    "context": texts[a] + "\n\n" + texts[b],
-                    "answer": draw.choice(sentences),
+                    "key": key,
+                    "context": variant(original["context"], len(made), draw),
+                    "answer": original["answer"],
                 }
             )
+            planted.add((original["key"], key))
+            continue
+        if slot == PLANT_EVERY - 1 and made:
+            other = made[-2]  # the same context, another answer: not a duplicate
+            unsaid = " ".join(s for s in split_sentences(other["context"]) if s not in other["answer"])
+            if len(unsaid.split()) >= 10:
+                made.append({"key": key, "context": other["context"], "answer": unsaid})
+                continue
+        a, b = draw.sample(range(len(texts)), 2)
+        # a sentence of each paragraph: rows enough for 100,000 without an unplanted duplicate
+        answer = " ".join(draw.choice(split_sentences(texts[i]) or [texts[i]]) for i in (a, b))
+        if answer not in used:
+            used.add(answer)
+            made.append({"key": key, "context": texts[a] + "\n\n" + texts[b], "answer": answer})
     return made, planted
+
+
+def variant(context: str, index: int, draw: random.Random) -> str:
+    """A near-duplicate of a context, of a kind taken in turn: a word changed, the whitespace
+    changed, or its two paragraphs swapped."""
+    first, _, second = context.partition("\n\n")
+    kind = (index // PLANT_EVERY) % 3
+    if kind == 0:
+        words = first.split()
+        words[draw.randrange(len(words))] = "changed"
+        return " ".join(words) + "\n\n" + second
+    if kind == 1:
+        return context.replace(" ", "  ").replace("\n\n", "\n\n\n")
+    return second + "\n\n" + first
 
 
 def clusters(pairs: set[tuple[str, str]]) -> dict[str, str]:

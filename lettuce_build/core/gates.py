@@ -73,7 +73,7 @@ PROMPT_WORDS = frozenset(
 def question_problem(question: str, context: str) -> Problem | None:
     """A question none of whose content words occurs in its context cannot be about it, and one
     that names its prompt ("the sentence", "the passage") where the context does not is about
-    the prompt, not the subject."""
+    the prompt, not the subject; one that stutters is a loop, not a question."""
     mine = content_words(question)
     if not mine:
         return None  # the question's own checks judge a question of stopwords
@@ -82,6 +82,8 @@ def question_problem(question: str, context: str) -> Problem | None:
         return "question_off_context", f"no content word of {question[:80]!r} occurs in the context"
     if meta := prompt_words(question, context):
         return "question_about_prompt", f"{question[:80]!r} speaks of its prompt: {', '.join(meta)}"
+    if loop := stutters(question):  # "Xet-hf-xet-hf-xet-hf-hf-hf": a small model looping
+        return "question_degenerate", f"{question[:80]!r} repeats itself: {loop}"
     return None
 
 
@@ -313,6 +315,7 @@ GATE_REASONS = frozenset(
         "question_off_context",
         "question_echoes_prompt",
         "question_about_prompt",
+        "question_degenerate",
         "answer_repetition",
         "answer_mostly_markup",
         "answer_asks_question",

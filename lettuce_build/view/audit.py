@@ -60,6 +60,7 @@ GATE_SIGNALS = (
     "edit_about_prompt",
     "question_off_context",
     "question_about_prompt",
+    "question_degenerate",
     "ungrounded_reference",
     "train_test_shared_question",
 )

@@ -268,3 +268,10 @@ def test_a_run_of_one_character_is_a_loop_but_a_markdown_rule_is_not():
     assert answer_problem(ruled, CONTEXT) is None
     edit = edit_problem("50 rows", "5" * 55 + " rows", "contradiction", CONTEXT)
     assert reason(edit) == "degenerate_edit"
+
+
+def test_a_question_that_loops_is_degenerate():
+    context = "hf-xet is the Xet storage client of the Hugging Face Hub."
+    looping = "What does the join request to the Xet system for the Xet-hf-xet-hf-xet-hf-hf-hf do?"
+    assert question_problem(looping, context)[0] == "question_degenerate"
+    assert question_problem("What is hf-xet the storage client of?", context) is None

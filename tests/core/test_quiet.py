@@ -28,7 +28,7 @@ def build(tmp_path):
     """A fresh process: third-party libraries read their switches when first imported."""
     command = "from lettuce_build.cli import main; main()"
     docs, out = write_readmes(tmp_path / "docs"), tmp_path / "out"
-    args = ["build", "--source", "readme", "--input", str(docs), "--out", str(out), "--limit", "2"]
+    args = ["build", "--source", "readme", "--input", str(docs), "--out", str(out), "--limit", "1"]
     return subprocess.run(
         [sys.executable, "-c", command, *args],
         cwd=REPO_ROOT,

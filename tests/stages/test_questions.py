@@ -99,8 +99,9 @@ def test_a_focused_question_is_decoded_under_its_types_openers_and_a_term_of_its
     # seconds) is checked after decoding: a term inside another word, the length
     with pytest.raises(ParseFailure, match="question_off_focus"):
         FocusedQuestionStage().parse(item, Asked(question="How many pages are there?"))
+    long = "How many rows of the table " + " ".join(f"c{i}" for i in range(40)) + "?"
     with pytest.raises(ParseFailure, match="question_too_long"):
-        FocusedQuestionStage().parse(item, Asked(question="How many rows " + "very " * 30 + "long?"))
+        FocusedQuestionStage().parse(item, Asked(question=long))
 
 
 def test_a_focused_question_keeps_its_sentence_for_the_answer():
