@@ -49,15 +49,14 @@ class ExecutionPlan(BaseModel):
         return 1 if self.shard is not None else None
 
     def completions(self, backend: Backend, cache: RequestCache) -> Completions:
-        """A backend that takes whole passes (a Ray pool) is handed each pass as one stream; an
-        endpoint asked to batch (``--batch``) gets each pass's misses as batches."""
+        """An endpoint asked to batch (``--batch``) gets each pass's misses as batches; a backend
+        that takes whole passes (a Ray pool, an endpoint) is handed each pass as one stream, its
+        answers committed as they arrive."""
         given = {
             "replay": self.replay,
             "max_provider_failures": self.max_provider_failures,
             "spending": self.spending,
         }
-        if isinstance(backend, StreamingBackend):
-            return StreamingCompletions(backend, cache, **given)
         if backend.info().options.get("batch"):
             from lettuce_build.engine.batches import BatchCompletions
             from lettuce_build.llm.batch_api import BatchAPI
@@ -67,6 +66,8 @@ class ExecutionPlan(BaseModel):
             assert isinstance(backend, OpenAIBackend)  # only an endpoint's settings have ``batch``
             ledger = BatchLedger(cache.path.parent / BATCHES_FILE)
             return BatchCompletions(backend, cache, api=BatchAPI(backend), ledger=ledger, **given)
+        if isinstance(backend, StreamingBackend):
+            return StreamingCompletions(backend, cache, **given)
         return Completions(backend, cache, **given)
 
     @staticmethod

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from types import SimpleNamespace
 from typing import Any, Literal
 
@@ -199,16 +201,56 @@ class OpenAIBackend:
             text=Scores(logprobs=found).model_dump_json(), finish_reason="stop", prompt_tokens=used
         )
 
-    async def _generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
-        gate = asyncio.Semaphore(self.options.concurrency)
-        client = AsyncOpenAI(
+    def _client(self) -> AsyncOpenAI:
+        return AsyncOpenAI(
             api_key=os.environ.get(self.options.api_key_env) or NO_KEY,
             base_url=self.options.base_url,
             max_retries=self.options.max_retries,
             timeout=self.options.request_timeout,
         )
-        async with client:
+
+    async def _generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        gate = asyncio.Semaphore(self.options.concurrency)
+        async with self._client() as client:
             return list(await asyncio.gather(*(self._one(client, gate, r) for r in requests)))
+
+    def stream(self, requests: Iterable[ChatRequest]) -> Iterator[list[tuple[int, Completion]]]:
+        """A whole pass, answered as the server answers: each answer handed back (with its
+        position) as soon as it arrives, so the runner commits it at once; a killed build loses
+        only what was in flight. Requests are taken from ``requests`` (in this thread: rendering
+        them reads the cache) only as the concurrency has room, twice over."""
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name="openai-stream", daemon=True)
+        thread.start()
+        client, gate = self._client(), asyncio.Semaphore(self.options.concurrency)
+        done: queue.SimpleQueue[tuple[int, Future[Completion]]] = queue.SimpleQueue()
+        in_flight: dict[int, Future[Completion]] = {}
+        taken = enumerate(requests)
+        try:
+            while True:
+                while len(in_flight) < 2 * self.options.concurrency and (next_one := next(taken, None)):
+                    index, request = next_one
+                    future = asyncio.run_coroutine_threadsafe(self._one(client, gate, request), loop)
+                    future.add_done_callback(lambda f, i=index: done.put((i, f)))
+                    in_flight[index] = future
+                if not in_flight:
+                    return
+                chunk = [_waited(done)]
+                while not done.empty():  # whatever else arrived meanwhile: committed together
+                    chunk.append(done.get())
+                for index, _ in chunk:
+                    del in_flight[index]
+                yield [(index, future.result()) for index, future in chunk]
+        finally:  # finished, or stopped (a Ctrl-C): what is in flight is abandoned
+            for future in in_flight.values():
+                future.cancel()
+            asyncio.run_coroutine_threadsafe(client.close(), loop).result(timeout=10)
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+            loop.close()
+
+    def close(self) -> None:
+        """Nothing to release: each pass's stream closes its own client."""
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         if not requests:
@@ -233,6 +275,15 @@ class OpenAIBackend:
         if error:
             raise error[0]
         return result
+
+
+def _waited(done: queue.SimpleQueue[Any]) -> Any:
+    """The next answer, waited for in short sleeps so that a stop (Ctrl-C) is seen at once."""
+    while True:
+        try:
+            return done.get(timeout=0.5)
+        except queue.Empty:
+            continue
 
 
 def strict_schema(schema: Any) -> Any:

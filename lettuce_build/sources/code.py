@@ -242,21 +242,15 @@ class CodeSource(Source):
         repos = RepoManager(options.work_dir or Path("repos"), options.repo_url)
         statuses: dict[str, bool] = {}
         # a benchmark's own instances are skipped before their repositories are cloned
-        kept_out = (
-            {}
-            if options.mark_only
-            else kept_out_instances(options.decontaminate_against, options.decontaminate_repos)
-        )
+        kept_out = kept_out_instances(options.decontaminate_against, options.decontaminate_repos)
+        kept_out = {} if options.mark_only else kept_out
         for row in self.rows(input_path, REQUIRED, tally, hub_splits=("train", "dev", "test")):
             tally.documents += 1
             repo = row["repo"]
-            if benchmark := kept_out.get(row["instance_id"]) or kept_out.get(repo):
-                where = f"code instance {row['instance_id']}"
-                tally.skip(
-                    f"contaminated ({benchmark})",
-                    where,
-                    f"{benchmark} holds this SWE-bench instance (or its repository)",
-                )
+            if (benchmark := kept_out.get(row["instance_id"])) or (benchmark := kept_out.get(repo)):
+                what = "instance" if row["instance_id"] in kept_out else "repository"
+                where, why = f"code instance {row['instance_id']}", f"{benchmark} holds this SWE-bench {what}"
+                tally.skip(f"contaminated ({benchmark}, {what})", where, why)
                 continue
             if repo not in statuses:
                 statuses[repo] = repos.clone(repo).ok
