@@ -52,7 +52,7 @@ def rows(size: int, texts: list[str], seed: int = 0) -> tuple[list[dict[str, Any
     draw = random.Random(seed)
     made: list[dict[str, Any]] = []
     planted: set[tuple[str, str]] = set()
-    used: set[str] = set()
+    used: set[frozenset[str]] = set()
     while len(made) < size:
         key, slot = f"r{len(made)}", len(made) % PLANT_EVERY
         if slot == PLANT_EVERY - 2 and made:
@@ -74,9 +74,11 @@ def rows(size: int, texts: list[str], seed: int = 0) -> tuple[list[dict[str, Any
                 continue
         a, b = draw.sample(range(len(texts)), 2)
         # a sentence of each paragraph: rows enough for 100,000 without an unplanted duplicate
-        answer = " ".join(draw.choice(split_sentences(texts[i]) or [texts[i]]) for i in (a, b))
-        if answer not in used:
-            used.add(answer)
+        chosen = [draw.choice(split_sentences(texts[i]) or [texts[i]]) for i in (a, b)]
+        said = frozenset(chosen)  # the same sentences again, in either order, would be a duplicate
+        if said not in used:
+            used.add(said)
+            answer = " ".join(chosen)
             made.append({"key": key, "context": texts[a] + "\n\n" + texts[b], "answer": answer})
     return made, planted
 

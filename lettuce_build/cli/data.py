@@ -25,6 +25,7 @@ def taxonomy(as_json: bool, taxonomy_file: Path | None) -> None:
 
 @click.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path, resolve_path=True))
+@click.argument("others", nargs=-1, type=click.Path(exists=True, path_type=Path, resolve_path=True))
 @click.option(
     "--strict", is_flag=True, help="Exit 1 when a quality gate's signal appears in any row (for CI)."
 )
@@ -39,25 +40,40 @@ def taxonomy(as_json: bool, taxonomy_file: Path | None) -> None:
     type=click.IntRange(min=8),
     help="With --tokenizer: a detector's window in tokens (repeatable; default 4096 and 8192).",
 )
-def audit(path: Path, strict: bool, tokenizer: str | None, max_lengths: tuple[int, ...]) -> None:
+def audit(
+    path: Path, others: tuple[Path, ...], strict: bool, tokenizer: str | None, max_lengths: tuple[int, ...]
+) -> None:
     """The data-quality report of a build folder, dataset, parquet or JSONL file, or an export
     (LettuceDetect's format and the others `export` writes), with no model: the quality gates'
     signals per dataset and class (loops, markup, answers that ask or lack support, added spans
     already in the context), duplicates and train/test overlap, lengths, coverage and the
     category mix. With --tokenizer: per dataset and split, the samples a detector's window cuts
-    (it truncates the prompt first) and the spans it would lose."""
+    (it truncates the prompt first) and the spans it would lose. Given several paths (the builds
+    of a collection), each is reported, then the contexts found in two splits across them."""
     from lettuce_build.builds.folder import BuildDir
     from lettuce_build.view.audit import quality_report, quality_text
     from lettuce_build.view.token_windows import TokenWindows
 
     if max_lengths and tokenizer is None:
         raise click.UsageError("--max-length needs --tokenizer")
-    if path.is_dir() and (note := BuildDir(path).unfinished_note()):
-        click.echo(note, err=True)
-    windows = TokenWindows(tokenizer, max_lengths or (4096, 8192)) if tokenizer else None
-    report = quality_report(path, windows=windows)
-    click.echo(quality_text(path, report))
-    if strict and not report.clean:
+    clean = True
+    for each in (path, *others):
+        if each.is_dir() and (note := BuildDir(each).unfinished_note()):
+            click.echo(note, err=True)
+        windows = TokenWindows(tokenizer, max_lengths or (4096, 8192)) if tokenizer else None
+        report = quality_report(each, windows=windows)
+        click.echo(quality_text(each, report))
+        clean = clean and report.clean
+    if others:
+        from lettuce_build.publish.dedup import split_leaks
+
+        leaks = split_leaks([(each.name, each) for each in (path, *others)])
+        click.echo(
+            f"across the {len(others) + 1} paths: contexts in two splits (exact or near): {len(leaks)}"
+        )
+        click.echo("".join(f"  e.g. {leak}\n" for leak in leaks[:5]), nl=False)
+        clean = clean and not leaks
+    if strict and not clean:
         raise SystemExit(1)
 
 

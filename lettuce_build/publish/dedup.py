@@ -83,13 +83,14 @@ def dedup(path: Path, out: Path, threshold: float = THRESHOLD) -> DedupResult:
 
 
 def split_leaks(builds: list[tuple[str, Path]]) -> list[Pair]:
-    """Contexts found in two splits (the same or a near-duplicate one) among the published rows
-    of ``builds`` (source name, build folder), across builds too; keys are ``SOURCE:KEY``."""
+    """Contexts found in two splits (the same or a near-duplicate one) among the rows of
+    ``builds`` (a name, and a build folder's published rows or any data in our schema), across
+    builds too; keys are ``NAME:KEY``."""
     near = NearDuplicates()
     for source, path in builds:
-        if not (path / "dataset").is_dir():
-            continue  # no published rows: the push itself says what is wrong with the build
-        for raw in read_rows(path / "dataset"):
+        if (path / "manifest.json").is_file() and not (path / "dataset").is_dir():
+            continue  # a build with no published rows: the push itself says what is wrong
+        for raw in read_rows(_source(path)):
             sample = read_sample(raw.data) if raw.data is not None else None
             if sample is None or isinstance(sample, Violation):
                 continue  # `validate` and the push itself name unreadable rows

@@ -389,3 +389,6 @@ def test_a_collection_whose_two_builds_hold_one_document_in_two_splits_is_refuse
     assert not (tmp_path / "dry" / "README.md").exists()  # nothing was pushed
     allowed = CliRunner().invoke(main, [*args, "--allow-split-leaks"])
     assert allowed.exit_code == 0, allowed.output
+    audited = CliRunner().invoke(main, ["audit", str(root / "readme"), str(root / "tool_output"), "--strict"])
+    assert "across the 2 paths: contexts in two splits (exact or near): 1" in audited.output
+    assert audited.exit_code == 1
