@@ -32,9 +32,8 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the suite's scripted model
@@ -42,6 +41,7 @@ from lettuce_build.builds.folder import BuildDir  # noqa: E402
 from lettuce_build.llm.protocol import ChatMessage, ChatRequest  # noqa: E402
 from lettuce_build.view.samples import load_samples  # noqa: E402
 from tests.support.documents import respond  # noqa: E402
+from tests.support.openai_server import DROP, Answer, serve_http  # noqa: E402
 
 #: each fault's share of requests, drawn per request and attempt
 FAULTS = (
@@ -123,67 +123,45 @@ class FaultServer:
         return json.dumps(payload).encode()
 
 
-@contextmanager
-def serving(server: FaultServer) -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+def serving(server: FaultServer) -> AbstractContextManager[str]:
+    """The server on loopback: its base URL."""
 
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            digest = hashlib.sha256(body).hexdigest()
+    def handle(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
+        digest = hashlib.sha256(body).hexdigest()
+        with server.lock:
+            server.asked[digest] += 1
+            attempt = server.asked[digest]
+            server.in_flight += 1
+        try:
+            return reply(digest, body, server.fault(digest, attempt))
+        finally:
             with server.lock:
-                server.asked[digest] += 1
-                attempt = server.asked[digest]
-                server.in_flight += 1
-            try:
-                self.reply(digest, body, server.fault(digest, attempt))
-            finally:
-                with server.lock:
-                    server.in_flight -= 1
+                server.in_flight -= 1
 
-        def reply(self, digest: str, body: bytes, fault: str | None) -> None:
-            if fault is not None:
-                with server.lock:
-                    server.faulted[fault] += 1
-            if fault == "dropped":
-                self.close_connection = True
-                self.connection.close()
-                return
-            if fault == "slow":
-                time.sleep(TIMEOUT + 0.5)
-            status, headers, payload = 200, {}, b""
-            if fault == "server_error":
-                status, payload = 500, b'{"error": {"message": "internal error"}}'
-            elif fault == "rate_limited":
-                status, headers, payload = 429, {"Retry-After": "1"}, b'{"error": {"message": "slow down"}}'
-            elif fault == "refused":
-                status, payload = 400, b'{"error": {"code": "content_filter", "message": "refused"}}'
-            elif fault == "malformed":
-                payload = b"<html>not json</html>"
-            else:
-                payload = server.answer(body)
-                with server.lock:
-                    server.answered[digest] += 1
-                    server.sent_at.append(time.monotonic())
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
+    def reply(digest: str, body: bytes, fault: str | None) -> Answer:
+        if fault is not None:
+            with server.lock:
+                server.faulted[fault] += 1
+        json_type = "application/json"
+        if fault == "dropped":
+            return DROP, json_type, b"", {}
+        if fault == "slow":
+            time.sleep(TIMEOUT + 0.5)
+        if fault == "server_error":
+            return 500, json_type, b'{"error": {"message": "internal error"}}', {}
+        if fault == "rate_limited":
+            return 429, json_type, b'{"error": {"message": "slow down"}}', {"Retry-After": "1"}
+        if fault == "refused":
+            return 400, json_type, b'{"error": {"code": "content_filter", "message": "refused"}}', {}
+        if fault == "malformed":
+            return 200, json_type, b"<html>not json</html>", {}
+        payload = server.answer(body)
+        with server.lock:
+            server.answered[digest] += 1
+            server.sent_at.append(time.monotonic())
+        return 200, json_type, payload, {}
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_port}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    return serve_http(handle)
 
 
 def command(docs: Path, out: Path, url: str) -> list[str]:

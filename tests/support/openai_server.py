@@ -14,6 +14,8 @@ from lettuce_build.llm.protocol import ChatMessage, ChatRequest
 Answer = tuple[int, str, bytes, dict[str, str]]
 #: a handler: (method, path, request headers, body) -> its answer
 Handle = Callable[[str, str, Mapping[str, str], bytes], Answer]
+#: the status of an answer that is none: the connection is dropped without a word
+DROP = 0
 
 
 @contextmanager
@@ -30,6 +32,10 @@ def serve_http(handle: Handle) -> Iterator[str]:
 
         def _answer(self, body: bytes) -> None:
             status, kind, payload, extra = handle(self.command, self.path.split("?")[0], self.headers, body)
+            if status == DROP:
+                self.close_connection = True
+                self.connection.close()
+                return
             self.send_response(status)
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(payload)))
@@ -42,6 +48,7 @@ def serve_http(handle: Handle) -> Iterator[str]:
             pass
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True  # a handler still sleeping (a slow answer) does not hold the exit
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{httpd.server_port}/v1"
