@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import random
 import resource
 import shutil
@@ -38,10 +37,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the suite's scripted model
 from lettuce_build.builds.folder import BuildDir  # noqa: E402
-from lettuce_build.llm.protocol import ChatMessage, ChatRequest  # noqa: E402
 from lettuce_build.view.samples import load_samples  # noqa: E402
 from tests.support.documents import respond  # noqa: E402
-from tests.support.openai_server import DROP, Answer, serve_http  # noqa: E402
+from tests.support.openai_server import DROP, Answer, completion_body, serve_http  # noqa: E402
 
 #: each fault's share of requests, drawn per request and attempt
 FAULTS = (
@@ -108,19 +106,7 @@ class FaultServer:
         return None
 
     def answer(self, body: bytes) -> bytes:
-        data = json.loads(body)
-        request = ChatRequest(
-            messages=tuple(ChatMessage(m["role"], m["content"]) for m in data["messages"]),
-            temperature=data.get("temperature", 0.7),
-            max_tokens=data.get("max_tokens", 400),
-            seed=data.get("seed"),
-        )
-        text = "." if data.get("prompt_logprobs") is not None else respond(request)
-        payload = {
-            "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": len(text.split())},
-        }
-        return json.dumps(payload).encode()
+        return completion_body(body, respond)
 
 
 def serving(server: FaultServer) -> AbstractContextManager[str]:

@@ -65,27 +65,32 @@ def serve_posts(handle: Callable[[bytes], tuple[int, str, bytes]]) -> Iterator[s
         yield url
 
 
+def completion_body(raw: bytes, respond: Callable[[ChatRequest], str]) -> bytes:
+    """The chat completion a scripted model (``respond``) makes of a request's JSON body."""
+    body = json.loads(raw)
+    request = ChatRequest(
+        messages=tuple(ChatMessage(m["role"], m["content"]) for m in body["messages"]),
+        temperature=body.get("temperature", 0.7),
+        max_tokens=body.get("max_tokens", 400),
+        seed=body.get("seed"),
+        json_schema=(body.get("response_format") or {}).get("json_schema", {}).get("schema"),
+    )
+    # a scoring request (prompt_logprobs asked): this server, like most hosted ones, ignores
+    # the field and continues the answer, so the build finds no scores in its reply
+    text = "." if body.get("prompt_logprobs") is not None else respond(request)
+    payload = {
+        "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": len(text.split())},
+    }
+    return json.dumps(payload).encode()
+
+
 @contextmanager
 def serve(respond: Callable[[ChatRequest], str]) -> Iterator[str]:
     """Yield the base URL of a server on 127.0.0.1 that answers chat completions with ``respond``."""
 
     def handle(raw: bytes) -> tuple[int, str, bytes]:
-        body = json.loads(raw)
-        request = ChatRequest(
-            messages=tuple(ChatMessage(m["role"], m["content"]) for m in body["messages"]),
-            temperature=body.get("temperature", 0.7),
-            max_tokens=body.get("max_tokens", 400),
-            seed=body.get("seed"),
-            json_schema=(body.get("response_format") or {}).get("json_schema", {}).get("schema"),
-        )
-        # a scoring request (prompt_logprobs asked): this server, like most hosted ones, ignores
-        # the field and continues the answer, so the build finds no scores in its reply
-        text = "." if body.get("prompt_logprobs") is not None else respond(request)
-        payload = {
-            "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": len(text.split())},
-        }
-        return 200, "application/json", json.dumps(payload).encode()
+        return 200, "application/json", completion_body(raw, respond)
 
     with serve_posts(handle) as url:
         yield url
