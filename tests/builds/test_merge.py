@@ -237,3 +237,15 @@ def test_a_merged_verify_build_is_judged_by_the_judges_its_shards_used(tmp_path,
     assert [j.model for j in manifest.judges] == ["judge-x"]
     assert manifest.counts is not None and manifest.counts.judge is not None
     assert manifest.counts.judge.judges == ["judge-x"]
+
+
+def test_shards_of_a_deduplicated_build_drop_the_same_copies_the_single_build_drops(tmp_path):
+    docs = write_many_readmes(tmp_path / "docs", 12)
+    for original in sorted(docs.glob("*.md"))[:2]:  # two documents given twice, a line changed
+        copy = original.read_text().replace("one file per worksheet", "a file per worksheet")
+        (docs / f"copy-of-{original.name}").write_text(copy)
+    build(docs, tmp_path / "single", ratio=0.5, dedup=True)
+    folders = shards(docs, tmp_path, 2, ratio=0.5, dedup=True)
+    merge_builds(folders, tmp_path / "merged", backend=ScriptedBackend(flaky_respond, model="smollm2-135m"))
+    same_build(tmp_path / "merged", tmp_path / "single")
+    assert BuildDir(tmp_path / "single").read_manifest().counts.skipped == {"near_duplicate": 2}
