@@ -1,15 +1,44 @@
 """lettuce-build: span-labelled hallucination and tool-output datasets for Hugging Face `datasets`.
 
 The public surface is what ``__all__`` names: `build`, `dry_run`, `merge`, `push` and `export`
-(see `lettuce_build.api`), `register_source` for a source of one's own, and `LettuceError`, the base of
-every error they raise (`lettuce_build.core.errors` holds the hierarchy). Everything else is the
+(see `lettuce_build.api`), `register_source` for a source of one's own, `LettuceError`, the base of
+every error they raise, and the kinds of it a caller may want to tell apart (a model that cannot
+be reached, a spending cap, a provider failing, an input, a recipe, a locked build folder, an
+output, a build not fit to publish); `lettuce_build.core.errors` holds the hierarchy. Everything else is the
 implementation and may change.
 """
 
-from lettuce_build.core.errors import LettuceError
+from lettuce_build.core.errors import (
+    BackendError,
+    BuildLocked,
+    CostCapError,
+    LettuceError,
+    OutputError,
+    ProviderFailuresError,
+    PublishError,
+    RecipeError,
+    SourceError,
+)
 from lettuce_build.core.version import VERSION as __version__
 
-__all__ = ["LettuceError", "__version__", "build", "dry_run", "export", "merge", "push", "register_source"]
+__all__ = [
+    "BackendError",
+    "BuildLocked",
+    "CostCapError",
+    "LettuceError",
+    "OutputError",
+    "ProviderFailuresError",
+    "PublishError",
+    "RecipeError",
+    "SourceError",
+    "__version__",
+    "build",
+    "dry_run",
+    "export",
+    "merge",
+    "push",
+    "register_source",
+]
 
 _API = ("build", "dry_run", "export", "merge", "push")
 
