@@ -205,11 +205,11 @@ class Backend(Protocol):
 
 @runtime_checkable
 class StreamingBackend(Backend, Protocol):
-    """A backend spread over several engines (a Ray actor pool): given a whole pass of requests
-    as an iterable, it answers them in chunks as engines finish, each chunk (position in
-    ``requests``, completion) pairs. It takes requests only as engines have room for them, so
-    a pass of any length holds a few batches in memory; the runner commits each chunk to the
-    cache as it arrives."""
+    """A backend that answers as it goes (a Ray actor pool, an OpenAI-compatible endpoint):
+    given a whole pass of requests as an iterable, it answers them in chunks as they finish, each
+    chunk (position in ``requests``, completion) pairs. It takes requests only as it has room for
+    them, so a pass of any length holds a few batches in memory; the runner commits each chunk to
+    the cache as it arrives, and a killed build loses only what was in flight."""
 
     def stream(self, requests: Iterable[ChatRequest]) -> Iterator[list[tuple[int, Completion]]]: ...
 
