@@ -34,6 +34,7 @@ from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.engine.completions import Spending
 from lettuce_build.engine.records import StageStats
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE
+from lettuce_build.llm.batch_ledger import BATCHES_FILE, BatchLedger
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.llm.ray_pool import RayOptions
 from lettuce_build.sources.base import LoadResult, Source, checks
@@ -156,7 +157,7 @@ def run_build(
 
 def _interrupted_line(build: BuildDir, manifest: Manifest) -> str:
     """What an interrupted build kept, in one line: the answers in its cache, the items its last
-    finished stage finished."""
+    finished stage finished, and the batches left running at a provider (``--batch``)."""
     cache = build.open_cache()
     try:
         answers = cache.stats().rows
@@ -166,8 +167,14 @@ def _interrupted_line(build: BuildDir, manifest: Manifest) -> str:
     finished = (
         f"{last.ok + last.passed_through} items finished stage {last.name}" if last else "no stage finished"
     )
-    log.warning("build interrupted: %d answers kept, %s", answers, finished)
-    return f"interrupted: {answers} answers kept, {finished}; run the same command to continue"
+    running = (
+        len(BatchLedger(build.path / BATCHES_FILE).open()) if (build.path / BATCHES_FILE).exists() else 0
+    )
+    at_provider = (
+        f"; {running} batch(es) left running at the provider, collected by the next run" if running else ""
+    )
+    log.warning("build interrupted: %d answers kept, %s%s", answers, finished, at_provider)
+    return f"interrupted: {answers} answers kept, {finished}{at_provider}; run the same command to continue"
 
 
 def _load(

@@ -16,6 +16,7 @@ import pytest
 
 from lettuce_build.view.samples import load_samples
 
+from ..support.batch_server import serve_batches
 from ..support.documents import respond, write_readmes
 from ..support.openai_server import serve
 
@@ -105,3 +106,36 @@ def test_a_signal_stops_the_build_keeps_its_answers_and_the_rerun_finishes_it(tm
         assert once.returncode == 0, once.stderr[-2000:]
     assert rows(out) == rows(whole)  # exactly the rows of a build never interrupted
     assert resumed < model.answered - answered - resumed + 1  # the rerun asked only what was missing
+
+
+def test_a_batch_build_stopped_leaves_its_batch_at_the_provider_says_so_and_collects_it_next_run(tmp_path):
+    readmes = write_readmes(tmp_path / "readmes")
+    out = tmp_path / "out"
+    env = {**os.environ, "OPENAI_API_KEY": "x"}
+    with serve(respond) as upstream, serve_batches(upstream) as (url, server):
+        server.hold.clear()  # the provider takes its time: the batch stays in progress
+        batched = [*command(readmes, out, url), "--batch", "--batch-poll-seconds", "0.2"]
+        process = subprocess.Popen(
+            batched,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 120
+        while not any(b["status"] == "in_progress" for b in server.batches.values()):
+            assert time.monotonic() < deadline and process.poll() is None, "the build never sent its batch"
+            time.sleep(0.05)
+        time.sleep(0.5)  # it polls the batch: it has written the batch's id down
+        os.killpg(process.pid, signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+        assert process.returncode == 130, err[-3000:]
+        (line,) = [line for line in err.splitlines() if line.startswith("interrupted: ")]
+        assert "1 batch(es) left running at the provider, collected by the next run" in line
+        assert all(batch["status"] != "cancelled" for batch in server.batches.values())
+        server.hold.set()
+        rerun = subprocess.run(batched, env=env, capture_output=True, text=True, timeout=300)
+        assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert set(server.submitted.values()) == {1}  # the stopped build's batch was collected, not sent again
+    assert json.loads((out / "manifest.json").read_text())["status"] == "finished"
