@@ -71,7 +71,7 @@ def rows(out: Path) -> list[tuple[str, str, str]]:
 def test_a_signal_stops_the_build_keeps_its_answers_and_the_rerun_finishes_it(tmp_path, signum, status):
     readmes = write_readmes(tmp_path / "readmes")
     env = {**os.environ, "OPENAI_API_KEY": "x"}
-    model = SlowModel(delay=0.3)
+    model = SlowModel(delay=0.1)
     with serve(model) as url:
         out = tmp_path / "out"
         process = subprocess.Popen(
