@@ -19,6 +19,7 @@ from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.items import WORK_DIR, WorkPasses
 from lettuce_build.builds.log import log
 from lettuce_build.builds.plan import ExecutionPlan
+from lettuce_build.core import interrupts
 from lettuce_build.engine.balance import RatioReport, balance
 from lettuce_build.engine.checks import Check
 from lettuce_build.engine.records import Judgement
@@ -95,6 +96,7 @@ class StageLoop:
             self.build.record_stage(self.manifest, outcome.stats, outcome.failures)
             for stats in outcome.checks:  # a judge's own failures are its stage's (judge_failed)
                 self.build.record_stage(self.manifest, stats, [])
+            interrupts.check()  # a stop whose signal came while Python dropped its exception
             result.backend_seconds += outcome.stats.backend_seconds
             result.backend_seconds += sum(stats.backend_seconds for stats in outcome.checks)
             result.judgements += outcome.judgements

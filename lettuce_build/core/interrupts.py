@@ -9,12 +9,18 @@ records its state (a build's manifest says ``interrupted``), prints one line and
 
 Some libraries replace the process's handlers when they start (an engine, a server): whoever
 starts one calls `reinstall` after it, so the handlers stay ours while a command runs.
+
+A signal can land while Python runs a finalizer or a weakref callback (a garbage collection in
+the middle of the build); an exception raised there is dropped by Python, not propagated. So
+the stop is also remembered, and `check` raises it at the next commit point: the long loops call
+it after each committed chunk, and the dropped exception is not printed.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -49,6 +55,19 @@ def _handler(signum: int, frame: FrameType | None) -> None:
     raise Interrupted(signum)
 
 
+def check() -> None:
+    """Raise the stop asked for, if its signal came while Python dropped exceptions (see the
+    module); nothing otherwise. Called where a loop has just committed its work."""
+    if _State.active and _State.received is not None:
+        raise Interrupted(_State.received)
+
+
+def _unraisable(hook: sys.UnraisableHookArgs) -> None:
+    if isinstance(hook.exc_value, Interrupted):
+        return  # a stop that landed in a finalizer: `check` raises it where it is seen
+    sys.__unraisablehook__(hook)
+
+
 def reinstall() -> None:
     """Make the handlers ours again (after a library set its own), while `stops_when_asked` holds."""
     if _State.active:
@@ -66,9 +85,11 @@ def stops_when_asked() -> Iterator[None]:
         yield
         return
     _State.active, _State.received = True, None
+    unraisable, sys.unraisablehook = sys.unraisablehook, _unraisable
     try:
         yield
     finally:
         _State.active = False
+        sys.unraisablehook = unraisable
         for number, handler in previous.items():
             signal.signal(number, handler)

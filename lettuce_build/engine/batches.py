@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from tqdm.auto import tqdm
 
+from lettuce_build.core import interrupts
 from lettuce_build.core.errors import BatchAPIError
 from lettuce_build.engine.completions import (
     DEFAULT_MAX_PROVIDER_FAILURES,
@@ -163,6 +164,7 @@ class BatchCompletions(Completions):
                     else {"open": len(waiting)}
                 )
                 if waiting:  # a small batch is often done in seconds: look soon, then less often
+                    interrupts.check()
                     time.sleep(min(self.settings.batch_poll_seconds, 1.5**looks))
                     looks += 1
         finally:

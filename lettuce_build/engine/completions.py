@@ -35,6 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lettuce_build.core import interrupts
 from lettuce_build.core.errors import CostCapError, ProviderFailuresError
 from lettuce_build.engine.records import StageStats
 from lettuce_build.llm.cache import RequestCache, request_key
@@ -116,6 +117,7 @@ class Completions:
         if (pricing := self.spending.pricing) is not None:
             self.spending.spent += pricing.dollars(prompt_tokens, completion_tokens, batched=batched)
         self.asked += len(answered)
+        interrupts.check()  # a stop asked for while Python dropped its exception
         failed = [c for _, c in answered if not c.answered]
         if not failed:
             return

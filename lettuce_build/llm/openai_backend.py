@@ -32,6 +32,7 @@ from typing import Any, Literal
 import openai
 from openai import AsyncOpenAI
 
+from lettuce_build.core import interrupts
 from lettuce_build.core.leaks import SecretScanner, public_url
 from lettuce_build.llm.pricing import CHARS_PER_TOKEN, estimated_tokens
 from lettuce_build.llm.protocol import (
@@ -283,7 +284,7 @@ def _waited(done: queue.SimpleQueue[Any]) -> Any:
         try:
             return done.get(timeout=0.5)
         except queue.Empty:
-            continue
+            interrupts.check()
 
 
 def strict_schema(schema: Any) -> Any:
