@@ -46,6 +46,7 @@ class Interrupted(KeyboardInterrupt):
 class _State:
     active = False
     received: int | None = None
+    unraisable = sys.unraisablehook  # the hook before ours, that every other exception goes to
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
@@ -65,7 +66,7 @@ def check() -> None:
 def _unraisable(hook: sys.UnraisableHookArgs) -> None:
     if isinstance(hook.exc_value, Interrupted):
         return  # a stop that landed in a finalizer: `check` raises it where it is seen
-    sys.__unraisablehook__(hook)
+    _State.unraisable(hook)
 
 
 def reinstall() -> None:
@@ -85,11 +86,11 @@ def stops_when_asked() -> Iterator[None]:
         yield
         return
     _State.active, _State.received = True, None
-    unraisable, sys.unraisablehook = sys.unraisablehook, _unraisable
+    _State.unraisable, sys.unraisablehook = sys.unraisablehook, _unraisable
     try:
         yield
     finally:
         _State.active = False
-        sys.unraisablehook = unraisable
+        sys.unraisablehook = _State.unraisable
         for number, handler in previous.items():
             signal.signal(number, handler)
