@@ -319,7 +319,7 @@ def test_validate_and_audit_read_a_json_array_of_rows(tmp_path, samples):
 def test_sources_lists_the_stages_each_build_runs():
     out = run("sources", "--stages").output
     assert (
-        "embedded model, inject: question (FocusedQuestionStage) -> answer (ExtractiveAnswerStage) "
+        "embedded model, inject: question (ChosenQuestionStage) -> answer (ExtractiveAnswerStage) "
         "-> inject (InjectProseMenuStage)" in out
     )
     assert "a capable model, generate: question (QuestionStage) -> answer (AnswerStage) -> generate" in out

@@ -23,7 +23,8 @@ from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_spl
 from lettuce_build.stages.answers import answer_stage
 from lettuce_build.stages.generation import GenerateStage
 from lettuce_build.stages.prose_edits import prose_inject_stage
-from lettuce_build.stages.questions import FocusedQuestionStage, QuestionStage
+from lettuce_build.stages.question_choice import ChosenQuestionStage
+from lettuce_build.stages.questions import QuestionStage
 
 MAX_DOCUMENT_BYTES = 2_000_000
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx", ".rst", ".txt"}
@@ -125,8 +126,8 @@ class DocumentSource(Source):
     def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
         extractive = settings.answers == "extractive"
         asked = [
-            # the embedded model's questions need a sentence to be about (see FocusedQuestionStage)
-            FocusedQuestionStage(seed=settings.seed) if extractive else QuestionStage(),
+            # the embedded model's questions are turned from a sentence (see ChosenQuestionStage)
+            ChosenQuestionStage(seed=settings.seed) if extractive else QuestionStage(),
             answer_stage(settings.answers, focused=extractive),
         ]
         return Pipeline(

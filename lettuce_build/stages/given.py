@@ -19,7 +19,8 @@ from lettuce_build.stages.injection import (
     InjectTaxonomyStage,
 )
 from lettuce_build.stages.prose_edits import EditMode, InjectProseMenuStage, menu_types
-from lettuce_build.stages.questions import FocusedQuestionStage, QuestionStage
+from lettuce_build.stages.question_choice import ChosenQuestionStage
+from lettuce_build.stages.questions import QuestionStage
 
 
 class GivenQuestionStage(QuestionStage):
@@ -39,13 +40,21 @@ class GivenQuestionStage(QuestionStage):
         return {"question": question, "focus": ""}
 
 
-class GivenFocusedQuestionStage(GivenQuestionStage, FocusedQuestionStage):
-    """`FocusedQuestionStage` for the rows without a question (a given one has no focus: its
+class GivenChosenQuestionStage(GivenQuestionStage, ChosenQuestionStage):
+    """`ChosenQuestionStage` for the rows without a question (a given one has no focus: its
     extractive answer chooses among all the context's sentences)."""
+
+    def applies(self, item: dict[str, Any]) -> bool:
+        return GivenQuestionStage.applies(self, item) and ChosenQuestionStage.applies(self, item)
+
+    def passed(self, item: dict[str, Any]) -> dict[str, Any]:
+        if item["given_question"]:
+            return GivenQuestionStage.passed(self, item)
+        return ChosenQuestionStage.passed(self, item)
 
 
 def given_question_stage(answers: AnswerMode, *, seed: int) -> QuestionStage:
-    return GivenFocusedQuestionStage(seed=seed) if answers == "extractive" else GivenQuestionStage()
+    return GivenChosenQuestionStage(seed=seed) if answers == "extractive" else GivenQuestionStage()
 
 
 class _KeepsGivenAnswer(AnswerStage):

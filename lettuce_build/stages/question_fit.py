@@ -37,8 +37,9 @@ MIN_GAIN = 0.0
 #: the question every question is measured against: it asks for nothing in particular
 GENERIC_QUESTION = "What does the text say?"
 CONTEXT_CHARS = 3000
-#: question types answered by yes or no, which the gain cannot judge (see `QuestionFitCheck.applies`)
-YES_NO_TYPES = frozenset({"Verification"})
+#: the words a question answered by yes or no opens with, which the gain cannot judge (see
+#: `QuestionFitCheck.applies`)
+YES_NO_OPENERS = frozenset("is are was were does do did can could will would should must has have".split())
 SYSTEM = "Read the text, then answer the question with a sentence of it."
 
 
@@ -62,7 +63,7 @@ class QuestionFitCheck(CheckStage):
         # a yes/no question makes any quoted sentence less likely, whatever it asks (seen: "Do
         # you use sorting with the --sort option with a column name?" scored -4.1 over "Sorting
         # uses the `--sort` option with a column name."): the gain cannot judge it
-        return bool(item.get("focus")) and item.get("question_type") not in YES_NO_TYPES
+        return bool(item.get("focus")) and not is_yes_no(item["question"])
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         user = f"Text:\n{item['chunk'][:CONTEXT_CHARS]}"
@@ -87,6 +88,11 @@ class QuestionFitCheck(CheckStage):
             f"{GENERIC_QUESTION!r} does (at least {self.min_gain:g})"
         )
         return ParseFailure("question_unfit", detail)
+
+
+def is_yes_no(question: str) -> bool:
+    """Whether ``question`` is answered by yes or no (it opens with an auxiliary verb)."""
+    return question.split(" ", 1)[0].lower() in YES_NO_OPENERS
 
 
 class QuestionFitReport(ScoreReport):

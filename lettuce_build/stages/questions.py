@@ -275,13 +275,17 @@ class FocusedQuestionStage(QuestionStage):
             "passage": " ".join(neighbourhood(sentences, focus, 1)) or focus,
         }
 
+    def about_focus(self, item: dict[str, Any], question: str) -> bool:
+        """Whether the question is about its focus sentence (uses one of its terms)."""
+        return uses_focus(question, self.focus(item))
+
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
         question = self.checked(item, " ".join(response.question.split()))
         focus = self.focus(item)
         if len(question) > MAX_FOCUSED_QUESTION_CHARS:
             detail = f"{len(question)} characters (> {MAX_FOCUSED_QUESTION_CHARS})"
             raise ParseFailure("question_too_long", detail)
-        if not uses_focus(question, focus):
+        if not self.about_focus(item, question):
             offered = ", ".join(focus_terms(focus)[:5])
             detail = f"{question[:80]!r} uses none of its sentence's terms as a word ({offered})"
             raise ParseFailure("question_off_focus", detail)

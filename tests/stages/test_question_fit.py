@@ -8,7 +8,8 @@ from lettuce_build.builds.run import BuildOptions, run_build
 from lettuce_build.llm.protocol import ChatRequest, Scores
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.documents import ReadmeSource
-from lettuce_build.stages.question_fit import GENERIC_QUESTION, MIN_GAIN, YES_NO_TYPES, QuestionFitCheck
+from lettuce_build.stages.question_choice import ChosenQuestionStage
+from lettuce_build.stages.question_fit import GENERIC_QUESTION, MIN_GAIN, QuestionFitCheck, is_yes_no
 from lettuce_build.view.summary import summary_text
 
 from ..support.documents import respond, write_readmes
@@ -65,7 +66,9 @@ def build(tmp_path, gain, **options):
 def judged(tmp_path) -> int:
     """How many of the build's items ask a question the gain can judge (not a yes/no one)."""
     items = ReadmeSource().load(str(tmp_path / "readmes"), LoadOptions()).items
-    return sum(item["question_type"] not in YES_NO_TYPES for item in items)
+    # the scripted model takes the first question offered (a written one is never yes/no)
+    asked = [next(iter(ChosenQuestionStage().offered(item)), "What ...?") for item in items]
+    return sum(not is_yes_no(question) for question in asked)
 
 
 def test_questions_that_ask_for_their_answers_are_kept_and_reported(tmp_path):
@@ -93,5 +96,6 @@ def test_no_plausibility_scores_no_question(tmp_path):
 def test_a_yes_no_question_is_not_judged_by_the_gain():
     # seen live: "Do you use sorting with the --sort option with a column name?" scored -4.1 over
     # the very sentence it asks about: a yes/no question lowers any quoted answer
-    assert not QuestionFitCheck().applies({**ITEM, "question_type": "Verification"})
-    assert QuestionFitCheck().applies({**ITEM, "question_type": "Quantification"})
+    assert not QuestionFitCheck().applies({**ITEM, "question": "Is the default page size 50 rows?"})
+    assert not QuestionFitCheck().applies({**ITEM, "question": "Does fastgrid page rows?"})
+    assert QuestionFitCheck().applies(ITEM)

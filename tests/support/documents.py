@@ -94,6 +94,8 @@ def respond(request: ChatRequest) -> str:
         chunk = request.messages[-1].content.split("Text:\n", 1)[1]
         name = next(w for w in chunk.split() if w.strip("#`*").isalnum()).strip("#`*")
         return f'Question: "How do I install and configure {name}?"'
+    if "You choose the question a user would type" in system:  # questions turned from the fact: the first
+        return json.dumps({"question": request.json_schema["properties"]["question"]["enum"][0]})
     if "the question that a fact answers" in system:  # focused questions: about a term of the fact
         fact = request.messages[-1].content.rsplit("Fact: ", 1)[1].split("\n", 1)[0]
         term = focus_terms(fact)[0]  # the decoding pattern makes a real model use one of these

@@ -1,0 +1,79 @@
+"""Questions by construction for small models: the question is chosen among those turned from
+its answer's sentence (`stages.question_shapes`), as the code source's requests are chosen among
+those made of the issue's words. Written freely, the embedded model's questions missed their
+sentence or were not questions ("What is the code?", "What does the join request to the Xet
+system for the Xet-hf-xet-... should answer?"); turned from the sentence, a question asks for it
+by construction, and the likelihood check still scores the one chosen (`QuestionFitCheck`).
+
+The sentence a question is about is drawn (with the build's seed) among the chunk's sentences
+that have a shape; a chunk with none is asked about as `FocusedQuestionStage` asks, the model
+writing under its pattern. One question offered is taken without a model call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lettuce_build.core.seeding import fraction, item_parts
+from lettuce_build.engine.stage import ParseFailure
+from lettuce_build.llm.protocol import ChatRequest
+from lettuce_build.prompts import load_prompt
+from lettuce_build.stages.answers import evidence_sentences
+from lettuce_build.stages.question_shapes import question_shapes, subject_name
+from lettuce_build.stages.questions import Asked, FocusedQuestionStage
+
+
+class ChosenQuestionStage(FocusedQuestionStage):
+    """A question chosen through a JSON-schema enum among those its focus sentence is turned
+    into; the item's drawn question type is offered first, where the sentence has it."""
+
+    prompt = "question_choice"
+
+    @property
+    def prompt_version(self) -> str:
+        # both prompts make this stage's questions: a change to either asks again
+        return f"{self.template.version}+{load_prompt(FocusedQuestionStage.prompt).version}"
+
+    def focus(self, item: dict[str, Any]) -> str:
+        sentences = evidence_sentences(item["chunk"][: self.chunk_chars])
+        shaped = [s for s in sentences if question_shapes(s, subject_name(item))]
+        if not shaped:
+            return super().focus(item)
+        return shaped[int(fraction(*item_parts(item["key"], self.seed), "focus") * len(shaped))]
+
+    def offered(self, item: dict[str, Any]) -> list[str]:
+        """The questions the focus sentence is turned into, the item's own type first."""
+        shapes = question_shapes(self.focus(item), subject_name(item))
+        ordered = sorted(shapes, key=lambda shape: shape.question_type != item["question_type"])
+        return [shape.question for shape in ordered]
+
+    def applies(self, item: dict[str, Any]) -> bool:
+        return len(self.offered(item)) != 1
+
+    def passed(self, item: dict[str, Any]) -> dict[str, Any]:
+        return self.parse(item, Asked(question=self.offered(item)[0]))
+
+    def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
+        if not (offered := self.offered(item)):
+            return super().item_schema(item)
+        choice = {"type": "string", "enum": offered}
+        return {"type": "object", "properties": {"question": choice}, "required": ["question"]}
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        if not (offered := self.offered(item)):  # no shape: the model writes it under its pattern
+            system, user = load_prompt(FocusedQuestionStage.prompt).render(**self._fields(item))
+        else:
+            system, user = self.template.render(focus=self.focus(item), questions=offered)
+        return self.request(system, user)
+
+    def about_focus(self, item: dict[str, Any], question: str) -> bool:
+        # a question turned from the sentence is about it, in the words it was turned from ("It"
+        # said as the project's name); a written one (no shape) must use one of its terms
+        return question in self.offered(item) or super().about_focus(item, question)
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        offered = self.offered(item)
+        if offered and response.question not in offered:
+            detail = f"{response.question[:80]!r} is not one of the questions offered"
+            raise ParseFailure("question_not_offered", detail)
+        return super().parse(item, response)

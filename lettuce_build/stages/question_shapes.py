@@ -1,0 +1,205 @@
+"""Questions made from a sentence's own words, as the code source makes its requests from an
+issue's: the sentence that answers is read for a shape a question can be turned from, and the
+question is that shape turned ("To install attrs, run ..." -> "How do you install attrs?";
+"`node` will be an AST node" stays unshaped; "The cache stores 10 files" -> "How many files does
+the cache store?"). A small model then only chooses among them (`stages.question_choice`).
+
+The shapes are English (the sentence's subject, a verb from a closed list, a modal or the
+copula); a sentence none fits offers nothing, and the question is written by the model instead.
+Each question carries the type of the taxonomy it is (`stages.questions.QUESTION_TYPES`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePath
+from typing import Any, NamedTuple
+
+import regex
+
+from lettuce_build.core import english
+
+
+class Shaped(NamedTuple):
+    """A question turned from a sentence, and its type in the question taxonomy."""
+
+    question: str
+    question_type: str
+
+
+#: verbs a "What does X ...?" question is turned from, in the base form, and what the question
+#: asks after "What does X" (most: the verb itself)
+_ASKS = {
+    "provide": "provide",
+    "support": "support",
+    "offer": "offer",
+    "include": "include",
+    "contain": "contain",
+    "require": "require",
+    "need": "need",
+    "return": "return",
+    "accept": "accept",
+    "produce": "produce",
+    "generate": "generate",
+    "create": "create",
+    "use": "use",
+    "let": "let you do",
+    "allow": "allow",
+    "enable": "enable",
+    "help": "help with",
+    "handle": "handle",
+    "expose": "expose",
+    "raise": "raise",
+    "add": "add",
+    "replace": "replace",
+    "mean": "mean",
+    "set": "set",
+    "indicate": "indicate",
+    "control": "control",
+    "specify": "specify",
+    "define": "define",
+    "store": "store",
+    "check": "check",
+    "depend on": "depend on",
+    "work with": "work with",
+    "come with": "come with",
+}
+#: verbs whose object a "How many" question counts
+_COUNTING = ("have", "contain", "include", "support", "provide", "offer", "ship with", "come with")
+#: words a sentence may open with that are not its subject: a question turned from it would lose
+#: what they say ("Then", "However") or misread the sentence ("If", "When")
+_NOT_SUBJECT = frozenset(
+    """then but and so however also if when for in on with by as once after before here there
+    note please finally first second third now otherwise instead unlike like while although
+    because since see this these those they that it its you we our there's it's""".split()
+)
+#: a subject's opening word written in lowercase inside a question (as any common English word)
+_LOWERED = frozenset({"The", "A", "An", "Each", "Every", "All", "Some", "Your", "Its", "This", "These"})
+#: a word of a subject: code in backticks, or a word that is no verb or clause of its own
+_WORD = (
+    r"(?!(?:is|are|was|were|be|been|do|does|did|not|can|will|would|should|must|may|has|have|had"
+    r"|that|which|who|to)\b)(?:`[^`]{1,40}`|[\p{L}\p{N}][\p{L}\p{N}'’._/+-]*)"
+)
+#: a sentence's subject: up to five words, no comma, clause or parenthesis
+_SUBJECT = rf"(?P<subject>{_WORD}(?: {_WORD}){{0,4}}?)"
+_END = r"\s*\.?$"
+
+
+def _singular(verb: str) -> str:
+    head, _, tail = verb.partition(" ")
+    if head.endswith(("s", "sh", "ch", "x")):
+        head += "es"
+    elif head.endswith("y") and head[-2:-1] not in "aeiou":
+        head = head[:-1] + "ies"
+    else:
+        head += "s"
+    return f"{head} {tail}".strip()
+
+
+def _alternation(verbs: list[str]) -> str:
+    forms = {form: verb for verb in verbs for form in (verb, _singular(verb))}
+    return "|".join(sorted((regex.escape(f) for f in forms), key=len, reverse=True))
+
+
+_VERB_FORMS = {form: verb for verb in _ASKS for form in (verb, _singular(verb))}
+_COUNT_FORMS = {"has": "have"} | {form: verb for verb in _COUNTING for form in (verb, _singular(verb))}
+_ASKED = regex.compile(rf"^{_SUBJECT} (?:also )?(?P<verb>{_alternation(list(_ASKS))}) \S")
+_COUNTED = regex.compile(
+    rf"^{_SUBJECT} (?:also )?(?P<verb>has|{_alternation(list(_COUNTING))}) "
+    r"(?:over |about |around |up to |more than |at least |nearly )?"
+    r"(?P<number>\d[\d,.]*) (?P<noun>[a-z]{3,}s)\b"
+)
+_COPULA = regex.compile(rf"^{_SUBJECT} (?P<be>is|are) (?P<not>not )?(?P<rest>.+)$")
+#: a predicate a yes/no question carries whole: up to ten plain words, no clause after a comma
+_PLAIN_PREDICATE = regex.compile(r"[^,;:()\[\]!?\n]{2,90}")
+_CAN = regex.compile(
+    rf"^{_SUBJECT} (?:can(?:not| not)?|can't) (?P<rest>[a-z][^,;:()\[\]!?\n]{{2,90}}?){_END}"
+)
+_WILL = regex.compile(rf"^{_SUBJECT} will (?P<rest>[a-z][^,;:()\[\]!?\n]{{2,90}}?){_END}")
+_DOES_NOT = regex.compile(
+    rf"^{_SUBJECT} (?P<aux>does|do)(?: not|n't) (?P<rest>[a-z][^,;:()\[\]!?\n]{{2,90}}?){_END}"
+)
+_TO_GOAL = regex.compile(r"^To (?P<goal>[a-z][^,;:()\[\]!?\n]{3,80}), \S")
+_YOU_CAN = regex.compile(
+    r"^You can (?P<goal>[a-z][^,;:()\[\]!?\n]{3,80}?)(?P<how> (?:by|with|using|via|through) .+)?$"
+)
+_IF = regex.compile(r"^If (?P<condition>[^,;:()\[\]!?\n]{3,80}), \S")
+#: a predicate that defines its subject ("is a library", "are the files"), or gives its purpose
+_DEFINING = regex.compile(r"^(?:a|an|the|one of|used (?:to|for)|to) ")
+MAX_WORDS = 14
+
+
+def _subject(text: str, name: str | None) -> str | None:
+    """The subject as a question says it (None: none a question can carry)."""
+    first, _, rest = text.partition(" ")
+    if first.lower() in ("it", "its") and name:
+        return name if first.lower() == "it" else f"the {rest} of {name}" if rest else None
+    if first.lower() in _NOT_SUBJECT and not (first in ("This", "These") and rest):
+        return None
+    common = (
+        english.is_english(first) and not english.is_proper(first) and first.lower() != (name or "").lower()
+    )
+    return f"{first.lower()} {rest}".strip() if first in _LOWERED or (first.istitle() and common) else text
+
+
+def _plain(text: str) -> str:
+    """Emphasis markers dropped (a question holds no markdown); code in backticks kept."""
+    return regex.sub(r"(?<![\w`])[*_]{1,2}|[*_]{1,2}(?![\w`])", "", text).strip()
+
+
+def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
+    """Questions ``sentence`` answers, turned from its own words (none: it has no shape known
+    here). ``name``: what "It" stands for (the document's project), when known."""
+    text = " ".join(_plain(sentence).split()).rstrip(".")
+    first = text.split(" ", 1)[0] if text else ""
+    if not first or (first[0].islower() and english.is_english(first) is not False):
+        return []  # a list item's fragment or a continuation ("a concise overview ..."): no sentence
+    shaped: list[Shaped] = []
+    if match := _TO_GOAL.match(text):
+        shaped.append(Shaped(f"How do you {match['goal']}?", "Instrumental/Procedural"))
+    if match := _YOU_CAN.match(text):
+        if match["how"]:
+            shaped.append(Shaped(f"How can you {match['goal']}?", "Instrumental/Procedural"))
+        shaped.append(Shaped(f"Can you {match['goal']}?", "Verification"))
+    if match := _IF.match(text):
+        shaped.append(Shaped(f"What happens if {match['condition']}?", "Causal Consequence"))
+    shaped += _subject_shapes(text, name)
+    return [s for s in dict.fromkeys(shaped) if len(s.question.split()) <= MAX_WORDS]
+
+
+def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
+    shaped: list[Shaped] = []
+    if (match := _COUNTED.match(text)) and (subject := _subject(match["subject"], name)):
+        verb = _COUNT_FORMS[match["verb"]]
+        aux = "do" if match["verb"] == verb else "does"
+        shaped.append(Shaped(f"How many {match['noun']} {aux} {subject} {verb}?", "Quantification"))
+    if (match := _ASKED.match(text)) and (subject := _subject(match["subject"], name)):
+        verb = _VERB_FORMS[match["verb"]]
+        aux = "do" if match["verb"] == verb else "does"
+        shaped.append(Shaped(f"What {aux} {subject} {_ASKS[verb]}?", "Feature Specification"))
+    if (match := _COPULA.match(text)) and (subject := _subject(match["subject"], name)):
+        rest = match["rest"]
+        if _DEFINING.match(rest) and not match["not"]:
+            kind = "Goal Orientation" if rest.startswith(("used", "to ")) else "Definition"
+            asked = f"What {match['be']} {subject} used for?" if rest.startswith("used") else None
+            shaped.append(Shaped(asked or f"What {match['be']} {subject}?", kind))
+        elif len(rest.split()) <= 10 and _PLAIN_PREDICATE.fullmatch(rest):
+            shaped.append(Shaped(f"{match['be'].capitalize()} {subject} {rest}?", "Verification"))
+    if (match := _CAN.match(text)) and (subject := _subject(match["subject"], name)):
+        shaped.append(Shaped(f"Can {subject} {match['rest']}?", "Verification"))
+    if (match := _WILL.match(text)) and (subject := _subject(match["subject"], name)):
+        shaped.append(Shaped(f"Will {subject} {match['rest']}?", "Verification"))
+    if (match := _DOES_NOT.match(text)) and (subject := _subject(match["subject"], name)):
+        shaped.append(Shaped(f"{match['aux'].capitalize()} {subject} {match['rest']}?", "Verification"))
+    return shaped
+
+
+def subject_name(item: dict[str, Any]) -> str | None:
+    """What "It" stands for in an item's document: its project's name, from the document's file
+    name or repository ("attrs.md", "python-attrs/attrs"), when it reads as a name."""
+    metadata = item.get("metadata") or {}
+    if isinstance(metadata, str):  # as work items carry it: JSON
+        metadata = json.loads(metadata)
+    doc_id = str(metadata.get("doc_id") or "")
+    name = PurePath(doc_id.rsplit("/", 1)[-1]).stem if doc_id else ""
+    return name if regex.fullmatch(r"[\p{L}][\p{L}\p{N}_.-]{1,39}", name) else None

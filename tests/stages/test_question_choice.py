@@ -1,0 +1,57 @@
+"""The embedded model's question is chosen among those turned from its answer's sentence: a
+sentence with a shape is preferred as the focus, one question offered is taken without a call,
+several are a schema enum, and a chunk with no shape is asked as a focused question."""
+
+import pytest
+
+from lettuce_build.engine.stage import ParseFailure
+from lettuce_build.stages.question_choice import ChosenQuestionStage
+from lettuce_build.stages.questions import Asked
+
+CHUNK = (
+    "Fastgrid pages rows. The default page size is 50 rows. To change it, pass `--rows`. "
+    "You can also sort rows with the `--sort` option."
+)
+
+
+def item(chunk: str = CHUNK, question_type: str = "Instrumental/Procedural") -> dict:
+    return {"key": "readme::fastgrid.md::0", "chunk": chunk, "question_type": question_type, "metadata": "{}"}
+
+
+def test_the_focus_is_a_sentence_a_question_can_be_turned_from():
+    stage = ChosenQuestionStage()
+    assert stage.offered(item()), stage.focus(item())
+    assert stage.focus(item()) != "Fastgrid pages rows."  # no shape: never the focus when others have one
+
+
+def test_several_questions_are_a_choice_and_the_item_s_type_comes_first():
+    stage = ChosenQuestionStage()
+    you_can = item("Fastgrid pages rows on screen. You can sort rows with the `--sort` option.")
+    offered = stage.offered(you_can)
+    assert offered == ["How can you sort rows?", "Can you sort rows?"]
+    assert stage.applies(you_can)
+    assert stage.item_schema(you_can)["properties"]["question"]["enum"] == offered
+    assert stage.parse(you_can, Asked(question=offered[1]))["question"] == offered[1]
+    with pytest.raises(ParseFailure) as failure:
+        stage.parse(you_can, Asked(question="How do I use fastgrid?"))
+    assert failure.value.reason == "question_not_offered"
+    verifying = stage.offered({**you_can, "question_type": "Verification"})
+    assert verifying[0] == "Can you sort rows?"
+
+
+def test_one_question_offered_is_taken_without_a_model_call():
+    stage = ChosenQuestionStage()
+    one = item("Fastgrid pages rows on screen. The package provides a pager and a sorter.")
+    assert not stage.applies(one)
+    assert stage.passed(one) == {
+        "question": "What does the package provide?",
+        "focus": "The package provides a pager and a sorter.",
+    }
+
+
+def test_a_chunk_with_no_shape_is_asked_as_a_focused_question():
+    stage = ChosenQuestionStage()
+    plain = item("Fastgrid pages rows on screen. Rows scroll with the arrow keys on any terminal.")
+    assert stage.offered(plain) == [] and stage.applies(plain)
+    assert "pattern" in stage.item_schema(plain)["properties"]["question"]
+    assert "Write the question this fact answers" in stage.render(plain).messages[-1].content

@@ -1,0 +1,98 @@
+"""A question is turned from its answer's sentence in that sentence's own words: each shape on a
+real README sentence, and a sentence with no shape offers nothing (the model writes then)."""
+
+import pytest
+
+from lettuce_build.stages.question_shapes import Shaped, question_shapes, subject_name
+
+
+@pytest.mark.parametrize(
+    ("sentence", "name", "expected"),
+    [
+        (
+            "To install attrs, run pip install attrs.",
+            None,
+            Shaped("How do you install attrs?", "Instrumental/Procedural"),
+        ),
+        (
+            "You can add custom validators with the `validator` decorator.",
+            None,
+            Shaped("How can you add custom validators?", "Instrumental/Procedural"),
+        ),
+        (
+            "The dataset has 150 samples of iris flowers.",
+            None,
+            Shaped("How many samples does the dataset have?", "Quantification"),
+        ),
+        (
+            "The package provides a command line tool and a Python API.",
+            None,
+            Shaped("What does the package provide?", "Feature Specification"),
+        ),
+        (
+            "httpx supports HTTP/2 and asynchronous requests.",
+            None,
+            Shaped("What does httpx support?", "Feature Specification"),
+        ),
+        (
+            "Requests is an elegant and simple HTTP library for Python, built for human beings.",
+            "requests",
+            Shaped("What is Requests?", "Definition"),
+        ),
+        (
+            "Its main goal is to help you to write **concise** and **correct** software without slowing down your code.",
+            "attrs",
+            Shaped("What is the main goal of attrs?", "Goal Orientation"),
+        ),
+        (
+            "This library does not support Python 2.",
+            None,
+            Shaped("Does this library support Python 2?", "Verification"),
+        ),
+        (
+            "Users can configure the proxy with environment variables.",
+            None,
+            Shaped("Can users configure the proxy with environment variables?", "Verification"),
+        ),
+        (
+            "If the cache is full, the oldest entries are removed.",
+            None,
+            Shaped("What happens if the cache is full?", "Causal Consequence"),
+        ),
+        (
+            "It needs Python 3.10 or newer.",
+            "fastgrid",
+            Shaped("What does fastgrid need?", "Feature Specification"),
+        ),
+    ],
+)
+def test_a_sentence_is_turned_into_the_question_it_answers(sentence, name, expected):
+    assert expected in question_shapes(sentence, name)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "a concise and explicit overview of the class's attributes.",  # a fragment of a list
+        "Then `node` will be an AST node (from the `ast` standard library module) or None.",
+        "It also has `stream`, an async generator that parses events into JSON dicts.",  # "It": no name
+        "A client fails in three ways: an HTTP error status, a timeout, and an error event.",
+    ],
+)
+def test_a_sentence_with_no_known_shape_offers_nothing(sentence):
+    assert question_shapes(sentence) == []
+
+
+def test_no_subject_holds_a_verb_or_markup():
+    for shaped in question_shapes(
+        "Accelerate is a library that enables the same code to run anywhere.", "accelerate"
+    ):
+        assert shaped.question == "What is Accelerate?"
+    assert "*" not in question_shapes("**attrs** provides *fast* classes.")[0].question
+
+
+def test_it_stands_for_the_project_the_document_is_about():
+    assert subject_name({"metadata": '{"doc_id": "attrs.md"}'}) == "attrs"
+    assert subject_name({"metadata": {"doc_id": "python-attrs/attrs"}}) == "attrs"
+    assert subject_name({"metadata": {"doc_id": "12345"}}) is None  # an id, not a name
+    assert subject_name({}) is None
