@@ -84,10 +84,8 @@ def test_a_sentence_with_no_known_shape_offers_nothing(sentence):
 
 
 def test_no_subject_holds_a_verb_or_markup():
-    for shaped in question_shapes(
-        "Accelerate is a library that enables the same code to run anywhere.", "accelerate"
-    ):
-        assert shaped.question == "What is Accelerate?"
+    sentence = "Accelerate is a library that enables the same code to run anywhere."
+    assert [shaped.question for shaped in question_shapes(sentence, "accelerate")] == ["What is Accelerate?"]
     assert "*" not in question_shapes("**attrs** provides *fast* classes.")[0].question
 
 
