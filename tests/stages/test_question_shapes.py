@@ -40,7 +40,8 @@ from lettuce_build.stages.question_shapes import Shaped, question_shapes, subjec
             Shaped("What is Requests?", "Definition"),
         ),
         (
-            "Its main goal is to help you to write **concise** and **correct** software without slowing down your code.",
+            "Its main goal is to help you to write **concise** and **correct** software without slowing "
+            "down your code.",
             "attrs",
             Shaped("What is the main goal of attrs?", "Goal Orientation"),
         ),
