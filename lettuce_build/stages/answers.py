@@ -10,6 +10,7 @@ import regex
 from datasets import Value
 from pydantic import BaseModel, Field
 
+from lettuce_build.core import english
 from lettuce_build.core.gates import DEFAULT_GATES, GateConfig, answer_problem, markup_share
 from lettuce_build.core.sentences import complete_prefix, is_complete, split_sentences
 from lettuce_build.core.words import content_words
@@ -115,6 +116,14 @@ def _paragraphs(evidence: str) -> list[str]:
     return paragraphs
 
 
+def continues(sentence: str) -> bool:
+    """Whether an English sentence opens with a lowercase common word: a list item's fragment or
+    a clause cut from its sentence ("a nice human-readable `__repr__`."), which an answer cannot
+    open with (a name written in lowercase, "httpx supports ...", is a sentence)."""
+    first = sentence.split(" ", 1)[0]
+    return first[:1].islower() and english.is_english(first.strip(",.;:")) is True
+
+
 @functools.lru_cache(maxsize=256)
 def evidence_sentences(evidence: str, language: str = "en") -> tuple[str, ...]:
     """The evidence's prose sentences an extractive answer may choose, in order: no URLs or
@@ -128,6 +137,7 @@ def evidence_sentences(evidence: str, language: str = "en") -> tuple[str, ...]:
                 and not sentence.endswith(("?", ":"))  # ":" introduces what follows, not a claim
                 and markup_share(sentence) == 0.0
                 and len(content_words(sentence)) >= 3
+                and not (language == "en" and continues(sentence))
                 and sentence not in found
             ):
                 found.append(sentence)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import regex
 from pydantic import BaseModel
 
 from lettuce_build.core.edits import Edit
@@ -52,6 +53,16 @@ class ProseChoice(BaseModel):
     edits: list[str]
 
 
+def asked_about(original: str, question: str) -> bool:
+    """Whether the question repeats the text an edit would change: a span its own question
+    contradicts ("Is 2025-06-23 ...?" over "[2022]-06-23 ...") is no hard negative."""
+    stripped = original.strip()
+    return (
+        bool(stripped)
+        and regex.search(rf"(?<!\w){regex.escape(stripped)}(?!\w)", question, regex.I) is not None
+    )
+
+
 class InjectProseMenuStage(InjectStageBase):
     """``edits`` rule-made edits per hallucinated answer, of the types ``allowed`` (none: any),
     chosen by the model through a JSON-schema enum. An item whose answer offers too few fails
@@ -77,7 +88,7 @@ class InjectProseMenuStage(InjectStageBase):
         every = [
             edit
             for edit in prose_edits(item["answer"], item["context"], item["donor"], draw)
-            if allows(self.allowed, *edit.kind)
+            if allows(self.allowed, *edit.kind) and not asked_about(edit.original, item["question"])
         ]
         kinds = sorted({edit.kind for edit in every})
         if not kinds:

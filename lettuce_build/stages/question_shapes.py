@@ -71,7 +71,8 @@ _COUNTING = ("have", "contain", "include", "support", "provide", "offer", "ship 
 _NOT_SUBJECT = frozenset(
     """then but and so however also if when for in on with by as once after before here there
     note please finally first second third now otherwise instead unlike like while although
-    because since see this these those they that it its you we our there's it's""".split()
+    because since see this these those they that it its you we our there's it's no not never
+    none nothing""".split()
 )
 #: a subject's opening word written in lowercase inside a question (as any common English word)
 _LOWERED = frozenset({"The", "A", "An", "Each", "Every", "All", "Some", "Your", "Its", "This", "These"})

@@ -2,6 +2,7 @@
 
 import pytest
 
+from lettuce_build.core import english
 from lettuce_build.engine.stage import ParseFailure
 from lettuce_build.stages.answers import AnswerStage, generate_grounded_answer
 
@@ -65,3 +66,16 @@ def test_a_focused_answer_is_its_questions_sentence_with_the_neighbours_the_mode
     made = stage.parse(item, Extracted(sentences=["The page-size option changes it."]))
     assert made["answer"] == "The default page size is 50 rows. The page-size option changes it."
     assert "focus" in stage.requires and "focus" not in ExtractiveAnswerStage().requires
+
+
+@pytest.mark.skipif(not english.known(), reason="Debian's wamerican word list is not installed")
+def test_a_fragment_of_a_list_is_never_offered_but_a_lowercase_name_is():
+    from lettuce_build.stages.answers import evidence_sentences
+
+    evidence = (
+        "Classes get:\n\n- a nice human-readable `__repr__` for every class you write.\n\n"
+        "httpx supports HTTP/2 and asynchronous requests for every client.\n"
+    )
+    assert evidence_sentences(evidence) == (
+        "httpx supports HTTP/2 and asynchronous requests for every client.",
+    )

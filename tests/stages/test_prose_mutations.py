@@ -156,3 +156,11 @@ def test_a_measure_after_a_name_is_a_number_not_a_version():
     found = edits_by_rule("Only RDA reached 100% correct classification, QDA 99.4% and LDA 98.9%.")
     assert "version" not in found
     assert {original for original, _ in found["number"]} >= {"99.4", "98.9"}
+
+
+def test_no_edit_changes_what_the_question_repeats():
+    # seen live: "Is 2025-06-23 llguidance now deemed v1.0.0?" over "[2022]-06-23 llguidance ..."
+    numbers = InjectProseMenuStage(allowed=["contradiction/numerical"])
+    assert "100 connections" in [edit.original for edit in numbers.offered(ITEM)]
+    asking = {**ITEM, "question": "Does the default pool hold 100 connections?"}
+    assert "100 connections" not in [edit.original for edit in numbers.offered(asking)]
