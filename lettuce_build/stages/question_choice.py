@@ -12,14 +12,17 @@ writing under its pattern. One question offered is taken without a model call.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from lettuce_build.core.seeding import fraction, item_parts
+from lettuce_build.core.sentences import split_sentences
+from lettuce_build.core.words import content_words, words
 from lettuce_build.engine.stage import ParseFailure
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
 from lettuce_build.stages.answers import evidence_sentences
-from lettuce_build.stages.question_shapes import question_shapes, subject_name
+from lettuce_build.stages.question_shapes import Shaped, question_shapes, subject_name
 from lettuce_build.stages.questions import Asked, FocusedQuestionStage
 
 
@@ -35,15 +38,15 @@ class ChosenQuestionStage(FocusedQuestionStage):
         return f"{self.template.version}+{load_prompt(FocusedQuestionStage.prompt).version}"
 
     def focus(self, item: dict[str, Any]) -> str:
-        sentences = evidence_sentences(item["chunk"][: self.chunk_chars])
-        shaped = [s for s in sentences if question_shapes(s, subject_name(item))]
+        shaped = shaped_sentences(item["chunk"][: self.chunk_chars], subject_name(item))
         if not shaped:
             return super().focus(item)
-        return shaped[int(fraction(*item_parts(item["key"], self.seed), "focus") * len(shaped))]
+        return list(shaped)[int(fraction(*item_parts(item["key"], self.seed), "focus") * len(shaped))]
 
     def offered(self, item: dict[str, Any]) -> list[str]:
         """The questions the focus sentence is turned into, the item's own type first."""
-        shapes = question_shapes(self.focus(item), subject_name(item))
+        shaped = shaped_sentences(item["chunk"][: self.chunk_chars], subject_name(item))
+        shapes = shaped.get(self.focus(item), ())
         ordered = sorted(shapes, key=lambda shape: shape.question_type != item["question_type"])
         return [shape.question for shape in ordered]
 
@@ -77,3 +80,32 @@ class ChosenQuestionStage(FocusedQuestionStage):
             detail = f"{response.question[:80]!r} is not one of the questions offered"
             raise ParseFailure("question_not_offered", detail)
         return super().parse(item, response)
+
+
+@functools.lru_cache(maxsize=256)
+def shaped_sentences(chunk: str, name: str | None) -> dict[str, tuple[Shaped, ...]]:
+    """The chunk's answer sentences with the questions they are turned into, each question kept
+    only where a reader would look for its answer in that sentence: of the chunk's sentences,
+    the first sharing most of its words says what the sentence says (seen live: "What does
+    this library support?" over a README whose opening sentence says "library" and "supports"
+    first). Cached: an item's focus, schema, prompt and parse all read them."""
+    sentences = split_sentences(chunk)
+    shaped: dict[str, tuple[Shaped, ...]] = {}
+    for sentence in evidence_sentences(chunk):
+        kept = tuple(
+            s for s in question_shapes(sentence, name) if _points_at(s.question, sentence, sentences)
+        )
+        if kept:
+            shaped[sentence] = kept
+    return shaped
+
+
+def _points_at(question: str, sentence: str, sentences: list[str]) -> bool:
+    asked = set(content_words(question))
+    best = max(sentences, key=lambda s: len(asked & set(content_words(s))), default="")
+    said = set(content_words(best))
+    return bool(asked & said) and len(said & set(words(sentence))) >= MOSTLY * len(said)
+
+
+#: the share of the best-matching sentence's content words its answer sentence must hold
+MOSTLY = 0.8

@@ -5,7 +5,7 @@ several are a schema enum, and a chunk with no shape is asked as a focused quest
 import pytest
 
 from lettuce_build.engine.stage import ParseFailure
-from lettuce_build.stages.question_choice import ChosenQuestionStage
+from lettuce_build.stages.question_choice import ChosenQuestionStage, shaped_sentences
 from lettuce_build.stages.questions import Asked
 
 CHUNK = (
@@ -55,3 +55,13 @@ def test_a_chunk_with_no_shape_is_asked_as_a_focused_question():
     assert stage.offered(plain) == [] and stage.applies(plain)
     assert "pattern" in stage.item_schema(plain)["properties"]["question"]
     assert "Write the question this fact answers" in stage.render(plain).messages[-1].content
+
+
+def test_a_question_whose_words_point_at_another_sentence_is_not_offered():
+    earlier = "Fastgrid is a library for large tables. This library provides a pager and a sorter."
+    offered = [shape.question for shapes in shaped_sentences(earlier, None).values() for shape in shapes]
+    assert offered == ["What is Fastgrid?"]  # "What does this library provide?" points at the first
+    alone = "Fastgrid pages rows on screen. This library provides a pager and a sorter."
+    assert [s.question for s in shaped_sentences(alone, None)[alone.split(". ")[1]]] == [
+        "What does this library provide?"
+    ]
