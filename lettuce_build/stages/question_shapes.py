@@ -60,6 +60,13 @@ _ASKS = {
     "define": "define",
     "store": "store",
     "check": "check",
+    "consist of": "consist of",
+    "represent": "represent",
+    "describe": "describe",
+    "cover": "cover",
+    "measure": "measure",
+    "implement": "implement",
+    "compute": "compute",
     "depend on": "depend on",
     "work with": "work with",
     "come with": "come with",
@@ -110,7 +117,12 @@ _COUNTED = regex.compile(
     r"(?:over |about |around |up to |more than |at least |nearly )?"
     r"(?P<number>\d[\d,.]*) (?P<noun>[a-z]{3,}s)\b"
 )
-_COPULA = regex.compile(rf"^{_SUBJECT} (?P<be>is|are) (?P<not>not )?(?P<rest>.+)$")
+_COPULA = regex.compile(rf"^{_SUBJECT} (?P<be>is|are|was|were) (?P<not>not )?(?P<rest>.+)$")
+_THERE_ARE = regex.compile(
+    r"^There (?P<be>are|were) (?:over |about |around |more than |at least |nearly )?"
+    r"(?P<number>\d[\d,.]*) (?P<noun>[a-z]{3,}s)\b"
+    r"(?:(?P<where> (?:in|per|for) [^,;:()\[\]!?\n]{3,60})(?:,|$)|[ ,]|$)"
+)
 #: a predicate a yes/no question carries whole: up to ten plain words, no clause after a comma
 _PLAIN_PREDICATE = regex.compile(r"[^,;:()\[\]!?\n]{2,90}")
 _CAN = regex.compile(
@@ -162,6 +174,9 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
         if match["how"]:
             shaped.append(Shaped(f"How can you {match['goal']}?", "Instrumental/Procedural"))
         shaped.append(Shaped(f"Can you {match['goal']}?", "Verification"))
+    if match := _THERE_ARE.match(text):
+        where = match["where"] or ""
+        shaped.append(Shaped(f"How many {match['noun']} {match['be']} there{where}?", "Quantification"))
     if match := _IF.match(text):
         shaped.append(Shaped(f"What happens if {match['condition']}?", "Causal Consequence"))
     shaped += _subject_shapes(text, name)

@@ -46,6 +46,21 @@ from lettuce_build.stages.question_shapes import Shaped, question_shapes, subjec
             Shaped("What is the main goal of attrs?", "Goal Orientation"),
         ),
         (
+            "There are 150 samples in the dataset, 50 of each class.",
+            None,
+            Shaped("How many samples are there in the dataset?", "Quantification"),
+        ),
+        (
+            "The target variable represents the median house value.",
+            None,
+            Shaped("What does the target variable represent?", "Feature Specification"),
+        ),
+        (
+            "The data was collected by the US Census in 1990.",
+            None,
+            Shaped("Was the data collected by the US Census in 1990?", "Verification"),
+        ),
+        (
             "This library does not support Python 2.",
             None,
             Shaped("Does this library support Python 2?", "Verification"),
