@@ -23,7 +23,7 @@ from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
 from lettuce_build.stages.answers import evidence_sentences
 from lettuce_build.stages.question_shapes import Shaped, question_shapes, subject_name
-from lettuce_build.stages.questions import Asked, FocusedQuestionStage
+from lettuce_build.stages.questions import Asked, FocusedQuestionStage, focus_terms
 
 
 class ChosenQuestionStage(FocusedQuestionStage):
@@ -90,18 +90,40 @@ def shaped_sentences(chunk: str, name: str | None) -> dict[str, tuple[Shaped, ..
     this library support?" over a README whose opening sentence says "library" and "supports"
     first). Cached: an item's focus, schema, prompt and parse all read them."""
     sentences = split_sentences(chunk)
+    answering = evidence_sentences(chunk)
     shaped: dict[str, tuple[Shaped, ...]] = {}
-    for sentence in evidence_sentences(chunk):
-        kept = tuple(
-            s for s in question_shapes(sentence, name) if _points_at(s.question, sentence, sentences)
-        )
-        if kept:
+    for sentence in answering:
+        shapes = question_shapes(sentence, name)
+        if kept := tuple(s for s in shapes if _points_at(s.question, sentence, sentences, name)):
             shaped[sentence] = kept
+    if shaped:
+        return shaped
+    # no sentence has a shape: a question about a term only its sentence holds
+    for sentence in answering:
+        about = [
+            Shaped(f"What should I know about {term}?", "Concept Completion") for term in names(sentence)
+        ]
+        if fitting := next((s for s in about if _points_at(s.question, sentence, sentences, name)), None):
+            shaped[sentence] = (fitting,)
     return shaped
 
 
-def _points_at(question: str, sentence: str, sentences: list[str]) -> bool:
-    asked = set(content_words(question))
+def names(sentence: str) -> list[str]:
+    """The sentence's terms a question can ask about bare, longest first: names ("PyTorch",
+    "MPI", not the sentence's opening word) and code in backticks; no common word ("What should
+    I know about terminal?", "... about 5-lines?" read wrong)."""
+    opening = sentence.split(" ", 1)[0]
+    return [
+        term
+        for term in focus_terms(sentence)
+        if f"`{term}`" in sentence or (term != opening and any(c.isupper() for c in term))
+    ]
+
+
+def _points_at(question: str, sentence: str, sentences: list[str], name: str | None) -> bool:
+    """Whether the chunk's first sentence sharing most of the question's content words says what
+    ``sentence`` says; the project's name is in every sentence and points nowhere."""
+    asked = set(content_words(question)) - {(name or "").lower()}
     best = max(sentences, key=lambda s: len(asked & set(content_words(s))), default="")
     said = set(content_words(best))
     return bool(asked & said) and len(said & set(words(sentence))) >= MOSTLY * len(said)
