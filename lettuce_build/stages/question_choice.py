@@ -37,15 +37,22 @@ class ChosenQuestionStage(FocusedQuestionStage):
         # both prompts make this stage's questions: a change to either asks again
         return f"{self.template.version}+{load_prompt(FocusedQuestionStage.prompt).version}"
 
+    def shaped(self, item: dict[str, Any]) -> dict[str, tuple[Shaped, ...]]:
+        """The item's sentences that offer questions (none in a language other than English:
+        the shapes are English)."""
+        if item.get("language", "en") not in ("en", None):
+            return {}
+        return shaped_sentences(item["chunk"][: self.chunk_chars], subject_name(item))
+
     def focus(self, item: dict[str, Any]) -> str:
-        shaped = shaped_sentences(item["chunk"][: self.chunk_chars], subject_name(item))
+        shaped = self.shaped(item)
         if not shaped:
             return super().focus(item)
         return list(shaped)[int(fraction(*item_parts(item["key"], self.seed), "focus") * len(shaped))]
 
     def offered(self, item: dict[str, Any]) -> list[str]:
         """The questions the focus sentence is turned into, the item's own type first."""
-        shaped = shaped_sentences(item["chunk"][: self.chunk_chars], subject_name(item))
+        shaped = self.shaped(item)
         shapes = shaped.get(self.focus(item), ())
         ordered = sorted(shapes, key=lambda shape: shape.question_type != item["question_type"])
         return [shape.question for shape in ordered]

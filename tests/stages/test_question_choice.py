@@ -78,3 +78,9 @@ def test_a_chunk_with_no_shape_is_asked_about_a_term_only_its_sentence_holds():
     )
     assert stage.offered(plain) == ["What should I know about Fastgrid?"]  # a name, never "terminal"
     assert stage.focus(plain) == "Pages of rows come from Fastgrid on screen."
+
+
+def test_a_sentence_in_another_language_offers_no_english_question():
+    stage = ChosenQuestionStage()
+    german = {**item("Fastgrid pages rows on screen. The package provides a pager."), "language": "de"}
+    assert stage.offered(german) == [] and stage.applies(german)
