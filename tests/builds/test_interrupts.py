@@ -86,7 +86,8 @@ def test_a_signal_stops_the_build_keeps_its_answers_and_the_rerun_finishes_it(tm
         os.killpg(process.pid, signum)
         _, err = process.communicate(timeout=30)
         assert time.monotonic() - asked_at < 10
-        assert process.returncode == status, f"answered {model.answered}: " + err[-3000:]
+        said = [line for line in err.splitlines() if "Exception" in line or "Interrupted" in line]
+        assert process.returncode == status, f"answered {model.answered}: {said} " + err[-3000:]
         lines = [line for line in err.splitlines() if line.startswith("interrupted: ")]
         assert (
             len(lines) == 1 and "answers kept" in lines[0] and "run the same command to continue" in lines[0]
