@@ -23,7 +23,7 @@ from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
 from lettuce_build.stages.answers import evidence_sentences
 from lettuce_build.stages.question_shapes import Shaped, question_shapes, subject_name
-from lettuce_build.stages.questions import Asked, FocusedQuestionStage, focus_terms
+from lettuce_build.stages.questions import Asked, FocusedQuestionStage
 
 
 class ChosenQuestionStage(FocusedQuestionStage):
@@ -103,28 +103,7 @@ def shaped_sentences(chunk: str, name: str | None) -> dict[str, tuple[Shaped, ..
         shapes = question_shapes(sentence, name)
         if kept := tuple(s for s in shapes if _points_at(s.question, sentence, sentences, name)):
             shaped[sentence] = kept
-    if shaped:
-        return shaped
-    # no sentence has a shape: a question about a term only its sentence holds
-    for sentence in answering:
-        about = [
-            Shaped(f"What should I know about {term}?", "Concept Completion") for term in names(sentence)
-        ]
-        if fitting := next((s for s in about if _points_at(s.question, sentence, sentences, name)), None):
-            shaped[sentence] = (fitting,)
     return shaped
-
-
-def names(sentence: str) -> list[str]:
-    """The sentence's terms a question can ask about bare, longest first: names ("PyTorch",
-    "MPI", not the sentence's opening word) and code in backticks; no common word ("What should
-    I know about terminal?", "... about 5-lines?" read wrong)."""
-    opening = sentence.split(" ", 1)[0]
-    return [
-        term
-        for term in focus_terms(sentence)
-        if f"`{term}`" in sentence or (term != opening and any(c.isupper() for c in term))
-    ]
 
 
 def _points_at(question: str, sentence: str, sentences: list[str], name: str | None) -> bool:

@@ -51,11 +51,7 @@ def test_one_question_offered_is_taken_without_a_model_call():
 
 def test_a_chunk_with_no_shape_is_asked_as_a_focused_question():
     stage = ChosenQuestionStage()
-    # every term of its one answer sentence points at the question before it
-    plain = item(
-        "Do rows scroll with arrow keys on a terminal keyboard, mouse or touchpad screen?\n\n"
-        "Rows scroll with the arrow keys on any terminal."
-    )
+    plain = item("Fastgrid pages rows on screen. Rows scroll with the arrow keys on any terminal.")
     assert stage.offered(plain) == [] and stage.applies(plain)
     assert "pattern" in stage.item_schema(plain)["properties"]["question"]
     assert "Write the question this fact answers" in stage.render(plain).messages[-1].content
@@ -69,15 +65,6 @@ def test_a_question_whose_words_point_at_another_sentence_is_not_offered():
     assert [s.question for s in shaped_sentences(alone, None)[alone.split(". ")[1]]] == [
         "What does this library provide?"
     ]
-
-
-def test_a_chunk_with_no_shape_is_asked_about_a_term_only_its_sentence_holds():
-    stage = ChosenQuestionStage()
-    plain = item(
-        "Pages of rows come from Fastgrid on screen. Rows scroll with the arrow keys on any terminal."
-    )
-    assert stage.offered(plain) == ["What should I know about Fastgrid?"]  # a name, never "terminal"
-    assert stage.focus(plain) == "Pages of rows come from Fastgrid on screen."
 
 
 def test_a_sentence_in_another_language_offers_no_english_question():
