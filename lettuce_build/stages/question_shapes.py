@@ -137,6 +137,13 @@ _YOU_CAN = regex.compile(
     r"^You can (?P<goal>[a-z][^,;:()\[\]!?\n]{3,80}?)(?P<how> (?:by|with|using|via|through) .+)?$"
 )
 _IF = regex.compile(r"^If (?P<condition>[^,;:()\[\]!?\n]{3,80}), \S")
+#: a predicate in the passive with how it was done ("computed from ...", "stored in ..."): asked
+#: as "How are X computed?"
+_PASSIVE = regex.compile(
+    r"^(?P<adverb>(?:also|now|usually|typically|often|then|first) )?"
+    r"(?P<participle>[a-z]{3,}ed|built|made|written|done|taken|given|shown|kept|held|sent|run|set"
+    r"|read|found|known|drawn|chosen) (?:from|by|with|in|into|using|via|through|as|on) \S"
+)
 #: a predicate that defines its subject ("is a library", "are the files"), or gives its purpose
 _DEFINING = regex.compile(r"^(?:a|an|the|one of|used (?:to|for)|to) ")
 MAX_WORDS = 14
@@ -163,7 +170,8 @@ def _plain(text: str) -> str:
 def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
     """Questions ``sentence`` answers, turned from its own words (none: it has no shape known
     here). ``name``: what "It" stands for (the document's project), when known."""
-    text = " ".join(_plain(sentence).split()).rstrip(".")
+    # a parenthesis is an aside a question leaves out ("an aspirate (FNA) of a mass")
+    text = " ".join(regex.sub(r" \([^()]*\)", "", _plain(sentence)).split()).rstrip(".")
     first = text.split(" ", 1)[0] if text else ""
     if not first or (first[0].islower() and english.is_english(first) is not False):
         return []  # a list item's fragment or a continuation ("a concise overview ..."): no sentence
@@ -199,7 +207,10 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
             kind = "Goal Orientation" if rest.startswith(("used", "to ")) else "Definition"
             asked = f"What {match['be']} {subject} used for?" if rest.startswith("used") else None
             shaped.append(Shaped(asked or f"What {match['be']} {subject}?", kind))
-        elif len(rest.split()) <= 10 and _PLAIN_PREDICATE.fullmatch(rest):
+        elif not match["not"] and (passive := _PASSIVE.match(rest)):
+            how = f"How {match['be']} {subject} {passive['adverb'] or ''}{passive['participle']}?"
+            shaped.append(Shaped(how, "Instrumental/Procedural"))
+        if len(rest.split()) <= 10 and _PLAIN_PREDICATE.fullmatch(rest) and not _DEFINING.match(rest):
             shaped.append(Shaped(f"{match['be'].capitalize()} {subject} {rest}?", "Verification"))
     if (match := _CAN.match(text)) and (subject := _subject(match["subject"], name)):
         shaped.append(Shaped(f"Can {subject} {match['rest']}?", "Verification"))

@@ -61,6 +61,16 @@ from lettuce_build.stages.question_shapes import Shaped, question_shapes, subjec
             Shaped("Was the data collected by the US Census in 1990?", "Verification"),
         ),
         (
+            "Features are computed from a digitized image of a fine needle aspirate (FNA) of a breast mass.",
+            None,
+            Shaped("How are features computed?", "Instrumental/Procedural"),
+        ),
+        (
+            "The target values are stored in a scipy CSR sparse matrix, with 804414 samples.",
+            None,
+            Shaped("How are the target values stored?", "Instrumental/Procedural"),
+        ),
+        (
             "This library does not support Python 2.",
             None,
             Shaped("Does this library support Python 2?", "Verification"),
