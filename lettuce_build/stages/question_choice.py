@@ -21,9 +21,9 @@ from lettuce_build.core.words import content_words, words
 from lettuce_build.engine.stage import ParseFailure
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
-from lettuce_build.stages.answers import evidence_sentences
+from lettuce_build.stages.answers import evidence_sentences, neighbourhood
 from lettuce_build.stages.question_shapes import Shaped, question_shapes, subject_name
-from lettuce_build.stages.questions import Asked, FocusedQuestionStage
+from lettuce_build.stages.questions import Asked, FocusedQuestionStage, foreign_words
 
 
 class ChosenQuestionStage(FocusedQuestionStage):
@@ -86,7 +86,17 @@ class ChosenQuestionStage(FocusedQuestionStage):
         if offered and response.question not in offered:
             detail = f"{response.question[:80]!r} is not one of the questions offered"
             raise ParseFailure("question_not_offered", detail)
-        return super().parse(item, response)
+        asked = super().parse(item, response)
+        # a written question (no shape) may bring no word its passage lacks: those the embedded
+        # model brought made its worst questions ("Can you use analysism to ...?", "What is the
+        # 407-499th percentile of ...?")
+        passage = " ".join(
+            neighbourhood(evidence_sentences(item["chunk"][: self.chunk_chars]), asked["focus"], 1)
+        )
+        if not offered and (foreign := foreign_words(asked["question"], passage or asked["focus"])):
+            detail = f"{asked['question'][:80]!r} brings words its passage lacks ({', '.join(foreign[:5])})"
+            raise ParseFailure("question_off_focus", detail)
+        return asked
 
 
 @functools.lru_cache(maxsize=256)

@@ -142,7 +142,12 @@ _IF = regex.compile(r"^If (?P<condition>[^,;:()\[\]!?\n]{3,80}), \S")
 _PASSIVE = regex.compile(
     r"^(?P<adverb>(?:also|now|usually|typically|often|then|first) )?"
     r"(?P<participle>[a-z]{3,}ed|built|made|written|done|taken|given|shown|kept|held|sent|run|set"
-    r"|read|found|known|drawn|chosen) (?:from|by|with|in|into|using|via|through|as|on) \S"
+    r"|read|found|known|drawn|chosen) (?P<preposition>from|by|with|in|into|using|via|through|as|on) \S"
+)
+#: participles whose "from" names a source: asked "Where ... from?" ("taken from Fisher's paper")
+_FROM_A_SOURCE = frozenset(
+    "taken derived obtained collected downloaded drawn loaded imported fetched retrieved adapted"
+    " copied".split()
 )
 #: a predicate that defines its subject ("is a library", "are the files"), or gives its purpose
 _DEFINING = regex.compile(r"^(?:a|an|the|one of|used (?:to|for)|to) ")
@@ -208,8 +213,11 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
             asked = f"What {match['be']} {subject} used for?" if rest.startswith("used") else None
             shaped.append(Shaped(asked or f"What {match['be']} {subject}?", kind))
         elif not match["not"] and (passive := _PASSIVE.match(rest)):
-            how = f"How {match['be']} {subject} {passive['adverb'] or ''}{passive['participle']}?"
-            shaped.append(Shaped(how, "Instrumental/Procedural"))
+            done = f"{match['be']} {subject} {passive['adverb'] or ''}{passive['participle']}"
+            where = passive["preposition"] == "from" and passive["participle"] in _FROM_A_SOURCE
+            shaped.append(
+                Shaped(f"Where {done} from?" if where else f"How {done}?", "Instrumental/Procedural")
+            )
         if len(rest.split()) <= 10 and _PLAIN_PREDICATE.fullmatch(rest) and not _DEFINING.match(rest):
             shaped.append(Shaped(f"{match['be'].capitalize()} {subject} {rest}?", "Verification"))
     if (match := _CAN.match(text)) and (subject := _subject(match["subject"], name)):

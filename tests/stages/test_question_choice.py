@@ -71,3 +71,13 @@ def test_a_sentence_in_another_language_offers_no_english_question():
     stage = ChosenQuestionStage()
     german = {**item("Fastgrid pages rows on screen. The package provides a pager."), "language": "de"}
     assert stage.offered(german) == [] and stage.applies(german)
+
+
+def test_a_written_question_brings_no_word_its_passage_lacks():
+    stage = ChosenQuestionStage()
+    plain = item("Fastgrid pages rows on screen. Rows scroll with the arrow keys on any terminal.")
+    focus = stage.focus(plain)
+    assert stage.parse(plain, Asked(question="How do rows scroll on a terminal?"))["focus"] == focus
+    with pytest.raises(ParseFailure) as failure:  # seen live: "Can you use analysism to ...?"
+        stage.parse(plain, Asked(question="Can you use analysism to scroll rows on a terminal?"))
+    assert failure.value.reason == "question_off_focus"

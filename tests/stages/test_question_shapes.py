@@ -71,6 +71,11 @@ from lettuce_build.stages.question_shapes import Shaped, question_shapes, subjec
             Shaped("How are the target values stored?", "Instrumental/Procedural"),
         ),
         (
+            "The dataset is taken from Fisher's paper.",
+            None,
+            Shaped("Where is the dataset taken from?", "Instrumental/Procedural"),
+        ),
+        (
             "This library does not support Python 2.",
             None,
             Shaped("Does this library support Python 2?", "Verification"),

@@ -99,7 +99,7 @@ def respond(request: ChatRequest) -> str:
     if "the question that a fact answers" in system:  # focused questions: about a term of the fact
         fact = request.messages[-1].content.rsplit("Fact: ", 1)[1].split("\n", 1)[0]
         term = focus_terms(fact)[0]  # the decoding pattern makes a real model use one of these
-        return json.dumps({"question": f"What is known about {term} here?"})
+        return json.dumps({"question": f"What is {term}?"})
     if "choosing sentences from the evidence" in system:  # extractive answers: the first two offered
         offered = request.messages[-1].content.split("Evidence sentences:\n", 1)[1].split("\nChoose", 1)[0]
         sentences = [line[2:].strip() for line in offered.splitlines() if line.startswith("- ")]
