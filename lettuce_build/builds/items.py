@@ -31,7 +31,6 @@ from lettuce_build.sources.base import LoadOptions, Source, Tally
 WORK_DIR = "work"
 #: items per part file: the most the driver holds while writing them
 PART_ITEMS = 2000
-_TALLY = "tally.json"
 
 
 class StoredItems(BaseModel):

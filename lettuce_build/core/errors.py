@@ -123,5 +123,10 @@ class UserNetError(LettuceError):
     """The user-mode network could not be attached to a sandbox."""
 
 
+class SandboxError(LettuceError):
+    """No sandbox (or no user-mode network for one) on this machine: untrusted code never runs
+    outside one."""
+
+
 class PhaseError(LettuceError):
     """A phase that cannot run (its input is missing) or that failed its checks."""

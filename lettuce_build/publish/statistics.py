@@ -29,8 +29,6 @@ from lettuce_build.view.span_report import span_quality
 from lettuce_build.view.validate import validate
 
 STATS_FILE = "card_stats.json"
-#: what a row of your own data may bring (its metadata's ``given`` lists them)
-GIVEN = ("question", "answer", "labels")
 
 
 class ConfigStats(BaseModel):

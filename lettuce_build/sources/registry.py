@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from lettuce_build.core.errors import UnknownSource
+from lettuce_build.core.errors import SourceError, UnknownSource
 from lettuce_build.sources.acl import AclSource
 from lettuce_build.sources.base import Source
 from lettuce_build.sources.code import CodeSource
@@ -38,7 +38,7 @@ def register_source(cls: type[Source]) -> type[Source]:
         ...
     """
     if cls.name in SOURCES and SOURCES[cls.name] is not cls:
-        raise ValueError(f"a source named {cls.name!r} is already registered: {SOURCES[cls.name].__name__}")
+        raise SourceError(f"a source named {cls.name!r} is already registered: {SOURCES[cls.name].__name__}")
     SOURCES[cls.name] = cls
     return cls
 

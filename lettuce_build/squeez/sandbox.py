@@ -44,7 +44,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from lettuce_build.core.errors import UserNetError
+from lettuce_build.core.errors import SandboxError, UserNetError
 from lettuce_build.squeez.supervision import Captured, collect, first_process
 from lettuce_build.squeez.usernet import INSTALL_HINT, UserNetwork, missing_tools, resolv_conf
 
@@ -234,9 +234,9 @@ class Sandbox:
         """``argv`` run inside the sandbox with ``tree`` at /repo (writable) and the given mounts;
         with ``network``, reaching the outside through pasta, never the host."""
         if self.isolation.mode != "bwrap":
-            raise RuntimeError("no sandbox on this machine: " + self.isolation.note)
+            raise SandboxError("no sandbox on this machine: " + self.isolation.note)
         if network and self.isolation.network != "pasta":
-            raise RuntimeError(f"no user-mode network on this machine: {INSTALL_HINT}")
+            raise SandboxError(f"no user-mode network on this machine: {INSTALL_HINT}")
         info_read, info_write = os.pipe()
         block_read, block_write = os.pipe()
         wrapped = self._argv(
