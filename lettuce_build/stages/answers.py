@@ -14,9 +14,8 @@ from lettuce_build.core import english
 from lettuce_build.core.gates import DEFAULT_GATES, GateConfig, answer_problem, markup_share
 from lettuce_build.core.sentences import complete_prefix, is_complete, split_sentences
 from lettuce_build.core.words import content_words
-from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import CutText, ParseFailure, Sampling
-from lettuce_build.llm.protocol import Backend, ChatRequest
+from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.judge import AnswerJudgeStage
 from lettuce_build.stages.prompted import PromptedStage
 
@@ -245,9 +244,3 @@ NEIGHBOURS = 2
 def answer_stage(mode: AnswerMode, *, focused: bool = False) -> AnswerStage:
     """The answer stage of a source in this mode (``focused``: its questions carry a focus)."""
     return ExtractiveAnswerStage(focused=focused) if mode == "extractive" else AnswerStage()
-
-
-def generate_grounded_answer(question: str, evidence: str, backend: Backend, *, seed: int = 0) -> str:
-    """One grounded answer (uncached)."""
-    item = {"key": question[:64], "question": question, "context": evidence}
-    return call_stage(AnswerStage(), item, backend, seed=seed)["answer"]

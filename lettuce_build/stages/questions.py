@@ -12,9 +12,8 @@ from lettuce_build.core import gates
 from lettuce_build.core.seeding import fraction, item_parts
 from lettuce_build.core.sentences import sentence_count, split_sentences
 from lettuce_build.core.words import STOPWORDS, content_words, context_stems
-from lettuce_build.engine.runner import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling
-from lettuce_build.llm.protocol import Backend, ChatRequest
+from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.answers import NEIGHBOURS, evidence_sentences, neighbourhood
 from lettuce_build.stages.prompted import PromptedStage
 from lettuce_build.stages.question_fit import QuestionFitCheck
@@ -317,9 +316,3 @@ def points_elsewhere(question: str, chunk: str, passage: str) -> str | None:
     best = [s for shared, s in scored if shared == top and top]
     inside = [s for s in best if len(set(content_words(s)) - held) <= len(content_words(s)) / 5]
     return best[0] if best and not inside else None
-
-
-def generate_question(chunk: str, question_type: str, backend: Backend, *, seed: int = 0) -> str:
-    """One question for one chunk (uncached)."""
-    item = {"key": chunk[:64], "chunk": chunk, "question_type": question_type}
-    return call_stage(QuestionStage(), item, backend, seed=seed)["question"]

@@ -4,9 +4,7 @@ import pytest
 
 from lettuce_build.core import english
 from lettuce_build.engine.stage import ParseFailure
-from lettuce_build.stages.answers import AnswerStage, generate_grounded_answer
-
-from ..support.scripted import ScriptedBackend
+from lettuce_build.stages.answers import AnswerStage
 
 
 def test_an_answer_under_forty_characters_is_rejected():
@@ -18,12 +16,6 @@ def test_an_answer_under_forty_characters_is_rejected():
 def test_sampling_defaults_follow_the_spec():
     request = AnswerStage().render({"context": "evidence", "question": "q?"})
     assert (request.temperature, request.max_tokens) == (0.7, 400)
-
-
-def test_the_single_item_call_strips_the_answer():
-    text = "  Install it with pip install fastgrid; it needs Python 3.10.  "
-    evidence = "Install fastgrid with pip install fastgrid. It needs Python 3.10 or newer."
-    assert generate_grounded_answer("How?", evidence, ScriptedBackend(lambda r: text)) == text.strip()
 
 
 def test_a_sentence_that_introduces_a_block_is_never_offered():

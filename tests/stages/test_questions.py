@@ -7,10 +7,7 @@ from lettuce_build.stages.questions import (
     QUESTION_TYPES,
     QuestionStage,
     clean_question,
-    generate_question,
 )
-
-from ..support.scripted import ScriptedBackend
 
 
 def test_there_are_eighteen_question_types():
@@ -43,14 +40,6 @@ def test_the_prompt_carries_the_type_and_the_truncated_chunk():
     user = request.messages[-1].content
     assert "Definition question (asks what something means)" in user and "TAIL" not in user
     assert request.temperature == 0.7 and request.max_tokens == 80
-
-
-def test_the_single_item_call_for_notebooks():
-    backend = ScriptedBackend(lambda r: "Question: What does fastgrid render?")
-    assert (
-        generate_question("fastgrid renders tables.", "Concept Completion", backend)
-        == "What does fastgrid render?"
-    )
 
 
 FASTGRID = (
