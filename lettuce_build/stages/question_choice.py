@@ -6,8 +6,11 @@ system for the Xet-hf-xet-... should answer?"); turned from the sentence, a ques
 by construction, and the likelihood check still scores the one chosen (`QuestionFitCheck`).
 
 The sentence a question is about is drawn (with the build's seed) among the chunk's sentences
-that have a shape; a chunk with none is asked about as `FocusedQuestionStage` asks, the model
-writing under its pattern. One question offered is taken without a model call.
+that have a shape. An English chunk with none fails (``no_question_shape``, not retried): the
+embedded model's written questions were the worst part of its samples even under a pattern and
+every check ("What is the do better of hf-xet?", "Are you a predictive or clustering model?").
+A chunk in another language (the shapes are English) is asked as `FocusedQuestionStage` asks,
+the model writing under its pattern. One question offered is taken without a model call.
 """
 
 from __future__ import annotations
@@ -37,10 +40,14 @@ class ChosenQuestionStage(FocusedQuestionStage):
         # both prompts make this stage's questions: a change to either asks again
         return f"{self.template.version}+{load_prompt(FocusedQuestionStage.prompt).version}"
 
+    @staticmethod
+    def english(item: dict[str, Any]) -> bool:
+        return item.get("language") in ("en", None)
+
     def shaped(self, item: dict[str, Any]) -> dict[str, tuple[Shaped, ...]]:
         """The item's sentences that offer questions (none in a language other than English:
         the shapes are English)."""
-        if item.get("language", "en") not in ("en", None):
+        if not self.english(item):
             return {}
         return shaped_sentences(item["chunk"][: self.chunk_chars], subject_name(item))
 
@@ -58,10 +65,14 @@ class ChosenQuestionStage(FocusedQuestionStage):
         return [shape.question for shape in ordered]
 
     def applies(self, item: dict[str, Any]) -> bool:
-        return len(self.offered(item)) != 1
+        # a model call to choose among several; to write one in another language
+        return len(self.offered(item)) > 1 or not self.english(item)
 
     def passed(self, item: dict[str, Any]) -> dict[str, Any]:
-        return self.parse(item, Asked(question=self.offered(item)[0]))
+        if not (offered := self.offered(item)):
+            detail = "no sentence of the chunk turns into a question that points at it"
+            raise ParseFailure("no_question_shape", detail, retry=False)
+        return self.parse(item, Asked(question=offered[0]))
 
     def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
         if not (offered := self.offered(item)):

@@ -61,6 +61,9 @@ _ASKS = {
     "store": "store",
     "check": "check",
     "consist of": "consist of",
+    "render": "render",
+    "read": "read",
+    "write": "write",
     "represent": "represent",
     "describe": "describe",
     "cover": "cover",
@@ -118,6 +121,11 @@ _COUNTED = regex.compile(
     r"(?P<number>\d[\d,.]*) (?P<noun>[a-z]{3,}s)\b"
 )
 _COPULA = regex.compile(rf"^{_SUBJECT} (?P<be>is|are|was|were) (?P<not>not )?(?P<rest>.+)$")
+_TAKES = regex.compile(
+    rf"^{_SUBJECT} (?P<verb>takes?) (?:about |around |over |under |up to |less than |more than |nearly )?"
+    r"(?:\d[\d,.]*|an?|one|two|three|four|five|ten|a few) "
+    r"(?:milliseconds?|ms|seconds?|minutes?|hours?|days?|weeks?)\b"
+)
 _THERE_ARE = regex.compile(
     r"^There (?P<be>are|were) (?:over |about |around |more than |at least |nearly )?"
     r"(?P<number>\d[\d,.]*) (?P<noun>[a-z]{3,}s)\b"
@@ -202,6 +210,9 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
         verb = _COUNT_FORMS[match["verb"]]
         aux = "do" if match["verb"] == verb else "does"
         shaped.append(Shaped(f"How many {match['noun']} {aux} {subject} {verb}?", "Quantification"))
+    if (match := _TAKES.match(text)) and (subject := _subject(match["subject"], name)):
+        aux = "does" if match["verb"] == "takes" else "do"
+        shaped.append(Shaped(f"How long {aux} {subject} take?", "Quantification"))
     if (match := _ASKED.match(text)) and (subject := _subject(match["subject"], name)):
         verb = _VERB_FORMS[match["verb"]]
         aux = "do" if match["verb"] == verb else "does"

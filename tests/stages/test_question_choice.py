@@ -1,6 +1,7 @@
 """The embedded model's question is chosen among those turned from its answer's sentence: a
 sentence with a shape is preferred as the focus, one question offered is taken without a call,
-several are a schema enum, and a chunk with no shape is asked as a focused question."""
+several are a schema enum; an English chunk with no shape fails without a call, and one in
+another language is asked as a focused question."""
 
 import pytest
 
@@ -49,12 +50,13 @@ def test_one_question_offered_is_taken_without_a_model_call():
     }
 
 
-def test_a_chunk_with_no_shape_is_asked_as_a_focused_question():
+def test_an_english_chunk_with_no_shape_fails_without_a_model_call():
     stage = ChosenQuestionStage()
     plain = item("Fastgrid pages rows on screen. Rows scroll with the arrow keys on any terminal.")
-    assert stage.offered(plain) == [] and stage.applies(plain)
-    assert "pattern" in stage.item_schema(plain)["properties"]["question"]
-    assert "Write the question this fact answers" in stage.render(plain).messages[-1].content
+    assert stage.offered(plain) == [] and not stage.applies(plain)
+    with pytest.raises(ParseFailure) as failure:
+        stage.passed(plain)
+    assert failure.value.reason == "no_question_shape" and not failure.value.retry
 
 
 def test_a_question_whose_words_point_at_another_sentence_is_not_offered():
@@ -70,12 +72,17 @@ def test_a_question_whose_words_point_at_another_sentence_is_not_offered():
 def test_a_sentence_in_another_language_offers_no_english_question():
     stage = ChosenQuestionStage()
     german = {**item("Fastgrid pages rows on screen. The package provides a pager."), "language": "de"}
-    assert stage.offered(german) == [] and stage.applies(german)
+    assert stage.offered(german) == [] and stage.applies(german)  # the model writes it
+    assert "pattern" in stage.item_schema(german)["properties"]["question"]
+    assert "Write the question this fact answers" in stage.render(german).messages[-1].content
 
 
 def test_a_written_question_brings_no_word_its_passage_lacks():
     stage = ChosenQuestionStage()
-    plain = item("Fastgrid pages rows on screen. Rows scroll with the arrow keys on any terminal.")
+    plain = {
+        **item("Fastgrid pages rows on screen. Rows scroll with the arrow keys on any terminal."),
+        "language": "fr",
+    }
     focus = stage.focus(plain)
     assert stage.parse(plain, Asked(question="How do rows scroll on a terminal?"))["focus"] == focus
     with pytest.raises(ParseFailure) as failure:  # seen live: "Can you use analysism to ...?"

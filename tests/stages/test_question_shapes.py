@@ -76,6 +76,16 @@ from lettuce_build.stages.question_shapes import Shaped, question_shapes, subjec
             Shaped("Where is the dataset taken from?", "Instrumental/Procedural"),
         ),
         (
+            "Builds of 200 posts take about two seconds on a laptop.",
+            None,
+            Shaped("How long do builds of 200 posts take?", "Quantification"),
+        ),
+        (
+            "`pebble build` renders the site into `public/`.",
+            None,
+            Shaped("What does `pebble build` render?", "Feature Specification"),
+        ),
+        (
             "This library does not support Python 2.",
             None,
             Shaped("Does this library support Python 2?", "Verification"),
