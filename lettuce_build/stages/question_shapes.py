@@ -157,6 +157,9 @@ _FROM_A_SOURCE = frozenset(
     "taken derived obtained collected downloaded drawn loaded imported fetched retrieved adapted"
     " copied".split()
 )
+#: a second clause in a predicate ("encrypted with AES and the key is derived with scrypt"): a
+#: yes/no question cannot carry it
+_SECOND_CLAUSE = regex.compile(r" (?:is|are|was|were|has|have|does|do|can|will) ")
 #: a predicate that defines its subject ("is a library", "are the files"), or gives its purpose
 _DEFINING = regex.compile(r"^(?:a|an|the|one of|used (?:to|for)|to) ")
 MAX_WORDS = 14
@@ -229,7 +232,12 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
             shaped.append(
                 Shaped(f"Where {done} from?" if where else f"How {done}?", "Instrumental/Procedural")
             )
-        if len(rest.split()) <= 10 and _PLAIN_PREDICATE.fullmatch(rest) and not _DEFINING.match(rest):
+        if (
+            len(rest.split()) <= 10
+            and _PLAIN_PREDICATE.fullmatch(rest)
+            and not _DEFINING.match(rest)
+            and not _SECOND_CLAUSE.search(rest)
+        ):
             shaped.append(Shaped(f"{match['be'].capitalize()} {subject} {rest}?", "Verification"))
     if (match := _CAN.match(text)) and (subject := _subject(match["subject"], name)):
         shaped.append(Shaped(f"Can {subject} {match['rest']}?", "Verification"))

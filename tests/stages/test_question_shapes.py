@@ -135,3 +135,8 @@ def test_it_stands_for_the_project_the_document_is_about():
     assert subject_name({"metadata": {"doc_id": "python-attrs/attrs"}}) == "attrs"
     assert subject_name({"metadata": {"doc_id": "12345"}}) is None  # an id, not a name
     assert subject_name({}) is None
+
+
+def test_a_yes_no_question_never_carries_a_second_clause():
+    shaped = question_shapes("The vault is locked with a key and the key is kept in memory.")
+    assert shaped == [Shaped("How is the vault locked?", "Instrumental/Procedural")]
