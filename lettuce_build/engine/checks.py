@@ -13,6 +13,7 @@ from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.progress import StageBar
 from lettuce_build.engine.records import FailureRow, Judgement, StageResult, StageStats
 from lettuce_build.engine.stage import CheckStage, Stage
+from lettuce_build.llm.protocol import PROVIDER_FAILURES
 
 #: how much of a response a failure row keeps
 RAW_EXCERPT_CHARS = 300
@@ -76,10 +77,13 @@ class Judging:
         for check in self.checks:
             result = check.runner.run(finished, check.stage)
             self.check_stats.append(result.stats.model_copy(update={"name": check.name}))
-            for failure in result.failures:  # the judge's own output was unusable, every attempt
+            for failure in result.failures:  # the judge could not judge, every attempt
                 detail = f"{check.name}: {failure}"
+                # a provider that failed the judge's request is said as such, as for any request;
+                # an answer the judge gave and that could not be read is the judge's failure
+                reason = failure.reason if failure.reason in PROVIDER_FAILURES else "judge_failed"
                 rejected.setdefault(
-                    failure.key, failure_of(self.stage.name, failure.key, attempt, "judge_failed", detail)
+                    failure.key, failure_of(self.stage.name, failure.key, attempt, reason, detail)
                 )
             for key, raw in zip(result.ok["key"][:], result.ok["judgement"][:], strict=True):
                 if raw is None:  # the check does not apply to this item
