@@ -126,25 +126,30 @@ _TAKES = regex.compile(
     r"(?:\d[\d,.]*|an?|one|two|three|four|five|ten|a few) "
     r"(?:milliseconds?|ms|seconds?|minutes?|hours?|days?|weeks?)\b"
 )
+#: a character of a plain clause: no comma, colon, bracket, question or line break
+_PLAIN = r"[^,;:()\[\]!?\n]"
 _THERE_ARE = regex.compile(
     r"^There (?P<be>are|were) (?:over |about |around |more than |at least |nearly )?"
     r"(?P<number>\d[\d,.]*) (?P<noun>[a-z]{3,}s)\b"
-    r"(?:(?P<where> (?:in|per|for) [^,;:()\[\]!?\n]{3,60})(?:,|$)|[ ,]|$)"
+    rf"(?:(?P<where> (?:in|per|for) {_PLAIN}{{3,60}})(?:,|$)|[ ,]|$)"
 )
 #: a predicate a yes/no question carries whole: up to ten plain words, no clause after a comma
-_PLAIN_PREDICATE = regex.compile(r"[^,;:()\[\]!?\n]{2,90}")
-_CAN = regex.compile(
-    rf"^{_SUBJECT} (?:can(?:not| not)?|can't) (?P<rest>[a-z][^,;:()\[\]!?\n]{{2,90}}?){_END}"
-)
-_WILL = regex.compile(rf"^{_SUBJECT} will (?P<rest>[a-z][^,;:()\[\]!?\n]{{2,90}}?){_END}")
-_DOES_NOT = regex.compile(
-    rf"^{_SUBJECT} (?P<aux>does|do)(?: not|n't) (?P<rest>[a-z][^,;:()\[\]!?\n]{{2,90}}?){_END}"
-)
-_TO_GOAL = regex.compile(r"^To (?P<goal>[a-z][^,;:()\[\]!?\n]{3,80}), \S")
+_PLAIN_PREDICATE = regex.compile(rf"{_PLAIN}{{2,90}}")
+
+
+def _after_auxiliary(auxiliary: str) -> regex.Pattern[str]:
+    """A sentence of a subject, an auxiliary (``auxiliary``, a pattern) and one plain clause."""
+    return regex.compile(rf"^{_SUBJECT} {auxiliary} (?P<rest>[a-z]{_PLAIN}{{2,90}}?){_END}")
+
+
+_CAN = _after_auxiliary(r"(?:can(?:not| not)?|can't)")
+_WILL = _after_auxiliary("will")
+_DOES_NOT = _after_auxiliary(r"(?P<aux>does|do)(?: not|n't)")
+_TO_GOAL = regex.compile(rf"^To (?P<goal>[a-z]{_PLAIN}{{3,80}}), \S")
 _YOU_CAN = regex.compile(
-    r"^You can (?P<goal>[a-z][^,;:()\[\]!?\n]{3,80}?)(?P<how> (?:by|with|using|via|through) .+)?$"
+    rf"^You can (?P<goal>[a-z]{_PLAIN}{{3,80}}?)(?P<how> (?:by|with|using|via|through) .+)?$"
 )
-_IF = regex.compile(r"^If (?P<condition>[^,;:()\[\]!?\n]{3,80}), \S")
+_IF = regex.compile(rf"^If (?P<condition>{_PLAIN}{{3,80}}), \S")
 #: a predicate in the passive with how it was done ("computed from ...", "stored in ..."): asked
 #: as "How are X computed?"
 _PASSIVE = regex.compile(
