@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -79,11 +78,7 @@ def test_a_build_killed_while_its_batch_runs_reattaches_and_sends_nothing_twice(
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 120
-        while not any(b["status"] == "in_progress" for b in server.batches.values()):
-            assert time.monotonic() < deadline and process.poll() is None, "the build never sent its batch"
-            time.sleep(0.05)
-        time.sleep(0.5)  # it polls the batch: it has written the batch's id down
+        server.await_running_batch(process)
         os.kill(process.pid, signal.SIGKILL)
         assert process.wait(timeout=30) == -signal.SIGKILL
         (record,) = BatchLedger(out / BATCHES_FILE).open()

@@ -124,11 +124,7 @@ def test_a_batch_build_stopped_leaves_its_batch_at_the_provider_says_so_and_coll
             text=True,
             start_new_session=True,
         )
-        deadline = time.monotonic() + 120
-        while not any(b["status"] == "in_progress" for b in server.batches.values()):
-            assert time.monotonic() < deadline and process.poll() is None, "the build never sent its batch"
-            time.sleep(0.05)
-        time.sleep(0.5)  # it polls the batch: it has written the batch's id down
+        server.await_running_batch(process)
         os.killpg(process.pid, signal.SIGINT)
         _, err = process.communicate(timeout=30)
         assert process.returncode == 130, err[-3000:]

@@ -50,6 +50,15 @@ class BatchServer:
         self.lock = threading.Lock()
         self._ids = itertools.count(1)
 
+    def await_running_batch(self, process: Any, seconds: float = 120) -> None:
+        """Wait until ``process`` (a build) has a batch in progress here and has written its id
+        down (it polls the batch); fail if the build ends or never sends one."""
+        deadline = time.monotonic() + seconds
+        while not any(b["status"] == "in_progress" for b in self.batches.values()):
+            assert time.monotonic() < deadline and process.poll() is None, "the build never sent its batch"
+            time.sleep(0.05)
+        time.sleep(0.5)
+
     # the endpoints
 
     def upload(self, content_type: str, raw: bytes) -> dict[str, Any]:
