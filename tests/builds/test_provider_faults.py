@@ -71,9 +71,6 @@ def build(docs: Path, out: Path, url: str) -> BuildResult:
             "request_timeout": 300,
             "concurrency": 4,
             "ratio": 0.5,
-            # the model writes its edits: rule-made ones may borrow another document's names,
-            # and the proxy would fault a clean document's request for holding a marker word
-            "edit_anchors": "constrained",
         }
     )
     return lettuce_build.build(recipe=recipe)

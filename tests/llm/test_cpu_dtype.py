@@ -3,7 +3,6 @@
 and the recipe say what ran."""
 
 import pytest
-import torch
 import yaml
 
 import lettuce_build
@@ -18,6 +17,8 @@ from ..support.scripted import ScriptedBackend
 @pytest.fixture(params=[(True, False), (False, True), (False, False)], ids=["avx512bf16", "amx", "avx2"])
 def processor(request, monkeypatch) -> str:
     """The capability check mocked as torch reports it; returns the dtype that should run."""
+    import torch  # here, not at the top: importing torch costs seconds of every collection
+
     avx512_bf16, amx = request.param
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)

@@ -4,14 +4,15 @@ tokenizer with an encoder's pair template), its Trainer trains a tiny encoder on
 evaluators run."""
 
 import json
+from importlib.util import find_spec
 
 import pytest
-import torch
 
 import lettuce_build
 from lettuce_build.llm.embedded import embedded_model_path
 
-pytest.importorskip("lettucedetect")
+# looked up, not imported: importing LettuceDetect (and torch) costs seconds of every collection
+pytestmark = pytest.mark.skipif(find_spec("lettucedetect") is None, reason="lettucedetect is not installed")
 
 MAX_LENGTH = 512
 
@@ -101,6 +102,7 @@ def test_without_special_tokens_its_answer_start_is_off_which_the_audit_warns_of
 
 
 def test_its_trainer_and_evaluators_run_on_the_export(samples, tmp_path):
+    import torch
     from lettucedetect.datasets.hallucination_dataset import HallucinationDataset
     from lettucedetect.models.evaluator import evaluate_model, evaluate_model_example_level
     from lettucedetect.models.trainer import Trainer

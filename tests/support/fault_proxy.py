@@ -1,8 +1,10 @@
 """A loopback proxy in front of a real OpenAI-compatible server that misbehaves as hosted
 providers do, for chosen requests (tests only).
 
-A request whose messages hold a marker word gets that marker's fault; every other request is
-forwarded as it is and answered by the server behind. The faults:
+A request whose messages name a marker word at least `MARKED` times (its document names it in
+every sentence) gets that marker's fault; every other request, one that names a marker once as
+another document's name borrowed by an edit rule included, is forwarded as it is and answered
+by the server behind. The faults:
 
 - ``refuse``: 400 with a provider's error body (what a content filter answers);
 - ``fail``: 500, every time (a provider that is down for this request);
@@ -30,6 +32,8 @@ import httpx
 
 from .openai_server import serve_posts
 
+#: how often a request names a marker word when it is about the marker's document
+MARKED = 3
 #: what each text fault puts into the answer
 INSERTED = {
     "surrogate": "\ud800",
@@ -68,7 +72,7 @@ class FaultProxy:
 
     def fault_of(self, body: dict[str, Any]) -> str | None:
         text = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
-        return next((fault for marker, fault in self.faults.items() if marker in text), None)
+        return next((fault for marker, fault in self.faults.items() if text.count(marker) >= MARKED), None)
 
     def handle(self, raw: bytes) -> tuple[int, str, bytes]:
         body = json.loads(raw)
