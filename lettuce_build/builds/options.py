@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from lettuce_build.builds.shards import Shard
+from lettuce_build.core.flags import NO_FLAG, flag
 from lettuce_build.engine.balance import RatioReport
 from lettuce_build.engine.completions import DEFAULT_MAX_PROVIDER_FAILURES
 from lettuce_build.llm.embedded import EMBEDDED_MODELS
@@ -28,51 +29,93 @@ METHODS = {"answer": "inject", "context": "generate"}
 class BuildOptions(ItemOptions):
     """A build's data settings (its model and engine are the recipe's: builds/recipe.py)."""
 
-    source: str
-    out: Path
-    #: a local folder or file, or a Hub dataset id; see the source
-    input: str | None = None
-    #: the share of each split's samples that get injected hallucinations
-    ratio: float = Field(default=0.5, ge=0.0, le=1.0)
-    #: rules: edits made by rules from the answer's own text, the model choosing; constrained:
-    #: the model writes each edit of a string taken from the answer; free: of any string it
-    #: copies; auto: rules for the embedded model, constrained otherwise
-    edit_anchors: Literal["auto", "rules", "constrained", "free"] = "auto"
-    #: inject: edits applied to the clean answer (exact spans); generate: the model writes the
-    #: hallucinated answer, spans recovered by diff (see stages/generation.py). LettuceDetect's
-    #: names are taken too: answer (-based injection) is inject, context (-based generation) generate
-    mode: Mode = "inject"
-    #: custom: edits per hallucinated answer (1-3)
-    intensity: int = Field(default=1, ge=1, le=3)
-    #: stop before any model call when a row of the input cannot be used (else it is skipped)
-    strict_input: bool = False
-
-    #: free: the model writes each answer; extractive: it chooses one to three sentences of the
-    #: evidence (true by construction; the code source's model chooses its request among ones
-    #: made of the issue's words); auto: extractive for the embedded model, free otherwise
-    answers: Literal["auto", "free", "extractive"] = "auto"
-    #: build only this slice of the work items (see builds/shards.py); `merge` joins the shards
-    shard: Shard | None = None
-    #: a judge checks every clean answer and every injection inside the stages' success tests
-    #: (stages/judge.py); the judge models are the recipe's
-    verify: bool = False
-    #: every hallucinated span is scored by the build's model against the text it replaced, and
-    #: one far less likely is refused (``implausible_edit``; stages/plausibility.py); every
-    #: focused question against a generic one (``question_unfit``; stages/question_fit.py)
-    plausibility: bool = True
-    #: the build stops (its answers committed) once the provider has refused or failed more
-    #: than this share of a run's requests (and at least 10 of them)
-    max_provider_failures: float = Field(default=DEFAULT_MAX_PROVIDER_FAILURES, ge=0.0, le=1.0)
-    #: dollars per million prompt and completion tokens: every run's cost in dollars (summary,
-    #: manifest, card, the dry run's estimate)
-    price_per_mtok: tuple[float, float] | None = None
-    #: the share of the price a request answered through a Batch API costs (``--batch``)
-    batch_discount: float = Field(default=0.5, gt=0.0, le=1.0)
-    #: dollars the build may spend over all its runs: a pass that would pass it is not sent
-    max_cost: float | None = Field(default=None, ge=0.0)
+    source: str = Field(description="A source name; see `lettuce-build sources`.")
+    out: Path = Field(
+        description="Build folder: cache, manifest, failures, recipe.yaml, dataset/ and hub/. "
+        "Re-running resumes.",
+        json_schema_extra=flag("--out", "--output-dir"),
+    )
+    input: str | None = Field(
+        default=None, description="Local input (folder or file) or a Hub dataset id; see the source."
+    )
+    ratio: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Share of items that get injected hallucinations."
+    )
+    edit_anchors: Literal["auto", "rules", "constrained", "free"] = Field(
+        default="auto",
+        description="rules: edits made by rules from the answer's own text (numbers, dates, names, "
+        "negations, quantifiers, another document's sentences), the model choosing; constrained: "
+        "the model writes each edit of a string taken from the answer; free: of any string it "
+        "copies (and may miscopy); auto: rules for the embedded model, constrained for others.",
+        json_schema_extra=flag("--edits"),
+    )
+    mode: Mode = Field(
+        default="inject",
+        description="inject: small edits applied to the clean answer (exact spans); generate: the "
+        "model writes the hallucinated answer and spans are recovered by diff (natural, "
+        "approximate). LettuceDetect's --method answer and context are inject and generate.",
+        json_schema_extra=flag("--mode", "--method", also=tuple(METHODS)),
+    )
+    intensity: int = Field(default=1, ge=1, le=3, description="custom: edits per hallucinated answer.")
+    strict_input: bool = Field(
+        default=False,
+        description="Stop before any model call when a row of the input cannot be used (default: "
+        "skip it, counted and named).",
+    )
+    answers: Literal["auto", "free", "extractive"] = Field(
+        default="auto",
+        description="free: the model writes each answer; extractive: it picks 1-3 sentences of the "
+        "evidence (true by construction; code: it picks a request made of the issue's words); "
+        "auto: extractive for the embedded model, free otherwise.",
+    )
+    shard: Shard | None = Field(
+        default=None,
+        description="Build only shard I of N (0-based) of the work items, e.g. one task of a Slurm "
+        "array; join the N folders with `lettuce-build merge`.",
+        json_schema_extra=flag(metavar="I/N"),
+    )
+    verify: bool = Field(
+        default=False,
+        description="A judge checks every clean answer (unsupported sentences fail it) and every "
+        "injected span (one judged supported fails the injection); figures in the summary, "
+        "manifest and card.",
+    )
+    plausibility: bool = Field(
+        default=True,
+        description="Score every hallucinated span with the build's model against the text it "
+        "replaced and refuse one far less likely (implausible_edit), and every focused question "
+        "against a generic one (question_unfit): a prefill per text, cached like answers.",
+    )
+    max_provider_failures: float = Field(
+        default=DEFAULT_MAX_PROVIDER_FAILURES,
+        ge=0.0,
+        le=1.0,
+        description="Stop the build (its answers kept) once the provider refused or failed more than "
+        "this share of the run's requests, and at least 10; the failed items are failure rows "
+        "either way.",
+    )
+    price_per_mtok: tuple[float, float] | None = Field(
+        default=None,
+        description="Dollars per million prompt/completion tokens (3/15): every run's cost in "
+        "dollars in the summary, manifest and card, and the dry run's estimate.",
+        json_schema_extra=flag(metavar="IN/OUT"),
+    )
+    batch_discount: float = Field(
+        default=0.5,
+        gt=0.0,
+        le=1.0,
+        description="With --batch: the share of --price-per-mtok a batched request costs.",
+    )
+    max_cost: float | None = Field(
+        default=None,
+        ge=0.0,
+        description="Dollars the build may spend over all its runs (needs --price-per-mtok): a pass "
+        "that would pass it is not sent, and the build stops, its answers kept.",
+        json_schema_extra=flag(metavar="USD"),
+    )
     #: the stages the build ran, in order: written by the build (the recipe's `as_ran`), not
     #: chosen; a recipe that lists them is built only by a source that runs the same list
-    stages: list[str] = Field(default_factory=list)
+    stages: list[str] = Field(default_factory=list, json_schema_extra=NO_FLAG)
 
     @field_validator("mode", mode="before")
     @classmethod

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from lettuce_build.builds.options import BuildOptions
 from lettuce_build.core.errors import RecipeError
+from lettuce_build.core.flags import NO_FLAG, flag, flag_of
 from lettuce_build.core.leaks import public_url
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE
 from lettuce_build.llm.embedded import DEFAULT_MODEL
@@ -43,26 +44,49 @@ class Recipe(BuildOptions, EndpointSettings):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = DEFAULT_MODEL
-    backend: BackendKind = "vllm"
-    batch_size: int = Field(default=DEFAULT_BATCH_SIZE, ge=1)
-    #: a folder of prompt templates (``<name>.yaml``) that replace the package's
-    prompts: Path | None = None
-    #: per stage, sampling over the stage's own: {"answer": {"temperature": 0.2, "max_tokens": 600}}
-    sampling: dict[str, StageSampling] = Field(default_factory=dict)
-    engine: EngineSettings = Field(default_factory=EngineSettings)
-    #: local: one engine in this process; ray: the model stages on a pool of Ray actors, one
-    #: engine per actor for the whole build
-    executor: Literal["local", "ray"] = "local"
-    #: the Ray cluster (``auto``, ``ray://host:10001``); none starts Ray on this machine
-    ray_address: str | None = None
-    ray_actors: int = Field(default=1, ge=1)
-    #: ``--verify``'s judges (none: the build's own model); a model of another family is
-    #: recommended, since a model tends to approve what it wrote itself
-    judge_model: list[str] = Field(default_factory=list)
-    #: the judges' backend and endpoint (none: the build's)
-    judge_backend: BackendKind | None = None
-    judge_base_url: str | None = None
+    model: str = Field(
+        default=DEFAULT_MODEL, description="Model id or path; smollm2-135m is the embedded CPU model."
+    )
+    backend: BackendKind = Field(
+        default="vllm",
+        description="vllm: the engine in this process (or on a Ray pool); openai: an OpenAI-compatible "
+        "endpoint (--base-url).",
+    )
+    batch_size: int = Field(default=DEFAULT_BATCH_SIZE, ge=1, description="Items per model call.")
+    prompts: Path | None = Field(
+        default=None,
+        description="A folder of prompt templates (<name>.yaml) that replace the package's.",
+        json_schema_extra=flag(exists=True),
+    )
+    sampling: dict[str, StageSampling] = Field(
+        default_factory=dict,
+        description="A stage's sampling, e.g. answer:temperature=0.2 or inject:max_tokens=900 (repeatable).",
+        json_schema_extra=flag(metavar="STAGE:FIELD=VALUE"),
+    )
+    #: the engine's settings: each has a flag of its own (and --engine-arg KEY=VALUE takes any)
+    engine: EngineSettings = Field(default_factory=EngineSettings, json_schema_extra=NO_FLAG)
+    executor: Literal["local", "ray"] = Field(
+        default="local",
+        description="local: one engine in this process; ray: the model stages on a pool of Ray actors, "
+        "one engine per actor for the whole build (pip install 'lettuce-build[ray]').",
+    )
+    ray_address: str | None = Field(
+        default=None,
+        description="For --executor ray: the cluster (auto, ray://host:10001); default: start Ray here.",
+    )
+    ray_actors: int = Field(default=1, ge=1, description="For --executor ray: engines (actors) in the pool.")
+    judge_model: list[str] = Field(
+        default_factory=list,
+        description="For --verify: a judge model (repeatable: with two, both must pass and their "
+        "agreement is reported). Default: the build's model; one of another family is recommended "
+        "(a model tends to approve what it wrote itself).",
+    )
+    judge_backend: BackendKind | None = Field(
+        default=None, description="For --verify: the judges' backend (default: the build's)."
+    )
+    judge_base_url: str | None = Field(
+        default=None, description="For --verify with an openai judge: its endpoint (default: --base-url)."
+    )
 
     @model_validator(mode="after")
     def _batches_need_an_endpoint(self) -> Recipe:
@@ -83,12 +107,12 @@ class Recipe(BuildOptions, EndpointSettings):
         except ValidationError as err:
             first = err.errors()[0]
             where = ".".join(str(part) for part in first["loc"])
-            flag = "--" + where.split(".")[0].replace("_", "-") if where else "the settings"
+            named = flag_of(cls, where.split(".")[0]) if where else "the settings"
             detail = f" ({where})" if "." in where else ""
             message = first["msg"].removeprefix("Value error, ")  # pydantic's, before a validator's own
             if not where:  # a rule over several settings: its message names them
                 raise RecipeError(message) from err
-            raise RecipeError(f"{flag}{detail}: {message}, got {first.get('input')!r}") from err
+            raise RecipeError(f"{named}{detail}: {message}, got {first.get('input')!r}") from err
 
     def build_options(self) -> BuildOptions:
         return BuildOptions.model_validate(self.model_dump(include=set(BuildOptions.model_fields)))

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import click
-from pydantic import BaseModel
-
-from lettuce_build.llm.settings import EndpointSettings
-from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -61,24 +57,6 @@ def folder(exists: bool = False) -> click.Path:
     return click.Path(exists=exists, file_okay=False, path_type=Path, resolve_path=True)
 
 
-def default_of(model: type[BaseModel], field: str) -> Any:
-    """The default of the model field an option sets: declared there, once."""
-    return model.model_fields[field].get_default(call_default_factory=True)
-
-
-def one_of(name: str, model: type[BaseModel], field: str, help_text: str | None = None) -> Decorator:
-    """An option that sets a model's Literal field: its values are the choices, its default the
-    default; the option's value goes to ``field``."""
-    return click.option(
-        name,
-        field,
-        type=click.Choice(list(get_args(model.model_fields[field].annotation))),
-        default=default_of(model, field),
-        show_default=True,
-        help=help_text,
-    )
-
-
 def count(name: str, help_text: str, default: int | None = None, minimum: int = 1) -> Decorator:
     """A whole-number option with a lower bound (click refuses 0 and negatives with one line)."""
     return click.option(
@@ -108,58 +86,10 @@ TAXONOMY_FILE = click.option(
     type=click.Path(exists=True, dir_okay=False, path_type=Path, resolve_path=True),
     help="YAML/JSON file adding subcategories: {subcategories: {category: {name: definition}}}.",
 )
-REPO_URL = click.option(
-    "--repo-url",
-    default=DEFAULT_URL_TEMPLATE,
-    show_default=True,
-    help="Clone URL template ({repo} = owner/name, also {owner}, {name}); a local path or file:// works too.",
-)
 
 
 def instances_option(help_text: str) -> Decorator:
     return click.option("--instances", default="princeton-nlp/SWE-bench", show_default=True, help=help_text)
-
-
-def endpoint_options(prefix: str = "") -> Decorator:
-    """--api-key-env, --concurrency, --request-timeout and --max-retries of an OpenAI-compatible
-    endpoint (``prefix``: whose key)."""
-    return combined(
-        click.option(
-            f"--{prefix}api-key-env",
-            default=default_of(EndpointSettings, "api_key_env"),
-            show_default=True,
-            help="Environment variable holding the API key (the key itself never goes on the command line).",
-        ),
-        count(
-            "--concurrency",
-            "Requests in flight to an OpenAI-compatible endpoint.",
-            default=default_of(EndpointSettings, "concurrency"),
-        ),
-        click.option(
-            "--request-timeout",
-            type=click.FloatRange(min=0.0, min_open=True),
-            default=default_of(EndpointSettings, "request_timeout"),
-            show_default=True,
-            help="Seconds one request to an OpenAI-compatible endpoint may take before it is retried.",
-        ),
-        count(
-            "--max-retries",
-            "Retries of a request after 408/409/429, 5xx, a timeout or a dropped connection "
-            "(exponential backoff, Retry-After honoured); then it is a provider_error failure row.",
-            default=default_of(EndpointSettings, "max_retries"),
-            minimum=0,
-        ),
-        count(
-            "--rpm",
-            "Requests per minute to an OpenAI-compatible endpoint, shared by all in flight "
-            "(x-ratelimit-* headers honoured either way).",
-        ),
-        count(
-            "--tpm",
-            "Tokens (prompt + max_tokens) per minute to an OpenAI-compatible endpoint, shared by all "
-            "in flight.",
-        ),
-    )
 
 
 def load_taxonomy(path: Path | None) -> Any:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from lettuce_build.cli.options import REPO_URL, count, endpoint_options, folder, instances_option
+from lettuce_build.cli.fields import REPO_URL, endpoint_options
+from lettuce_build.cli.options import count, folder, instances_option
 from lettuce_build.squeez import DEFAULT_WORKERS
 
 

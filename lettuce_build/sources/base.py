@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from lettuce_build.core.characters import clean_text, displayable, invalid_character
 from lettuce_build.core.error_types import checked_error_types
 from lettuce_build.core.errors import TaxonomyError
+from lettuce_build.core.flags import flag
 from lettuce_build.core.schema import HallucinationSample, Span, Split, default_prompt, normal_split
 from lettuce_build.core.tables import read_input
 from lettuce_build.core.taxonomy import sample_category
@@ -119,29 +120,60 @@ def checks(stages: Sequence[Stage]) -> dict[str, CheckStage]:
 class ItemOptions(BaseModel):
     """How a source chooses its work items; a build's options extend these (builds/options.py)."""
 
-    #: at most this many work items (a trial run)
-    limit: int | None = Field(default=None, ge=1)
-    #: seeds the choices a source makes (chunks, files, question types)
-    seed: int = 0
-    #: the language (config) of a multilingual source
-    language: str = "en"
-    #: where sources that need repositories (code) clone them from ({repo} = owner/name)
-    repo_url: str = DEFAULT_URL_TEMPLATE
-    #: code: the share of items given a structural error (a fabricated API), the rest intent
-    #: errors (see stages/code_edits.py)
-    struct_ratio: float = Field(default=DEFAULT_STRUCT_RATIO, ge=0.0, le=1.0)
-    #: custom: the input's names for the columns a row may have ({"context": "passage"})
-    columns: dict[str, str] = Field(default_factory=dict)
-    #: the error types to make and publish (a category, or category/subcategory); none: every one
-    error_types: list[str] = Field(default_factory=list)
-    #: keep one item of each group of near-duplicates (context and any given question/answer)
-    dedup: bool = False
-    #: benchmarks (files, folders or Hub ids) whose rows are kept out of the build
-    decontaminate_against: list[str] = Field(default_factory=list)
-    #: keep contaminated items, with a ``contaminated`` note in their metadata
-    mark_only: bool = False
-    #: a SWE-bench benchmark also keeps out every item of one of its repositories
-    decontaminate_repos: bool = False
+    limit: int | None = Field(default=None, ge=1, description="Build at most N work items (a trial run).")
+    seed: int = Field(
+        default=0,
+        description="Seeds the choices a source makes (chunks, files, question types) and each "
+        "request's sampling.",
+    )
+    language: str = Field(default="en", description="Language (config) for multilingual sources.")
+    repo_url: str = Field(
+        default=DEFAULT_URL_TEMPLATE,
+        description="Where repositories are cloned from (the code source, squeez, the sift): a URL "
+        "template ({repo} = owner/name, also {owner}, {name}); a local path or file:// works too.",
+    )
+    struct_ratio: float = Field(
+        default=DEFAULT_STRUCT_RATIO,
+        ge=0.0,
+        le=1.0,
+        description="code: share of injected items whose error is structural (an API that does not "
+        "exist); the rest are intent errors (a wrong implementation, an unrequested change).",
+    )
+    columns: dict[str, str] = Field(
+        default_factory=dict,
+        description="custom: the input's names for the columns, e.g. context=passage,question=query.",
+        json_schema_extra=flag(metavar="OURS=THEIRS,..."),
+    )
+    error_types: list[str] = Field(
+        default_factory=list,
+        description="An error type to make and publish, a category or category/subcategory of the "
+        "taxonomy (repeatable; default: every one; see `lettuce-build taxonomy`).",
+        json_schema_extra=flag(metavar="TYPE"),
+    )
+    dedup: bool = Field(
+        default=False,
+        description="Keep one item of each group of near-duplicates (context and any given question "
+        "and answer alike, MinHash), before any model call; the test copy stays where a group "
+        "crosses splits.",
+    )
+    decontaminate_against: list[str] = Field(
+        default_factory=list,
+        description="A benchmark (file, folder or Hub id; our schema, LettuceDetect's, RAGTruth's, "
+        "PsiloQA's or SWE-bench instances) whose rows stay out: items sharing a 13-word sequence "
+        "with it, or from one of its SWE-bench instances, are skipped before any model call "
+        "(repeatable).",
+        json_schema_extra=flag(metavar="SOURCE"),
+    )
+    mark_only: bool = Field(
+        default=False,
+        description="With --decontaminate-against: keep contaminated items, noted in their "
+        "metadata (contaminated).",
+    )
+    decontaminate_repos: bool = Field(
+        default=False,
+        description="With --decontaminate-against a SWE-bench file: also keep out every item of its "
+        "repositories.",
+    )
 
     @property
     def screens(self) -> bool:

@@ -237,6 +237,7 @@ class CodeSource(Source):
     modality = "code"
     task_type = "code_fix"
     hub_id = "princeton-nlp/SWE-bench"
+    own_options = ("struct_ratio", "repo_url")
 
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
         repos = RepoManager(options.work_dir or Path("repos"), options.repo_url)

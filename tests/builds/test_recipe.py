@@ -141,25 +141,6 @@ def test_every_engine_setting_of_a_recipe_survives_build_config(tmp_path, monkey
     assert seen[0].engine.dtype == "bfloat16" and seen[0].engine.max_num_seqs == 9
 
 
-def test_every_recipe_field_is_an_option_of_build_with_the_recipes_default():
-    from lettuce_build.cli.build import build
-
-    options = {param.name: param for param in build.params}
-    # the engine's fields are flags of their own or --engine-arg; sampling is --sampling
-    through = {"engine": "engine_arg", "sampling": "sampling"}
-    for name, field in Recipe.model_fields.items():
-        if name == "stages":  # what the build ran, written by it: no choice to make
-            continue
-        option = options.get(through.get(name, name))
-        assert option is not None, f"recipe field {name!r} has no option of `build`"
-        default, given = field.get_default(call_default_factory=True), option.default
-        if name in through or default is None or given is None or type(given).__name__ == "Sentinel":
-            continue  # no default on either side: nothing can disagree
-        assert (list(given) if isinstance(given, tuple) else given) == default, name
-    for name in EngineSettings.model_fields:
-        assert name in options or "engine_arg" in options
-
-
 def test_the_recipe_lists_the_stages_of_its_mode_and_a_replay_of_other_stages_is_refused(tmp_path):
     import lettuce_build
     from lettuce_build.core.errors import RecipeError

@@ -434,6 +434,23 @@ def test_the_custom_source_s_options_given_to_another_source_are_refused_not_ign
         )
 
 
+@pytest.mark.parametrize(
+    ("flag", "setting"),
+    [("--struct-ratio", {"struct_ratio": 0.9}), ("--repo-url", {"repo_url": "/x/{repo}"})],
+)
+def test_the_code_source_s_options_given_to_another_source_are_refused_not_ignored(tmp_path, flag, setting):
+    from ..support.documents import write_readmes
+
+    with pytest.raises(SourceError, match=f"{flag}: only --source code takes it"):
+        lettuce_build.build(
+            "readme",
+            input=str(write_readmes(tmp_path / "docs")),
+            out=tmp_path / "out",
+            backend=ScriptedBackend(respond),
+            **setting,
+        )
+
+
 def test_a_column_map_survives_the_recipe_and_its_replay(tmp_path):
     from click.testing import CliRunner
 
