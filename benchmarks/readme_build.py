@@ -16,7 +16,8 @@ from pathlib import Path
 
 from datasets import disable_progress_bars
 
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.llm.vllm_backend import VLLMBackend
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "readmes"
@@ -35,7 +36,7 @@ def main() -> None:
         for copy in range(copies):
             for readme in EXAMPLES.glob("*.md"):
                 (docs / f"{readme.stem}-{copy}.md").write_text(readme.read_text())
-        summary = run_build(BuildOptions(source="readme", input=str(docs), out=Path(tmp) / "out"), backend)
+        summary = run_build(Recipe(source="readme", input=str(docs), out=Path(tmp) / "out"), backend)
     produced = sum(summary.by_split.values())
     outside = summary.seconds - summary.backend_seconds
     print(

@@ -25,10 +25,9 @@ from datasets import DatasetDict, load_from_disk
 from pydantic import BaseModel, ConfigDict
 
 from lettuce_build.builds.dry_run import DryRun, estimate
-from lettuce_build.builds.execute import run_recipe
 from lettuce_build.builds.output import DATASET_DIR
 from lettuce_build.builds.recipe import RECIPE_FILE, Recipe
-from lettuce_build.builds.run import BuildSummary
+from lettuce_build.builds.run import BuildSummary, run_build
 from lettuce_build.core.errors import LettuceError, PublishError
 from lettuce_build.core.paths import check_writable
 from lettuce_build.core.quiet import quiet
@@ -141,8 +140,8 @@ def build(
     check_writable(recipe.out)  # before any input is read or model started
     if input is not None and path is None:  # rows in memory: a file the build (and a replay) reads
         recipe = recipe.model_copy(update={"input": str(_input_file(input, recipe.out))})
-    summary, written = run_recipe(recipe, backend=backend, judges=judges, refresh=refresh)
-    return _result(summary, written)
+    summary = run_build(recipe, backend, judges=judges, refresh=refresh)
+    return _result(summary, recipe.out / RECIPE_FILE)
 
 
 def dry_run(
@@ -200,6 +199,8 @@ def _recipe(source: str | None, recipe: Recipe | str | Path | None, settings: Ma
         recipe = Recipe.read(Path(recipe))
     given = {"source": source, **settings}
     chosen = {key: value for key, value in given.items() if value is not None}
+    if recipe is not None and not chosen:  # a checked recipe travels whole
+        return recipe.model_copy(update={"out": Path(recipe.out).resolve()})
     recipe = Recipe.checked({**recipe.model_dump(), **chosen} if recipe is not None else chosen)
     return recipe.model_copy(update={"out": Path(recipe.out).resolve()})
 

@@ -6,7 +6,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.publish.hub import FolderTarget, publish
 
 from .support.documents import respond, write_readmes
@@ -44,9 +45,7 @@ def test_notebooks_are_committed_without_outputs(name):
 
 def test_the_explore_notebook_runs_on_a_local_dataset(tmp_path, monkeypatch):
     run_build(
-        BuildOptions(
-            source="readme", input=str(write_readmes(tmp_path / "docs")), out=tmp_path / "b", ratio=1.0
-        ),
+        Recipe(source="readme", input=str(write_readmes(tmp_path / "docs")), out=tmp_path / "b", ratio=1.0),
         ScriptedBackend(respond),
     )
     publish(tmp_path / "b", "readme", FolderTarget(tmp_path / "hub", "local/x"), max_failure_rate=1.0)

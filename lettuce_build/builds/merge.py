@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lettuce_build.builds.execute import run_recipe
 from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.recipe import RECIPE_FILE, Recipe
-from lettuce_build.builds.run import BuildSummary, Replay
+from lettuce_build.builds.run import BuildSummary, Replay, run_build
 from lettuce_build.builds.shards import check_complete, check_same_settings
 from lettuce_build.core.errors import ShardError
 from lettuce_build.core.paths import check_writable
@@ -93,7 +92,7 @@ def merge_builds(folders: Sequence[Path], out: Path, backend: Backend | None = N
         sources=[shard.name for shard in shards],
     )
     # the recipe's backend and judges, as the shards' were (an engine starts only on a cache miss)
-    summary, _ = run_recipe(recipe, backend=backend, replay=replay)
+    summary = run_build(recipe, backend, replay=replay)
     return summary
 
 

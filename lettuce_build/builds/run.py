@@ -11,7 +11,6 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from datasets import DatasetDict
 from pydantic import BaseModel, Field
@@ -22,6 +21,7 @@ from lettuce_build.builds.log import build_log, log
 from lettuce_build.builds.options import BuildCounts, BuildOptions
 from lettuce_build.builds.output import write_output
 from lettuce_build.builds.plan import ExecutionPlan
+from lettuce_build.builds.recipe import Recipe
 from lettuce_build.builds.samples import ASSEMBLE_STAGE, assemble
 from lettuce_build.builds.screening import screened_items, screened_list
 from lettuce_build.builds.shards import Shard, take_slice
@@ -33,10 +33,9 @@ from lettuce_build.core.memory import give_back, release_read, system_arrow_memo
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.engine.completions import Spending
 from lettuce_build.engine.records import StageStats
-from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE
 from lettuce_build.llm.batch_ledger import BATCHES_FILE, BatchLedger
 from lettuce_build.llm.protocol import Backend
-from lettuce_build.llm.ray_pool import RayOptions
+from lettuce_build.prompts import prompts_from
 from lettuce_build.sources.base import LoadResult, Source, checks
 from lettuce_build.sources.registry import get_source
 from lettuce_build.stages.judge import judge_report
@@ -80,34 +79,45 @@ class Replay(BaseModel):
 
 
 def run_build(
-    options: BuildOptions,
-    backend: Backend,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    sampling: dict[str, dict[str, Any]] | None = None,
+    recipe: Recipe,
+    backend: Backend | None = None,
+    *,
     replay: Replay | None = None,
-    judges: Sequence[Backend] = (),
+    judges: Sequence[Backend] | None = None,
     refresh: str | None = None,
-    ray: RayOptions | None = None,
 ) -> BuildSummary:
-    """Build one source into ``options.out`` and return its summary (the dataset is in
-    ``out/dataset`` and ``out/hub``; `lettuce_build.build` returns it too). ``batch_size``:
-    items per model call; ``sampling``: per stage name, temperature/max_tokens over the stage's;
-    ``replay``: the work items to build instead of loading them (see `Replay`); ``judges``: the
-    models that check answers and injections when ``options.verify`` is set (default: ``backend``);
-    ``refresh``: a stage to ask anew, with every stage after it, ignoring their cached answers;
-    ``ray``: the actor pool the model runs on (none: this process).
+    """Build ``recipe`` into its ``out`` folder and return the summary: the dataset is in
+    ``out/dataset`` and ``out/hub``, and the recipe as it ran (its stages, what the engine chose)
+    in ``out/recipe.yaml``, which replays it. ``backend`` and ``judges`` replace the ones the
+    recipe names; ``replay``: the work items to build instead of loading them (a merge: see
+    `Replay`); ``refresh``: a stage to ask anew, with every stage after it, ignoring their cached
+    answers.
 
     Re-running the same build resumes from the request cache; the manifest ends ``finished``,
-    or ``failed`` with the error, never ``running``.
+    ``interrupted`` or ``failed`` with the error, never ``running``.
     """
+    backend = backend or recipe.make_backend()
+    if judges is None:
+        judges = recipe.make_judges(backend) if recipe.verify else []
+    with prompts_from(recipe.prompts):
+        summary = _build(recipe, backend, replay, judges, refresh)
+    recipe.as_ran(backend.info(), summary.stages).write(recipe.out)
+    return summary
+
+
+def _build(
+    recipe: Recipe, model: Backend, replay: Replay | None, judges: Sequence[Backend], refresh: str | None
+) -> BuildSummary:
+    """The build under its lock and log, its manifest kept true whatever stops it."""
+    options = recipe.build_options()
     build = BuildDir(options.out)
     plan = ExecutionPlan(
         shard=options.shard,
         replay=replay is not None,
         max_provider_failures=options.max_provider_failures,
-        ray=ray,
+        ray=recipe.ray_pool(),
     )
-    model, backend = backend, plan.engine(backend)
+    backend = plan.engine(model)
     # a judge that is the build's own model is asked on the same engines
     judges = [backend if judge is model else judge for judge in judges]
     with build.lock(), build_log(build.path), system_arrow_memory():
@@ -139,9 +149,7 @@ def run_build(
         judges = (list(judges) or [backend]) if options.verify else []
         manifest.judges = [judge.info() for judge in judges]
         try:
-            return _run(
-                options, plan, backend, build, manifest, batch_size, sampling or {}, replay, judges, refresh
-            )
+            return _run(recipe, plan, backend, build, manifest, replay, judges, refresh)
         except Interrupted as stop:  # Ctrl-C or SIGTERM: what was answered is kept, and said
             manifest.status = "interrupted"
             build.write_manifest(manifest)
@@ -221,20 +229,19 @@ def _no_items(options: BuildOptions, skipped: Mapping[str, int]) -> SourceError:
 
 
 def _run(
-    options: BuildOptions,
+    options: Recipe,
     plan: ExecutionPlan,
     backend: Backend,
     build: BuildDir,
     manifest: Manifest,
-    batch_size: int,
-    sampling: dict[str, dict[str, Any]],
     replay: Replay | None,
     judges: Sequence[Backend],
     refresh: str | None,
 ) -> BuildSummary:
     started, started_at = time.perf_counter(), time.time()
     source = get_source(options.source)
-    stages = build_stages(options, source, sampling, backend.model_id)  # checked before any input is read
+    # checked before any input is read
+    stages = build_stages(options, source, options.stage_sampling(), backend.model_id)
     manifest.cache_namespaces = refreshed(stages, manifest.cache_namespaces, refresh)
     if refresh:
         log.info("refreshing %s and the stages after it: %s", refresh, manifest.cache_namespaces)
@@ -259,7 +266,15 @@ def _run(
     if len(items):  # a shard may hold no item of a small build
         plausibility = PlausibilityCheck() if options.plausibility else None
         with open_stage_loop(
-            build, manifest, backend, options.seed, options.ratio, batch_size, plan, judges, plausibility
+            build,
+            manifest,
+            backend,
+            options.seed,
+            options.ratio,
+            options.batch_size,
+            plan,
+            judges,
+            plausibility,
         ) as loop:
             result = loop.run(stages, source.prepare(items), checks(stages) if judges else None)
     made = assemble(source, source.finish(items, result.done) if len(items) else items, build.path / WORK_DIR)

@@ -6,7 +6,8 @@ from click.testing import CliRunner
 
 import lettuce_build
 from lettuce_build.builds.dry_run import estimate
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.cli import main
 from lettuce_build.sources.registry import get_source
 
@@ -17,7 +18,7 @@ from ..support.scripted import ScriptedBackend
 def test_a_build_never_run_asks_for_everything_and_nothing_is_called_or_written(tmp_path):
     readmes = write_readmes(tmp_path / "readmes")
     backend = ScriptedBackend(respond)
-    options = BuildOptions(
+    options = Recipe(
         source="readme", input=str(readmes), out=tmp_path / "out", ratio=0.5, price_per_mtok=(3.0, 15.0)
     )
     dry = estimate(options, backend, {})
@@ -37,7 +38,7 @@ def test_a_build_never_run_asks_for_everything_and_nothing_is_called_or_written(
 
 def test_after_a_build_every_request_is_found_in_its_cache(tmp_path):
     readmes = write_readmes(tmp_path / "readmes")
-    options = BuildOptions(source="readme", input=str(readmes), out=tmp_path / "out", ratio=0.5)
+    options = Recipe(source="readme", input=str(readmes), out=tmp_path / "out", ratio=0.5)
     run_build(options, ScriptedBackend(respond))
     dry = estimate(options, ScriptedBackend(respond), {})
     assert all(s.cache_misses == 0 and s.cache_hits >= s.items > 0 for s in dry.stages)
@@ -82,7 +83,7 @@ def test_the_python_api_has_it_too(tmp_path):
 
 def test_the_scoring_of_questions_and_edits_is_counted_and_no_plausibility_counts_none(tmp_path):
     readmes = write_readmes(tmp_path / "readmes")
-    options = BuildOptions(source="readme", input=str(readmes), out=tmp_path / "out", answers="extractive")
+    options = Recipe(source="readme", input=str(readmes), out=tmp_path / "out", answers="extractive")
     names = [s.name for s in estimate(options, ScriptedBackend(respond), {}).stages]
     assert names == ["question", "question_fit", "answer", "inject", "plausibility"]
     quiet = options.model_copy(update={"plausibility": False})

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.core.quiet import quiet
 
 from ..support.documents import respond, write_readmes
@@ -28,7 +29,7 @@ def noisy(request):
 
 def test_a_build_logs_its_stages_with_timestamps_and_a_rerun_appends(tmp_path, readmes):
     out = tmp_path / "out"
-    run_build(BuildOptions(source="readme", input=readmes, out=out, ratio=0.5), ScriptedBackend(respond))
+    run_build(Recipe(source="readme", input=readmes, out=out, ratio=0.5), ScriptedBackend(respond))
     first = (out / "build.log").read_text()
     lines = first.splitlines()
     assert all(re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (INFO|WARNING) ", line) for line in lines)
@@ -42,7 +43,7 @@ def test_a_build_logs_its_stages_with_timestamps_and_a_rerun_appends(tmp_path, r
         )
     assert "finished: " in lines[-1] and "this run" in lines[-1]
 
-    run_build(BuildOptions(source="readme", input=readmes, out=out, ratio=0.5), ScriptedBackend(respond))
+    run_build(Recipe(source="readme", input=readmes, out=out, ratio=0.5), ScriptedBackend(respond))
     both = (out / "build.log").read_text()
     assert both.startswith(first) and both.count("build readme into") == 2
     assert "all 2 runs" in both.splitlines()[-1]
@@ -54,7 +55,7 @@ def test_a_librarys_warning_reaches_the_log_not_the_terminal_and_never_a_secret(
     monkeypatch.setenv("HF_TOKEN", SECRET)
     quiet()
     out = tmp_path / "out"
-    run_build(BuildOptions(source="readme", input=readmes, out=out, ratio=0.5), ScriptedBackend(noisy))
+    run_build(Recipe(source="readme", input=readmes, out=out, ratio=0.5), ScriptedBackend(noisy))
     text = (out / "build.log").read_text()
     assert "WARNING huggingface_hub: slow download of shard 3, token [redacted]" in text
     assert SECRET not in text
@@ -66,7 +67,7 @@ def test_a_failed_build_logs_its_error(tmp_path, readmes):
     out = tmp_path / "out"
     with pytest.raises(RuntimeError):
         run_build(
-            BuildOptions(source="readme", input=readmes, out=out, ratio=0.5),
+            Recipe(source="readme", input=readmes, out=out, ratio=0.5),
             ScriptedBackend(respond, fail_on_call=2),
         )
     last = (out / "build.log").read_text().splitlines()[-1]

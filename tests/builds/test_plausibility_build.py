@@ -2,7 +2,8 @@
 refused and balanced, figures in the summary, manifest and audit."""
 
 from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.llm.protocol import ChatRequest, Scores
 from lettuce_build.view.audit import quality_report, quality_text
 from lettuce_build.view.summary import summary_text
@@ -27,7 +28,7 @@ def scoring(drop_per_token: float):
 def build(tmp_path, drop_per_token, **options):
     readmes = write_readmes(tmp_path / "readmes")
     backend = ScriptedBackend(scoring(drop_per_token), scores=True)
-    options = BuildOptions(source="readme", input=str(readmes), out=tmp_path / "out", ratio=1.0, **options)
+    options = Recipe(source="readme", input=str(readmes), out=tmp_path / "out", ratio=1.0, **options)
     return run_build(options, backend), backend
 
 
@@ -53,7 +54,7 @@ def test_implausible_edits_fail_their_injection_and_stay_clean(tmp_path):
 
 def test_a_backend_without_scores_builds_unscored_and_says_so(tmp_path):
     readmes = write_readmes(tmp_path / "readmes")
-    options = BuildOptions(source="readme", input=str(readmes), out=tmp_path / "out", ratio=1.0)
+    options = Recipe(source="readme", input=str(readmes), out=tmp_path / "out", ratio=1.0)
     summary = run_build(options, ScriptedBackend(respond))  # scripted: answers scoring unscored
     assert summary.hallucinated == summary.items
     assert summary.plausibility.scored == 0 and summary.plausibility.unscored == summary.items

@@ -4,7 +4,8 @@ come from the cache, and later runs reuse the new answers."""
 import pytest
 
 from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.core.errors import SourceError
 
 from ..support.documents import respond, write_readmes
@@ -17,7 +18,7 @@ def stage_misses(out):
 
 def test_a_refreshed_stage_and_those_after_it_are_asked_anew_and_then_kept(tmp_path):
     readmes = str(write_readmes(tmp_path / "readmes"))
-    options = BuildOptions(source="readme", input=readmes, out=tmp_path / "out", ratio=0.5)
+    options = Recipe(source="readme", input=readmes, out=tmp_path / "out", ratio=0.5)
     first = run_build(options, ScriptedBackend(respond))
 
     again = ScriptedBackend(respond)
@@ -37,7 +38,7 @@ def test_a_refreshed_stage_and_those_after_it_are_asked_anew_and_then_kept(tmp_p
 
 def test_refreshing_a_stage_the_build_does_not_have_names_its_stages(tmp_path):
     readmes = str(write_readmes(tmp_path / "readmes"))
-    options = BuildOptions(source="readme", input=readmes, out=tmp_path / "out")
+    options = Recipe(source="readme", input=readmes, out=tmp_path / "out")
     with pytest.raises(
         SourceError, match=r"--refresh answers: this build's stages are \['question', 'answer'"
     ):

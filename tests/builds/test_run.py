@@ -7,7 +7,8 @@ from click.testing import CliRunner
 from datasets import load_dataset, load_from_disk
 
 from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.cli import main
 from lettuce_build.core.schema import FEATURES, check_sample, row_to_sample
 from lettuce_build.view.summary import summary_text
@@ -24,7 +25,7 @@ def readmes(tmp_path):
 
 
 def build(readmes, out, backend, **options):
-    return run_build(BuildOptions(source="readme", input=readmes, out=out, **options), backend)
+    return run_build(Recipe(source="readme", input=readmes, out=out, **options), backend)
 
 
 def test_a_scripted_build_writes_checked_samples_that_load_with_declared_features(tmp_path, readmes):

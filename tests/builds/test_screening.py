@@ -7,7 +7,8 @@ import json
 from click.testing import CliRunner
 
 from lettuce_build.builds.dry_run import estimate as dry_run
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.builds.screening import screen
 from lettuce_build.cli import main
 from lettuce_build.publish.hub import FolderTarget, publish
@@ -35,9 +36,7 @@ def test_a_copy_of_a_readme_with_one_line_changed_is_built_once(tmp_path):
     copy = README_A.replace("Sorting uses the `--sort` option", "Sorting takes the `--sort` option")
     docs = documents(tmp_path / "docs", ("a.md", README_A), ("a-copy.md", copy), ("b.md", README_B))
     backend = ScriptedBackend(respond)
-    summary = run_build(
-        BuildOptions(source="readme", input=str(docs), out=tmp_path / "out", dedup=True), backend
-    )
+    summary = run_build(Recipe(source="readme", input=str(docs), out=tmp_path / "out", dedup=True), backend)
     assert summary.skipped == {"near_duplicate": 1}
     publish(tmp_path / "out", "readme", FolderTarget(tmp_path / "hub", "org/x"), max_failure_rate=1.0)
     card = (tmp_path / "hub" / "README.md").read_text()
@@ -52,7 +51,7 @@ def test_a_copy_of_a_readme_with_one_line_changed_is_built_once(tmp_path):
 def test_a_benchmark_holding_a_readme_keeps_it_out_before_any_model_call(tmp_path):
     docs = documents(tmp_path / "docs", ("a.md", README_A), ("b.md", README_B), ("c.md", README_C))
     bench = benchmark_file(tmp_path / "bench.jsonl", [{"prompt": "Summarise:\n" + README_B, "answer": "ok"}])
-    options = BuildOptions(
+    options = Recipe(
         source="readme", input=str(docs), out=tmp_path / "out", decontaminate_against=[str(bench)]
     )
     estimate = dry_run(options, ScriptedBackend(respond), {})
@@ -70,7 +69,7 @@ def test_with_mark_only_a_contaminated_item_is_built_and_noted(tmp_path):
     docs = documents(tmp_path / "docs", ("a.md", README_A), ("b.md", README_B))
     bench = benchmark_file(tmp_path / "bench.jsonl", [{"context": README_B, "question": "?", "answer": "."}])
     out = tmp_path / "out"
-    options = BuildOptions(
+    options = Recipe(
         source="readme", input=str(docs), out=out, decontaminate_against=[str(bench)], mark_only=True
     )
     run_build(options, ScriptedBackend(respond))

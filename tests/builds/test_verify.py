@@ -4,7 +4,8 @@ retries and top-ups for what they reject, two judges, and the figures a build re
 import pytest
 
 from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.view.audit import quality_report, quality_text
 from lettuce_build.view.summary import summary_text
 
@@ -19,7 +20,7 @@ def readmes(tmp_path):
 
 
 def build(readmes, out, judges, ratio=1.0, backend=None):
-    options = BuildOptions(source="readme", input=readmes, out=out, ratio=ratio, verify=True)
+    options = Recipe(source="readme", input=readmes, out=out, ratio=ratio, verify=True)
     return run_build(options, backend or ScriptedBackend(respond), judges=judges)
 
 

@@ -47,11 +47,11 @@ def test_a_field_added_to_the_recipe_is_a_flag_and_an_api_keyword_with_nothing_e
 
     seen = []
 
-    def capture(recipe, **_):  # the recipe a build would run, and no build
+    def capture(recipe, *_, **__):  # the recipe a build would run, and no build
         seen.append(recipe)
         raise SystemExit(0)
 
-    monkeypatch.setattr(lettuce_build.api, "run_recipe", capture)
+    monkeypatch.setattr(lettuce_build.api, "run_build", capture)
     CliRunner().invoke(wider, ["--source", "readme", "--out", str(tmp_path / "a"), "--warmth", "0.5"])
     with pytest.raises(SystemExit):
         lettuce_build.build("readme", out=tmp_path / "b", warmth=0.75)

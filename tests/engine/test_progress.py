@@ -1,6 +1,7 @@
 """A stage's bar: items counted once across attempts, and live figures (cache hits, tokens/s)."""
 
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.engine.progress import StageBar
 
 from ..support.documents import respond, write_readmes
@@ -20,7 +21,7 @@ def test_the_figures_follow_the_batches_and_a_retry_moves_failed_to_ok():
 
 def test_a_build_shows_cache_hits_and_tokens_per_second_on_its_bars(tmp_path, capfd):
     readmes = str(write_readmes(tmp_path / "readmes"))
-    options = BuildOptions(source="readme", input=readmes, out=tmp_path / "out", ratio=0.5)
+    options = Recipe(source="readme", input=readmes, out=tmp_path / "out", ratio=0.5)
     run_build(options, ScriptedBackend(respond))
     first = capfd.readouterr().err
     assert "stage answer" in first and "cached=0" in first and "tok/s=" in first

@@ -12,7 +12,8 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete, DatasetCa
 from huggingface_hub.errors import EntryNotFoundError
 
 import lettuce_build
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.cli import main
 from lettuce_build.core.errors import PublishError
 from lettuce_build.core.schema import FEATURES
@@ -35,13 +36,11 @@ def builds(tmp_path):
     """Two finished builds of the code collection, scripted: readme and tool_output."""
     root = tmp_path / "builds"
     run_build(
-        BuildOptions(
-            source="readme", input=str(write_readmes(tmp_path / "docs")), out=root / "readme", ratio=1.0
-        ),
+        Recipe(source="readme", input=str(write_readmes(tmp_path / "docs")), out=root / "readme", ratio=1.0),
         ScriptedBackend(respond),
     )
     run_build(
-        BuildOptions(
+        Recipe(
             source="tool_output",
             input=str(write_squeez_build(tmp_path / "sq")),
             out=root / "tool_output",
@@ -276,9 +275,7 @@ def test_a_failure_rate_above_the_limit_is_refused_unless_allowed(tmp_path):
         return respond(request)
 
     run_build(
-        BuildOptions(
-            source="readme", input=str(write_readmes(tmp_path / "docs")), out=tmp_path / "b", ratio=1.0
-        ),
+        Recipe(source="readme", input=str(write_readmes(tmp_path / "docs")), out=tmp_path / "b", ratio=1.0),
         ScriptedBackend(two_without_answers),
     )
     with pytest.raises(PublishError, match=r"2 of 3 items made no sample \(67%\), above the limit of 50%"):
@@ -362,7 +359,7 @@ def test_the_card_says_how_answers_were_written_who_judged_and_the_data_quality(
 def test_a_collection_whose_two_builds_hold_one_document_in_two_splits_is_refused_in_one_line(tmp_path):
     root = tmp_path / "builds"
     docs = write_readmes(tmp_path / "docs")
-    options = BuildOptions(source="readme", input=str(docs), out=root / "readme", ratio=1.0)
+    options = Recipe(source="readme", input=str(docs), out=root / "readme", ratio=1.0)
     run_build(options, ScriptedBackend(respond))
     split_of = {
         json.loads(row["metadata"])["doc_id"]: split
@@ -377,7 +374,7 @@ def test_a_collection_whose_two_builds_hold_one_document_in_two_splits_is_refuse
     row = squeez_row("x-1", "read_file", lines[:2], other, README_A)
     (squeez / f"squeez_{other}.jsonl").write_text(json.dumps(row) + "\n")
     run_build(
-        BuildOptions(source="tool_output", input=str(squeez), out=root / "tool_output", ratio=0.0),
+        Recipe(source="tool_output", input=str(squeez), out=root / "tool_output", ratio=0.0),
         ScriptedBackend(respond),
     )
     args = ["push", "--collection", "lettucedetect-code-hallucination", "--builds", str(root)]

@@ -8,7 +8,8 @@ from click.testing import CliRunner
 from datasets import load_from_disk
 
 from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.cli import main
 from lettuce_build.llm.protocol import ChatRequest
 
@@ -99,9 +100,7 @@ def test_smoke_build_on_the_real_engine(tmp_path, source, embedded_backend):
     fixture, extra = FIXTURES[source](tmp_path)
     repo_url = extra[1] if extra else "https://github.com/{repo}.git"
     summary = run_build(
-        BuildOptions(
-            source=source, input=fixture, out=tmp_path / "out", limit=3, ratio=1.0, repo_url=repo_url
-        ),
+        Recipe(source=source, input=fixture, out=tmp_path / "out", limit=3, ratio=1.0, repo_url=repo_url),
         embedded_backend,
     )
     for failure in BuildDir(tmp_path / "out").failures():

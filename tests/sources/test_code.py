@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.core.schema import check_sample
 from lettuce_build.publish.hub import collect, render_card
 from lettuce_build.sources.base import LoadOptions
@@ -159,7 +160,7 @@ def test_a_scripted_code_build_asks_a_request_and_injects_a_coding_agents_error(
 ):
     path, template, _ = world
     summary = run_build(
-        BuildOptions(
+        Recipe(
             source="code",
             input=str(path),
             out=tmp_path / "out",
@@ -189,7 +190,7 @@ def test_a_relative_output_folder_works_for_every_answer_style(world, tmp_path, 
     styles = set()
     for seed in range(8):
         summary = run_build(
-            BuildOptions(
+            Recipe(
                 source="code",
                 input=str(path),
                 out=Path(f"out-{seed}"),
@@ -208,7 +209,7 @@ def test_the_code_card_publishes_the_share_of_answers_with_ungrounded_names(worl
     path, template, _ = world
     out = tmp_path / "out"
     run_build(
-        BuildOptions(source="code", input=str(path), out=out, ratio=0.0, repo_url=template),
+        Recipe(source="code", input=str(path), out=out, ratio=0.0, repo_url=template),
         ScriptedBackend(code_respond),
     )
     _, stats = collect(out, "code", max_failure_rate=1.0)

@@ -3,7 +3,8 @@
 import json
 
 from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.psiloqa import PsiloQASource
 
@@ -47,7 +48,7 @@ def test_out_of_range_spans_are_dropped_with_a_count_and_splits_and_languages_ke
 
 def test_one_unclassified_span_fails_its_whole_item(tmp_path):
     summary = run_build(
-        BuildOptions(source="psiloqa", input=str(write(tmp_path / "pq")), out=tmp_path / "out"),
+        Recipe(source="psiloqa", input=str(write(tmp_path / "pq")), out=tmp_path / "out"),
         ScriptedBackend(classify_respond),
     )
     assert summary.by_split == {"train": 2, "validation": 1}  # the UNSURE item is missing
@@ -62,11 +63,11 @@ def test_one_unclassified_span_fails_its_whole_item(tmp_path):
 def test_the_failed_item_is_retried_on_the_next_run(tmp_path):
     folder = write(tmp_path / "pq")
     run_build(
-        BuildOptions(source="psiloqa", input=str(folder), out=tmp_path / "out"),
+        Recipe(source="psiloqa", input=str(folder), out=tmp_path / "out"),
         ScriptedBackend(classify_respond),
     )
     fixed = ScriptedBackend(lambda r: '{"category": "unsupported_addition", "subcategory": "claim"}')
-    summary = run_build(BuildOptions(source="psiloqa", input=str(folder), out=tmp_path / "out"), fixed)
+    summary = run_build(Recipe(source="psiloqa", input=str(folder), out=tmp_path / "out"), fixed)
     assert summary.by_split == {"train": 3, "validation": 1}
     assert len(fixed.requests) == 1  # only the span that failed is asked again
 

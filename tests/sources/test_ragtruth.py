@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.core.errors import TableError
 from lettuce_build.core.schema import check_sample
 from lettuce_build.sources.base import LoadOptions
@@ -104,7 +105,7 @@ def test_offsets_that_miss_their_text_are_relocated_or_counted(tmp_path):
 def test_a_ragtruth_build_makes_no_model_call_and_passes_every_invariant(tmp_path):
     backend = ScriptedBackend(lambda r: "never asked")
     summary = run_build(
-        BuildOptions(
+        Recipe(
             source="ragtruth",
             input=write(tmp_path / "rt", [span("1901", "Evident Conflict")]),
             out=tmp_path / "out",

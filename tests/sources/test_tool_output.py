@@ -2,7 +2,8 @@
 
 import json
 
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.tool_output import TARGETS, ToolOutputSource
 
@@ -70,7 +71,7 @@ def test_the_allowed_targets_are_the_issue_list():
 
 def test_a_scripted_tool_output_build(tmp_path):
     summary = run_build(
-        BuildOptions(
+        Recipe(
             source="tool_output", input=str(write_build(tmp_path / "sq")), out=tmp_path / "out", ratio=1.0
         ),
         ScriptedBackend(respond),

@@ -4,7 +4,8 @@ a generic question: refused questions are asked again, figures reach the summary
 import json
 
 from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.llm.protocol import ChatRequest, Scores
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.documents import ReadmeSource
@@ -57,7 +58,7 @@ def gaining(gain: float):
 def build(tmp_path, gain, **options):
     readmes = write_readmes(tmp_path / "readmes")
     backend = ScriptedBackend(gaining(gain), scores=True)
-    options = BuildOptions(
+    options = Recipe(
         source="readme", input=str(readmes), out=tmp_path / "out", answers="extractive", **options
     )
     return run_build(options, backend), backend

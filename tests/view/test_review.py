@@ -20,7 +20,8 @@ import pytest
 from click.testing import CliRunner
 from datasets import load_dataset
 
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.cli import main
 from lettuce_build.core.schema import HallucinationSample, Span
 from lettuce_build.publish.hub import FolderTarget, publish
@@ -39,7 +40,7 @@ HOSTILE = 'Setup: <script>window.pwned = 1</script><img src="x" onerror="window.
 def built(tmp_path: Path) -> Path:
     docs = write_readmes(tmp_path / "docs")
     out = tmp_path / "out"
-    run_build(BuildOptions(source="readme", input=str(docs), out=out, ratio=0.5), ScriptedBackend(respond))
+    run_build(Recipe(source="readme", input=str(docs), out=out, ratio=0.5), ScriptedBackend(respond))
     return out
 
 

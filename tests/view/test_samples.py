@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from lettuce_build.builds.run import BuildOptions, run_build
+from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.run import run_build
 from lettuce_build.cli import main
 from lettuce_build.view.samples import CATEGORY_STYLES, load_samples, page_html
 
@@ -22,7 +23,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 def built(tmp_path):
     docs = write_readmes(tmp_path / "docs")
     out = tmp_path / "out"
-    run_build(BuildOptions(source="readme", input=str(docs), out=out, ratio=0.5), ScriptedBackend(respond))
+    run_build(Recipe(source="readme", input=str(docs), out=out, ratio=0.5), ScriptedBackend(respond))
     return out
 
 
