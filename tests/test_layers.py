@@ -14,7 +14,7 @@ LAYERS: dict[str, int] = {
     "swebench": 1,
     "formats": 1,
     "engine": 2,
-    "prompts": 2,
+    "prompts": 1,
     "stages": 3,
     "sources": 4,
     "builds": 5,

@@ -12,6 +12,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from lettuce_build.llm.protocol import ChatRequest
+from lettuce_build.prompts import PromptTemplate, load_prompt
 
 
 class CutText(str):
@@ -74,8 +75,9 @@ class Stage(ABC):
     """
 
     name: ClassVar[str]
-    #: the prompt template the stage renders (prompts/<name>.yaml), if its prompt is one; such a
-    #: stage is a `stages.prompted.PromptedStage`, whose version is the template's
+    #: the prompt template the stage renders (prompts/<name>.yaml), if its prompt is one: its
+    #: version is the stage's (`prompt_version`). Looked up when used, not when the stage is
+    #: made: `--prompts` (`prompts_from`) may swap it for a build
     prompt: str | None = None
     #: the columns the stage adds (datasets feature types)
     outputs: ClassVar[dict[str, Any]]
@@ -96,10 +98,18 @@ class Stage(ABC):
     requires: tuple[str, ...] = ()
 
     @property
-    @abstractmethod
+    def template(self) -> PromptTemplate:
+        """The prompt template the stage renders (``prompt``)."""
+        if self.prompt is None:
+            raise TypeError(f"stage {self.name} renders no prompt template")
+        return load_prompt(self.prompt)
+
+    @property
     def prompt_version(self) -> str:
         """The version of what the stage asks: part of every request's cache key, so responses to
-        an older prompt are never reused (a stage may declare it as a plain class attribute)."""
+        an older prompt are never reused. Its template's; a stage with no template declares it
+        (a plain class attribute)."""
+        return self.template.version
 
     #: set by a build that asks this stage anew (`build --refresh`): its requests get keys of their
     #: own, so the answers cached before are not reused, and later runs find the new ones

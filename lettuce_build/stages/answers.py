@@ -14,16 +14,15 @@ from lettuce_build.core import english
 from lettuce_build.core.gates import DEFAULT_GATES, GateConfig, answer_problem, markup_share
 from lettuce_build.core.sentences import complete_prefix, is_complete, split_sentences
 from lettuce_build.core.words import content_words
-from lettuce_build.engine.stage import CutText, ParseFailure, Sampling
+from lettuce_build.engine.stage import CutText, ParseFailure, Sampling, Stage
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.judge import AnswerJudgeStage
-from lettuce_build.stages.prompted import PromptedStage
 
 MIN_ANSWER_CHARS = 40
 DEFAULT_EVIDENCE_CHARS = 6000
 
 
-class AnswerStage(PromptedStage):
+class AnswerStage(Stage):
     """A grounded answer to the item's question from its evidence column (default ``context``)."""
 
     name = "answer"
@@ -39,14 +38,44 @@ class AnswerStage(PromptedStage):
         prompt: str = "answer",
         prose: bool = True,
         gates: GateConfig = DEFAULT_GATES,
+        *,
+        keeps_given: bool = False,
     ) -> None:
         self.prompt = prompt  # "answer", or a source's own style ("answer_tool_output")
         self.evidence_field = evidence_field  # what the answer is grounded in (tool_output: the gold lines)
-        self.requires = ("question", evidence_field)
+        #: rows may bring their own answer (the custom source's ``given_answer``): it is carried
+        #: through when the support gate finds it supported by the evidence, and never asked for
+        self.keeps_given = keeps_given
+        self.requires = ("question", evidence_field, *self.given_columns())
         self.evidence_chars = evidence_chars
         #: the answer should read as prose (markup may not dominate it): not for tool output
         self.prose = prose
         self.gates = gates
+
+    def given_columns(self) -> tuple[str, ...]:
+        """What an item that may bring its answer carries: the answer, and the modality its gate reads."""
+        return ("given_answer", "modality") if self.keeps_given else ()
+
+    def brought(self, item: dict[str, Any]) -> bool:
+        """Whether the item brings its answer."""
+        return self.keeps_given and bool(item["given_answer"])
+
+    def applies(self, item: dict[str, Any]) -> bool:
+        return not self.brought(item)
+
+    def passed(self, item: dict[str, Any]) -> dict[str, Any]:
+        """An answer the row brings, when the support gate finds its evidence supports it; else
+        the row fails with the gate's reason (``given_answer_unsupported``, say)."""
+        answer = item["given_answer"]
+        evidence = item[self.evidence_field][: self.evidence_chars]
+        prose = item.get("modality") in ("prose", "markdown")
+        problem = answer_problem(
+            answer, evidence, instructions=self.template.instructions, prose=prose, config=self.gates
+        )
+        if problem:
+            reason = problem[0].removeprefix("answer_")  # answer_unsupported -> given_answer_unsupported
+            raise ParseFailure(f"given_answer_{reason}", problem[1], retry=False)
+        return {"answer": answer, "answer_cut": False}
 
     def check(self) -> AnswerJudgeStage:
         """A judge reads the answer against the evidence it was grounded in."""
@@ -190,11 +219,12 @@ class ExtractiveAnswerStage(AnswerStage):
         evidence_field: str = "context",
         *,
         focused: bool = False,
+        keeps_given: bool = False,
     ) -> None:
-        super().__init__(evidence_chars, evidence_field, prompt="answer_extractive")
+        super().__init__(evidence_chars, evidence_field, prompt="answer_extractive", keeps_given=keeps_given)
         self.focused = focused
         if focused:
-            self.requires = ("question", "focus", evidence_field)
+            self.requires = ("question", "focus", evidence_field, *self.given_columns())
 
     def _sentences(self, item: dict[str, Any]) -> tuple[str, ...]:
         """The sentences offered: the evidence's, or with a focus, its neighbourhood."""

@@ -22,9 +22,8 @@ from lettuce_build.core.taxonomy import (
     Taxonomy,
 )
 from lettuce_build.engine.runner import call_stage
-from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
+from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, length_checked
 from lettuce_build.llm.protocol import Backend, ChatRequest
-from lettuce_build.stages.prompted import PromptedStage
 
 SPAN_KEY_SEPARATOR = "::span"
 
@@ -39,7 +38,7 @@ def mark_span(answer: str, start: int, end: int) -> str:
     return f"{answer[:start]}[[{answer[start:end]}]]{answer[end:]}"
 
 
-class ClassifyStage(PromptedStage):
+class ClassifyStage(Stage):
     """The taxonomy category (and subcategory) of one natural span of an answer."""
 
     name = "classify"

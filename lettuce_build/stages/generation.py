@@ -30,11 +30,10 @@ from lettuce_build.core.schema import Span
 from lettuce_build.core.seeding import item_parts
 from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import BUILTIN_SUBCATEGORIES, DEFAULT_TAXONOMY, UNSUPPORTED_ADDITION
-from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
+from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, length_checked
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.injection import DEFAULT_CONTEXT_CHARS, INJECTION_FEATURES
-from lettuce_build.stages.judge import SpanJudged
-from lettuce_build.stages.prompted import PromptedStage
+from lettuce_build.stages.judge import SpanJudgeStage
 
 #: below this similarity (difflib's ratio) the diff of two answers marks nearly everything
 MIN_DIFF_SIMILARITY = 0.5
@@ -189,7 +188,7 @@ def recover_spans(clean: str, generated: str, reported: list[Reported]) -> Recov
     return Recovered(spans=spans, origin=origin, located=located, diff=diff, similarity=ratio)
 
 
-class GenerateStage(SpanJudged, PromptedStage):
+class GenerateStage(Stage):
     """A hallucinated answer written by the model, with its spans recovered (see the module)."""
 
     name = "generate"
@@ -201,6 +200,10 @@ class GenerateStage(SpanJudged, PromptedStage):
     outputs = INJECTION_FEATURES
     response_model = Generated
     sampling = Sampling(temperature=0.8, max_tokens=900)
+
+    def check(self) -> SpanJudgeStage:
+        """A verifying build's judge reads each span: false against the context, and of its type."""
+        return SpanJudgeStage()
 
     def __init__(
         self,

@@ -27,12 +27,12 @@ from lettuce_build.core.seeding import item_parts
 from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, map_label
 from lettuce_build.engine.runner import call_stage
-from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
+from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, length_checked
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.stages.anchors import candidates
-from lettuce_build.stages.judge import SpanJudged
+from lettuce_build.stages.asked import AskedEdits
+from lettuce_build.stages.judge import SpanJudgeStage
 from lettuce_build.stages.menus import MENUS, MODALITY_NOTES
-from lettuce_build.stages.prompted import PromptedStage
 
 DEFAULT_CONTEXT_CHARS = 6000
 CODE_SAMPLING = Sampling(temperature=0.4, max_tokens=2000)
@@ -91,7 +91,7 @@ def _typed_by_what_it_does(edit: Edit) -> Edit:
 EditAnchors = Literal["constrained", "free"]
 
 
-class InjectStageBase(SpanJudged, PromptedStage):
+class InjectStageBase(Stage):
     """What every injecting stage shares: anchored edits, the gates, exact spans; a subclass
     renders its prompt and turns the model's changes into typed `Edit`s (``_edits``)."""
 
@@ -106,6 +106,10 @@ class InjectStageBase(SpanJudged, PromptedStage):
     #: (`narrowed_to_insertions`); off where a whole replacement is the claim
     narrows_insertions: bool = False
 
+    def check(self) -> SpanJudgeStage:
+        """A verifying build's judge reads each span: false against the context, and of its type."""
+        return SpanJudgeStage()
+
     def __init__(
         self,
         *,
@@ -115,6 +119,7 @@ class InjectStageBase(SpanJudged, PromptedStage):
         enforce_in_fence: bool = False,
         anchors: EditAnchors = "constrained",
         seed: int = 0,
+        asked: AskedEdits | None = None,
     ) -> None:
         self.context_chars = context_chars
         self.validation = validation or ValidationConfig()
@@ -125,6 +130,8 @@ class InjectStageBase(SpanJudged, PromptedStage):
         self.anchors = anchors
         #: the build's seed: which anchors an answer with many offers is drawn with it
         self.seed = seed
+        #: the count and types of edits the build asks for (none: the prompt's own, any type)
+        self.asked = asked
 
     def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
         if self.anchors == "free" or self.response_model is None:
@@ -222,9 +229,12 @@ class InjectStageBase(SpanJudged, PromptedStage):
             ],
             "dropped": dropped,
         }
+        labels = [s.model_dump() for s in result.spans]
+        if self.asked is not None:
+            self.asked.check(labels, len(result.applied))
         return {
             "hallucinated_answer": result.text,
-            "labels": [s.model_dump() for s in result.spans],
+            "labels": labels,
             "injection": json.dumps(record, ensure_ascii=False),
         }
 
@@ -245,8 +255,8 @@ class InjectMenuStage(InjectStageBase):
         self.response_model = _menu_response_model(menu, self.offered)
 
     def asked_edits(self) -> dict[str, str]:
-        """How many edits the prompt asks for, when not its own "1 to 3" (see `TypedMenuStage`)."""
-        return {}
+        """How many edits the prompt asks for, when the build asks (else its own "1 to 3")."""
+        return {} if self.asked is None else {"edits": f"exactly {self.asked.count}"}
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         system, user = self.template.render(
@@ -291,21 +301,27 @@ class InjectTaxonomyStage(InjectStageBase):
     response_model = Changes
     requires = ("context", "question", "answer", "inject", "target_category", "target_subcategory")
 
-    def __init__(self, modality: str, **options: Any) -> None:
+    def __init__(self, modality: str | None, **options: Any) -> None:
         super().__init__(**options)
-        if modality not in MODALITY_NOTES:
+        if modality is not None and modality not in MODALITY_NOTES:
             raise ValueError(f"unknown modality {modality!r}; known: {sorted(MODALITY_NOTES)}")
+        #: what the content is; none: each item's own (its ``modality`` column: the custom source's rows)
         self.modality = modality
+        if modality is None:
+            self.requires = (*type(self).requires, "modality")
         if modality == "code":  # whole functions to edit, and edits that must stay careful
             self.sampling = CODE_SAMPLING
 
     def modality_note(self, item: dict[str, Any]) -> str:
-        """What the content is, as the prompt says it (the stage's modality)."""
-        return MODALITY_NOTES[self.modality]
+        """What the content is, as the prompt says it."""
+        return MODALITY_NOTES[self.modality or item["modality"]]
 
     def asked_edits(self) -> dict[str, str]:
-        """How many edits the prompt asks for, when not its own "1 or 2" (see `TypedInjectStage`)."""
-        return {}
+        """How many edits the prompt asks for, when the build asks (else its own "1 or 2")."""
+        if self.asked is None:
+            return {}
+        plural = "s" if self.asked.count > 1 else ""
+        return {"edits": f"exactly {self.asked.count} small, subtle edit{plural}"}
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         category, subcategory = item["target_category"], item["target_subcategory"]

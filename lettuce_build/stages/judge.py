@@ -26,7 +26,6 @@ from lettuce_build.core.taxonomy import INJECTABLE_CATEGORIES, SUPPORTED
 from lettuce_build.engine.records import Judgement
 from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling
 from lettuce_build.llm.protocol import ChatRequest
-from lettuce_build.stages.prompted import PromptedStage
 
 JUDGE_CONTEXT_CHARS = 6000
 #: judges answer with the most likely verdict: sampling would only add noise
@@ -50,7 +49,7 @@ class Unsupported(BaseModel):
     unsupported: list[int] = Field(default_factory=list)
 
 
-class AnswerJudgeStage(PromptedStage, CheckStage):
+class AnswerJudgeStage(CheckStage):
     """Which sentences of a clean answer its evidence does not support (none: grounded)."""
 
     name = "judge_answer"
@@ -110,7 +109,7 @@ def marked_answer(answer: str, labels: Sequence[dict[str, Any]]) -> str:
     return "".join([*pieces, answer[at:]])
 
 
-class SpanJudgeStage(PromptedStage, CheckStage):
+class SpanJudgeStage(CheckStage):
     """Per injected span: is it really false, and of which category (the intended one is not
     shown). Generator mode's diff spans are judged the same way."""
 
@@ -169,14 +168,6 @@ class SpanJudgeStage(PromptedStage, CheckStage):
         if not supported:
             return None
         return ParseFailure("judge_supported", f"judged supported: {supported}"[:300])
-
-
-class SpanJudged:
-    """A stage that writes labelled spans (injection, generation): a verifying build's judge
-    reads each span, false against the context and of its type."""
-
-    def check(self) -> SpanJudgeStage:
-        return SpanJudgeStage()
 
 
 class JudgeReport(BaseModel):

@@ -66,9 +66,11 @@ class ChosenQuestionStage(FocusedQuestionStage):
 
     def applies(self, item: dict[str, Any]) -> bool:
         # a model call to choose among several; to write one in another language
-        return len(self.offered(item)) > 1 or not self.english(item)
+        return super().applies(item) and (len(self.offered(item)) > 1 or not self.english(item))
 
     def passed(self, item: dict[str, Any]) -> dict[str, Any]:
+        if self.brought(item):
+            return super().passed(item)
         if not (offered := self.offered(item)):
             detail = "no sentence of the chunk turns into a question that points at it"
             raise ParseFailure("no_question_shape", detail, retry=False)

@@ -12,10 +12,9 @@ from lettuce_build.core import gates
 from lettuce_build.core.seeding import fraction, item_parts
 from lettuce_build.core.sentences import sentence_count, split_sentences
 from lettuce_build.core.words import STOPWORDS, content_words, context_stems
-from lettuce_build.engine.stage import ParseFailure, Sampling
+from lettuce_build.engine.stage import ParseFailure, Sampling, Stage
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.answers import NEIGHBOURS, evidence_sentences, neighbourhood
-from lettuce_build.stages.prompted import PromptedStage
 from lettuce_build.stages.question_fit import QuestionFitCheck
 
 
@@ -105,7 +104,7 @@ def clean_question(text: str) -> str:
     return next((line for line in lines if question_problem(line) is None), lines[0] if lines else "")
 
 
-class QuestionStage(PromptedStage):
+class QuestionStage(Stage):
     """One question of a given type that a chunk answers, written freely (capable models)."""
 
     name = "question"
@@ -117,8 +116,29 @@ class QuestionStage(PromptedStage):
     outputs = {"question": Value("string")}
     sampling = Sampling(temperature=0.7, max_tokens=80)
 
-    def __init__(self, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> None:
+    def __init__(self, chunk_chars: int = DEFAULT_CHUNK_CHARS, *, keeps_given: bool = False) -> None:
         self.chunk_chars = chunk_chars
+        #: rows may bring their own question (the custom source's ``given_question``): it is
+        #: carried through as written, when it is about its context, and never asked for
+        self.keeps_given = keeps_given
+        if keeps_given:
+            self.requires = (*type(self).requires, "given_question")
+
+    def brought(self, item: dict[str, Any]) -> bool:
+        """Whether the item brings its question."""
+        return self.keeps_given and bool(item["given_question"])
+
+    def applies(self, item: dict[str, Any]) -> bool:
+        return not self.brought(item)
+
+    def passed(self, item: dict[str, Any]) -> dict[str, Any]:
+        """A question the row brings, when it is about its context (one none of whose words the
+        context holds fails the row, as a generated one would, and as `audit` would flag it); it
+        has no focus: an extractive answer chooses among all the context's sentences."""
+        question = item["given_question"]
+        if problem := gates.question_problem(question, item["chunk"]):
+            raise ParseFailure(f"given_{problem[0]}", problem[1], retry=False)
+        return {"question": question, "focus": ""}
 
     def salvage(self, text: str) -> str | None:
         """Only the first line is used: a cut response keeps its complete lines."""
@@ -242,8 +262,10 @@ class FocusedQuestionStage(QuestionStage):
     max_attempts = 6
     outputs = {"question": Value("string"), "focus": Value("string")}
 
-    def __init__(self, chunk_chars: int = DEFAULT_CHUNK_CHARS, *, seed: int = 0) -> None:
-        super().__init__(chunk_chars)
+    def __init__(
+        self, chunk_chars: int = DEFAULT_CHUNK_CHARS, *, seed: int = 0, keeps_given: bool = False
+    ) -> None:
+        super().__init__(chunk_chars, keeps_given=keeps_given)
         #: the build's seed: which sentence a question is about is drawn with it
         self.seed = seed
 

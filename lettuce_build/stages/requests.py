@@ -16,9 +16,8 @@ from pydantic import BaseModel
 
 from lettuce_build.core import gates
 from lettuce_build.core.sentences import complete_prefix, is_complete, sentence_count, split_sentences
-from lettuce_build.engine.stage import ParseFailure, Sampling
+from lettuce_build.engine.stage import ParseFailure, Sampling, Stage
 from lettuce_build.llm.protocol import ChatRequest
-from lettuce_build.stages.prompted import PromptedStage
 from lettuce_build.stages.questions import QUOTES
 
 #: the issue's first characters the prompt shows (the ask is at the top of an issue)
@@ -91,7 +90,7 @@ def request_problem(request: str, issue: str) -> tuple[str, str] | None:
     return None
 
 
-class RequestStage(PromptedStage):
+class RequestStage(Stage):
     """One short developer request per issue (the item's ``issue``), written as the ``question``."""
 
     name = "request"

@@ -12,14 +12,15 @@ import pytest
 
 from lettuce_build.sources.code import RepositoryNames
 from lettuce_build.stages.answers import ExtractiveAnswerStage
+from lettuce_build.stages.asked import AskedEdits
 from lettuce_build.stages.classify import ClassifyStage
 from lettuce_build.stages.code_edits import STRUCTURAL, InjectCodeMenuStage, InjectCodeStage
 from lettuce_build.stages.generation import GenerateStage
-from lettuce_build.stages.given import TypedGenerateStage, TypedInjectStage, TypedMenuStage
+from lettuce_build.stages.given import TypedGenerateStage
 from lettuce_build.stages.injection import InjectMenuStage, InjectTaxonomyStage
 from lettuce_build.stages.judge import AnswerJudgeStage, SpanJudgeStage
 from lettuce_build.stages.plausibility import PlausibilityCheck
-from lettuce_build.stages.prose_edits import InjectProseMenuStage
+from lettuce_build.stages.prose_edits import InjectProseMenuStage, menu_types
 from lettuce_build.stages.question_fit import QuestionFitCheck
 from lettuce_build.stages.questions import FocusedQuestionStage
 from lettuce_build.stages.requests import ChosenRequestStage
@@ -63,8 +64,9 @@ def stages() -> Iterator[tuple[Any, dict[str, Any]]]:
     yield SpanJudgeStage(), ITEM
     yield ClassifyStage(), ITEM
     # the custom source's: a menu restricted to the types asked for, targeted kinds, generation
-    yield TypedMenuStage(allowed=["contradiction"], intensity=2, anchors="constrained"), ITEM
-    yield TypedInjectStage(allowed=[], intensity=1, anchors="constrained"), ITEM
+    asked = AskedEdits(allowed=["contradiction"], count=2)
+    yield InjectMenuStage("markdown", offered=menu_types("markdown", ["contradiction"]), asked=asked), ITEM
+    yield InjectTaxonomyStage(None, asked=AskedEdits(), anchors="constrained"), {**ITEM, "modality": "prose"}
     yield TypedGenerateStage(allowed=["unsupported_addition"]), ITEM
     for error in (STRUCTURAL, "wrong_implementation"):
         yield (
