@@ -8,24 +8,28 @@ from pathlib import Path
 from typing import Any
 
 from lettuce_build.core.schema import COLUMNS, HallucinationSample, sample_to_row
-from lettuce_build.formats.base import ExportCounts, ExportFormat, Foreign, json_line, records
+from lettuce_build.formats import base
 
 
-class JsonlFormat(ExportFormat):
+class JsonlFormat(base.ExportFormat):
     name = "jsonl"
     summary = "our own schema, one row per line"
 
-    def write(self, samples: Iterable[HallucinationSample], out: Path) -> ExportCounts:
-        counts = ExportCounts()
+    def write(self, samples: Iterable[HallucinationSample], out: Path) -> base.ExportCounts:
+        counts = base.ExportCounts()
         with out.open("w", encoding="utf-8") as file:
             for sample in samples:
-                file.write(json_line({**sample_to_row(sample), "category": sample.category}))
+                file.write(base.json_line({**sample_to_row(sample), "category": sample.category}))
                 counts.add(sample)
         return counts
 
-    def read(self, path: Path) -> Iterator[Foreign]:
-        for where, record in records(path):
-            yield Foreign(where, row=record) if isinstance(record, dict) else Foreign(where, problem=record)
+    def read(self, path: Path) -> Iterator[base.Foreign]:
+        for where, record in base.records(path):
+            yield (
+                base.Foreign(where, row=record)
+                if isinstance(record, dict)
+                else base.Foreign(where, problem=record)
+            )
 
     def recognises(self, record: dict[str, Any]) -> bool:
         return all(column in record for column in COLUMNS) and isinstance(record.get("metadata"), str)

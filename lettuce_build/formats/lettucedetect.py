@@ -24,15 +24,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from lettuce_build.core.schema import ContextModality, HallucinationSample, normal_split
-from lettuce_build.formats.base import (
-    ExportCounts,
-    ExportFormat,
-    Foreign,
-    bad,
-    categorised,
-    checked_spans,
-    records,
-)
+from lettuce_build.formats import base
 
 SPLITS = {"train": "train", "validation": "dev", "test": "test"}
 MODALITIES = {"prose": "prose", "code": "code", "markdown": "markdown", "tool_output": "code"}
@@ -65,24 +57,24 @@ def to_record(sample: HallucinationSample) -> dict[str, Any]:
     }
 
 
-def to_row(where: str, record: dict[str, Any]) -> Foreign:
+def to_row(where: str, record: dict[str, Any]) -> base.Foreign:
     """A LettuceDetect record as our row: its ``context`` (else its prompt) is what the answer is
     checked against; a null question is an empty one."""
     for field in ("prompt", "answer"):
         if not isinstance(record.get(field), str):
             kind = type(record.get(field)).__name__
-            return bad(where, field, "not_a_string", f"expected a string, got {kind}")
-    spans = checked_spans(record["answer"], record.get("labels", []), where)
-    if isinstance(spans, Foreign):
+            return base.bad(where, field, "not_a_string", f"expected a string, got {kind}")
+    spans = base.checked_spans(record["answer"], record.get("labels", []), where)
+    if isinstance(spans, base.Foreign):
         return spans
     metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
     metadata = dict(metadata)
     modality = metadata.pop("context_modality", None) or record.get("context_modality") or "prose"
     task = metadata.pop("task_type", None) or record.get("task_type") or "qa"
     context, question = record.get("context"), record.get("question")
-    return Foreign(
+    return base.Foreign(
         where,
-        row=categorised(
+        row=base.categorised(
             {
                 "prompt": record["prompt"],
                 "context": context if isinstance(context, str) else record["prompt"],
@@ -102,12 +94,12 @@ def to_row(where: str, record: dict[str, Any]) -> Foreign:
     )
 
 
-class LettuceDetectFormat(ExportFormat):
+class LettuceDetectFormat(base.ExportFormat):
     name = "lettucedetect"
     summary = "a JSON array of LettuceDetect's HallucinationSample fields (splits train/dev/test)"
 
-    def write(self, samples: Iterable[HallucinationSample], out: Path) -> ExportCounts:
-        counts = ExportCounts()
+    def write(self, samples: Iterable[HallucinationSample], out: Path) -> base.ExportCounts:
+        counts = base.ExportCounts()
         with out.open("w", encoding="utf-8") as file:  # an array written record by record
             file.write("[")
             for sample in samples:
@@ -117,9 +109,11 @@ class LettuceDetectFormat(ExportFormat):
             file.write("\n]\n")
         return counts
 
-    def read(self, path: Path) -> Iterator[Foreign]:
-        for where, record in records(path):
-            yield Foreign(where, problem=record) if not isinstance(record, dict) else to_row(where, record)
+    def read(self, path: Path) -> Iterator[base.Foreign]:
+        for where, record in base.records(path):
+            yield (
+                base.Foreign(where, problem=record) if not isinstance(record, dict) else to_row(where, record)
+            )
 
     def recognises(self, record: dict[str, Any]) -> bool:
         return {"prompt", "answer", "labels"} <= set(record) and not isinstance(record.get("metadata"), str)

@@ -19,16 +19,7 @@ from typing import Any
 
 from lettuce_build.core.schema import HallucinationSample, normal_split
 from lettuce_build.core.taxonomy import CONTRADICTION
-from lettuce_build.formats.base import (
-    ExportCounts,
-    ExportFormat,
-    Foreign,
-    bad,
-    categorised,
-    checked_spans,
-    json_line,
-    records,
-)
+from lettuce_build.formats import base
 
 RESPONSES = "response.jsonl"
 SOURCES = "source_info.jsonl"
@@ -41,14 +32,14 @@ def label_type(category: str) -> str:
     return "Evident Conflict" if category == CONTRADICTION else "Evident Baseless Info"
 
 
-class RagTruthFormat(ExportFormat):
+class RagTruthFormat(base.ExportFormat):
     name = "ragtruth"
     summary = "a folder of RAGTruth's response.jsonl and source_info.jsonl"
     folder = True
 
-    def write(self, samples: Iterable[HallucinationSample], out: Path) -> ExportCounts:
+    def write(self, samples: Iterable[HallucinationSample], out: Path) -> base.ExportCounts:
         out.mkdir(parents=True, exist_ok=True)
-        counts = ExportCounts()
+        counts = base.ExportCounts()
         with (
             (out / RESPONSES).open("w", encoding="utf-8") as responses,
             (out / SOURCES).open("w", encoding="utf-8") as sources,
@@ -57,7 +48,7 @@ class RagTruthFormat(ExportFormat):
                 source_id = str(number)
                 task = sample.task_type if sample.task_type in TASKS else "QA"
                 sources.write(
-                    json_line(
+                    base.json_line(
                         {
                             "source_id": source_id,
                             "task_type": task,
@@ -100,25 +91,25 @@ class RagTruthFormat(ExportFormat):
                     "response": sample.answer,
                     "lettuce_build": kept,
                 }
-                responses.write(json_line(response))
+                responses.write(base.json_line(response))
                 counts.add(sample)
         return counts
 
-    def read(self, path: Path) -> Iterator[Foreign]:
+    def read(self, path: Path) -> Iterator[base.Foreign]:
         sources: dict[str, dict[str, Any]] = {}
-        for where, record in records(path / SOURCES):
+        for where, record in base.records(path / SOURCES):
             if isinstance(record, dict):
                 sources[str(record.get("source_id"))] = record
             else:
-                yield Foreign(where, problem=record)
-        for where, record in records(path / RESPONSES):
+                yield base.Foreign(where, problem=record)
+        for where, record in base.records(path / RESPONSES):
             if not isinstance(record, dict):
-                yield Foreign(where, problem=record)
+                yield base.Foreign(where, problem=record)
                 continue
             source = sources.get(str(record.get("source_id")))
             if source is None:
                 message = f"{record.get('source_id')!r} is not in {SOURCES}"
-                yield bad(where, "source_id", "no_source_info", message)
+                yield base.bad(where, "source_id", "no_source_info", message)
                 continue
             yield _row(where, record, source)
 
@@ -127,10 +118,10 @@ class RagTruthFormat(ExportFormat):
         return path.is_dir() and (path / RESPONSES).is_file() and (path / SOURCES).is_file()
 
 
-def _row(where: str, response: dict[str, Any], source: dict[str, Any]) -> Foreign:
+def _row(where: str, response: dict[str, Any], source: dict[str, Any]) -> base.Foreign:
     answer = response.get("response")
     if not isinstance(answer, str):
-        return bad(where, "response", "not_a_string", f"expected a string, got {type(answer).__name__}")
+        return base.bad(where, "response", "not_a_string", f"expected a string, got {type(answer).__name__}")
     labels = []
     for label in response.get("labels") or []:
         if not isinstance(label, dict) or label.get("implicit_true"):
@@ -151,8 +142,8 @@ def _row(where: str, response: dict[str, Any], source: dict[str, Any]) -> Foreig
                 "subcategory": ours.get("subcategory"),
             }
         )
-    spans = checked_spans(answer, labels, where)
-    if isinstance(spans, Foreign):
+    spans = base.checked_spans(answer, labels, where)
+    if isinstance(spans, base.Foreign):
         return spans
     info = source.get("source_info")
     if isinstance(info, dict):
@@ -160,9 +151,9 @@ def _row(where: str, response: dict[str, Any], source: dict[str, Any]) -> Foreig
     else:
         passages, question = info, ""
     kept = response.get("lettuce_build") if isinstance(response.get("lettuce_build"), dict) else {}
-    return Foreign(
+    return base.Foreign(
         where,
-        row=categorised(
+        row=base.categorised(
             {
                 "prompt": str(source.get("prompt") or ""),
                 "context": str(passages or ""),

@@ -20,16 +20,7 @@ from typing import Any
 
 from lettuce_build.core.schema import HallucinationSample, normal_split
 from lettuce_build.core.taxonomy import BUILTIN_SUBCATEGORIES, CATEGORY_DEFINITIONS, INJECTABLE_CATEGORIES
-from lettuce_build.formats.base import (
-    ExportCounts,
-    ExportFormat,
-    Foreign,
-    bad,
-    categorised,
-    checked_spans,
-    json_line,
-    records,
-)
+from lettuce_build.formats import base
 
 ANSWER_MARK = "\n\nAnswer to verify:\n"
 
@@ -90,15 +81,15 @@ def misplaced_by_first_match(sample: HallucinationSample) -> int:
     return sum(sample.answer.find(span.text) < span.start for span in sample.labels)
 
 
-class SftFormat(ExportFormat):
+class SftFormat(base.ExportFormat):
     name = "sft"
     summary = "chat rows (messages) for a generative detector: the answer's spans quoted and typed"
 
-    def write(self, samples: Iterable[HallucinationSample], out: Path) -> ExportCounts:
-        counts, system, misplaced = ExportCounts(), system_prompt(), 0
+    def write(self, samples: Iterable[HallucinationSample], out: Path) -> base.ExportCounts:
+        counts, system, misplaced = base.ExportCounts(), system_prompt(), 0
         with out.open("w", encoding="utf-8") as file:
             for sample in samples:
-                file.write(json_line(to_record(sample, system)))
+                file.write(base.json_line(to_record(sample, system)))
                 misplaced += misplaced_by_first_match(sample)
                 counts.add(sample)
         if misplaced:
@@ -108,19 +99,21 @@ class SftFormat(ExportFormat):
             )
         return counts
 
-    def read(self, path: Path) -> Iterator[Foreign]:
-        for where, record in records(path):
-            yield Foreign(where, problem=record) if not isinstance(record, dict) else _row(where, record)
+    def read(self, path: Path) -> Iterator[base.Foreign]:
+        for where, record in base.records(path):
+            yield base.Foreign(where, problem=record) if not isinstance(record, dict) else _row(where, record)
 
     def recognises(self, record: dict[str, Any]) -> bool:
         return isinstance(record.get("messages"), list)
 
 
-def _row(where: str, record: dict[str, Any]) -> Foreign:
+def _row(where: str, record: dict[str, Any]) -> base.Foreign:
     messages = record.get("messages")
     roles = [m.get("role") for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
     if roles != ["system", "user", "assistant"]:
-        return bad(where, "messages", "not_a_chat", f"expected system, user and assistant turns, got {roles}")
+        return base.bad(
+            where, "messages", "not_a_chat", f"expected system, user and assistant turns, got {roles}"
+        )
     assert isinstance(messages, list)
     user, reply = str(messages[1].get("content") or ""), str(messages[2].get("content") or "")
     metadata = dict(record.get("metadata") or {})
@@ -130,15 +123,15 @@ def _row(where: str, record: dict[str, Any]) -> Foreign:
     sample = metadata.pop("sample", {})
     if not isinstance(answer_chars, int) or not user[: len(user) - answer_chars].endswith(ANSWER_MARK):
         message = "expected the answer's length, the answer ending the user turn"
-        return bad(where, "metadata.answer_chars", "no_answer", message)
+        return base.bad(where, "metadata.answer_chars", "no_answer", message)
     answer = user[len(user) - answer_chars :]
     try:
         quoted = json.loads(reply)["hallucinated_spans"]
     except (json.JSONDecodeError, KeyError, TypeError) as err:
-        return bad(where, "messages[2]", "not_a_reply", f"expected a hallucinated_spans object ({err})")
+        return base.bad(where, "messages[2]", "not_a_reply", f"expected a hallucinated_spans object ({err})")
     if not isinstance(quoted, list) or len(quoted) != len(starts) or len(labels) != len(starts):
         message = "expected one offset and label per quoted span"
-        return bad(where, "metadata.span_starts", "span_count", message)
+        return base.bad(where, "metadata.span_starts", "span_count", message)
     spans = []
     for span, start, label in zip(quoted, starts, labels, strict=True):
         text = str(span.get("text") or "") if isinstance(span, dict) else ""
@@ -151,15 +144,15 @@ def _row(where: str, record: dict[str, Any]) -> Foreign:
                 "subcategory": span.get("subcategory") if isinstance(span, dict) else None,
             }
         )
-    checked = checked_spans(answer, spans, where)
-    if isinstance(checked, Foreign):
+    checked = base.checked_spans(answer, spans, where)
+    if isinstance(checked, base.Foreign):
         return checked
     if any(span["text"] != str(quoted[i].get("text")) for i, span in enumerate(checked)):
         message = "a quoted span is not the answer's text at its offset"
-        return bad(where, "messages[2]", "span_text_mismatch", message)
-    return Foreign(
+        return base.bad(where, "messages[2]", "span_text_mismatch", message)
+    return base.Foreign(
         where,
-        row=categorised(
+        row=base.categorised(
             {
                 "prompt": user[: len(user) - answer_chars - len(ANSWER_MARK)],
                 "context": str(sample.get("context") or ""),

@@ -10,27 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from lettuce_build.core.schema import HallucinationSample, normal_split
-from lettuce_build.formats.base import (
-    ExportCounts,
-    ExportFormat,
-    Foreign,
-    bad,
-    categorised,
-    checked_spans,
-    json_line,
-    records,
-)
+from lettuce_build.formats import base
 
 #: what a span row repeats of its sample (the sample's own fields)
 SAMPLE_FIELDS = ("prompt", "context", "question", "answer", "task_type", "language", "context_modality")
 
 
-class SpansFormat(ExportFormat):
+class SpansFormat(base.ExportFormat):
     name = "spans"
     summary = "one row per hallucinated span (text, offsets, category, subcategory, and its sample)"
 
-    def write(self, samples: Iterable[HallucinationSample], out: Path) -> ExportCounts:
-        counts = ExportCounts()
+    def write(self, samples: Iterable[HallucinationSample], out: Path) -> base.ExportCounts:
+        counts = base.ExportCounts()
         with out.open("w", encoding="utf-8") as file:
             for number, sample in enumerate(samples):
                 if not sample.labels:
@@ -45,15 +36,15 @@ class SpansFormat(ExportFormat):
                         **{field: getattr(sample, field) for field in SAMPLE_FIELDS},
                         "metadata": sample.metadata,
                     }
-                    file.write(json_line(row))
+                    file.write(base.json_line(row))
                 counts.add(sample, records=len(sample.labels))
         return counts
 
-    def read(self, path: Path) -> Iterator[Foreign]:
+    def read(self, path: Path) -> Iterator[base.Foreign]:
         group: list[tuple[str, dict[str, Any]]] = []
-        for where, record in records(path):
+        for where, record in base.records(path):
             if not isinstance(record, dict):
-                yield Foreign(where, problem=record)
+                yield base.Foreign(where, problem=record)
                 continue
             if group and record.get("sample") != group[0][1].get("sample"):
                 yield _sample(group)
@@ -66,18 +57,18 @@ class SpansFormat(ExportFormat):
         return {"span_index", "start", "end", "answer"} <= set(record)
 
 
-def _sample(group: list[tuple[str, dict[str, Any]]]) -> Foreign:
+def _sample(group: list[tuple[str, dict[str, Any]]]) -> base.Foreign:
     """A sample from the rows of its spans (consecutive, as the export writes them)."""
     where, first = group[0]
     if not isinstance(first.get("answer"), str):
         kind = type(first.get("answer")).__name__
-        return bad(where, "answer", "not_a_string", f"expected a string, got {kind}")
-    spans = checked_spans(first["answer"], [record for _, record in group], where)
-    if isinstance(spans, Foreign):
+        return base.bad(where, "answer", "not_a_string", f"expected a string, got {kind}")
+    spans = base.checked_spans(first["answer"], [record for _, record in group], where)
+    if isinstance(spans, base.Foreign):
         return spans
-    return Foreign(
+    return base.Foreign(
         where,
-        row=categorised(
+        row=base.categorised(
             {
                 **{field: first.get(field) for field in SAMPLE_FIELDS},
                 "labels": spans,
