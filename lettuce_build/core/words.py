@@ -104,11 +104,26 @@ def says_the_same(original: str, replacement: str, *, code: bool = False) -> boo
 
 
 def in_context(text: str, context: str) -> bool:
-    """Whether the text occurs in the context as it stands (word-bounded, case-insensitive)."""
-    needle = re.escape(text.strip())
-    return (
-        bool(text.strip()) and re.search(rf"(?<!\w){needle}(?!\w)", context, flags=re.IGNORECASE) is not None
-    )
+    """Whether the text occurs in the context as it stands (word-bounded, case-insensitive).
+    Found by search, not a pattern: the rules ask about thousands of different names, and
+    compiling a pattern for each cost more than the rest of the rules together (measured)."""
+    needle, hay = text.strip().lower(), context.lower()
+    if not needle:
+        return False
+    start = hay.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        joined_before = start > 0 and _word_character(hay[start - 1])
+        joined_after = end < len(hay) and _word_character(hay[end])
+        if not joined_before and not joined_after:
+            return True
+        start = hay.find(needle, start + 1)
+    return False
+
+
+def _word_character(character: str) -> bool:
+    """What a regular expression's \\w matches."""
+    return character.isalnum() or character == "_"
 
 
 def has_number(text: str) -> bool:

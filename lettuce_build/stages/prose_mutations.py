@@ -111,6 +111,10 @@ class ProseEdit(BaseModel):
 # -- where an edit may go -------------------------------------------------------------------
 
 
+#: a lowercase word (an added sentence's words must all be English or the context's)
+_LOWER_WORD = regex.compile(r"\b[a-z][a-z'-]*\b")
+
+
 def _first_bounded(text: str, needle: str) -> int:
     """Where `apply_edits` puts an edit of ``needle``: its first whole-word occurrence, else its first."""
     starts = [m.start() for m in regex.finditer(regex.escape(needle), text, overlapped=True)]
@@ -286,7 +290,7 @@ def _additions(answer: str, context: str, donor: str, draw: Random) -> Iterator[
         if BLOCKED.search(sentence) or not sentence[0].isupper() or "\n" in donor[start:end]:
             continue
         unknown = [
-            w for w in regex.findall(r"\b[a-z][a-z'-]*\b", sentence)
+            w for w in _LOWER_WORD.findall(sentence)
             if w not in context_words and not english.is_english(w)
         ]  # fmt: skip
         alien = [n for n in names(sentence) if not in_context(n, context)]

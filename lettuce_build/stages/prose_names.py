@@ -5,7 +5,10 @@ opens a sentence ("Run", "Installation")."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
+from collections.abc import Mapping
+from types import MappingProxyType
 
 import regex
 
@@ -20,6 +23,14 @@ BLOCKED = regex.compile(
 )
 _NAME = regex.compile(r"(?<![\w.@/#$-])\p{Lu}[\w+#-]*(?:[ ]\p{Lu}[\w+#-]*){0,2}(?![\w@/$]|-\w|\.\w)")
 _UNIT = regex.compile(r"[KMGTP]i?B|[kKMG]?Hz|[KMG]bps")
+_LOWERCASE_WORD = regex.compile(r"(?<![\w-])\p{Ll}[\w-]*")
+_LINE_OPENING = regex.compile(r"(?:^|\n)[\s>*#+|-]*(?:\d+[.)]\s*|\[\^?\w+\]:?\s*)?")
+_HEADING = regex.compile(r"^\s*(?:#.*|\*\*[^*\n]+\*\*.*|.*\|.*)$", regex.M)
+_ACRONYM = regex.compile(r"\p{Lu}{2,5}\d*s?")
+_CONSTANT = regex.compile(r"\p{Lu}[\p{Lu}\d_]{4,}")
+_IDENTIFIER_MARK = regex.compile(r"[_\d.]")
+_CAMEL = regex.compile(r"\p{Lu}+\p{Ll}[\w+#-]*\p{Lu}[\w+#-]*|\p{Lu}{2,}\p{Ll}[\w+#-]*")
+_HYPHENATED_WORD = regex.compile(r"-\p{Ll}")
 
 
 def blocked(text: str) -> list[tuple[int, int]]:
@@ -32,18 +43,20 @@ def free(blocked: list[tuple[int, int]], start: int, end: int) -> bool:
     return not any(start < b_end and b_start < end for b_start, b_end in blocked)
 
 
-def names(text: str) -> dict[str, str]:
+@functools.lru_cache(maxsize=4096)
+def names(text: str) -> Mapping[str, str]:
     """The names a text holds, each with its kind: ``acronym`` ("API"), ``constant``
     ("PYTHONPATH"), ``identifier`` ("snake_case", "h2o"), ``camel`` ("GitHub"), ``name`` (one
     capitalised word) or ``names`` (two or three). A capitalised English word is a name only
     where the text never writes it in lowercase and uses it inside a sentence of prose (not only
-    to open one, nor in a heading). English only: without the word list, no plain names."""
+    to open one, nor in a heading). English only: without the word list, no plain names.
+    Cached (read only): an item's context is the next item's donor, and rules read both."""
     prose = BLOCKED.sub(" ", text)
-    lowered = set(regex.findall(r"(?<![\w-])\p{Ll}[\w-]*", prose))
+    lowered = set(_LOWERCASE_WORD.findall(prose))
     openings = {start for start, _ in sentence_spans(prose)} | {
-        m.end() for m in regex.finditer(r"(?:^|\n)[\s>*#+|-]*(?:\d+[.)]\s*|\[\^?\w+\]:?\s*)?", prose)
+        m.end() for m in _LINE_OPENING.finditer(prose)
     }
-    headings = [m.span() for m in regex.finditer(r"^\s*(?:#.*|\*\*[^*\n]+\*\*.*|.*\|.*)$", prose, regex.M)]
+    headings = [m.span() for m in _HEADING.finditer(prose)]
     inside = Counter(
         m.group()
         for m in _NAME.finditer(prose)
@@ -58,24 +71,22 @@ def names(text: str) -> dict[str, str]:
             continue  # "THIS FILE WAS" shouts and "MiB" measures: neither names anything
         if (kind := _kind(name, inside, lowered)) is not None:
             found.setdefault(name, kind)
-    return found
+    return MappingProxyType(found)
 
 
 def _kind(name: str, inside: Counter[str], lowered: set[str]) -> str | None:
     """What kind of name ``name`` is (see `names`), or None when it is no name."""
-    if regex.fullmatch(r"\p{Lu}{2,5}\d*s?", name):
+    if _ACRONYM.fullmatch(name):
         if len(name) >= 4 and english.is_english(name) is not False:
             return None  # "NOTE", "WARNING": a shouted word
         return "acronyms" if name.endswith("s") else "acronym"
-    if regex.fullmatch(r"\p{Lu}[\p{Lu}\d_]{4,}", name):
+    if _CONSTANT.fullmatch(name):
         return "constant"
-    if regex.search(r"[_\d.]", name):
+    if _IDENTIFIER_MARK.search(name):
         return "identifier"
-    if " " not in name and regex.fullmatch(
-        r"\p{Lu}+\p{Ll}[\w+#-]*\p{Lu}[\w+#-]*|\p{Lu}{2,}\p{Ll}[\w+#-]*", name
-    ):
+    if " " not in name and _CAMEL.fullmatch(name):
         return "camel"
-    if not english.known() or regex.search(r"-\p{Ll}", name):
+    if not english.known() or _HYPHENATED_WORD.search(name):
         return None  # "Rust-based", "Weight-only": words, not names
     if all(english.is_proper(word) or english.is_english(word) is False for word in name.split()):
         return "names" if " " in name else "name"
