@@ -355,6 +355,9 @@ class _StageRun:
         # provider that failed some the first time) must not find the next stage's kept passes
         held = hashlib.sha256(np.sort(finished).tobytes()).hexdigest()[:16]
         ok = concatenate_datasets(done).select(order, new_fingerprint=f"{fingerprint}-done-{held}")
+        # passed through counts attempts: an item a check refused passes through again on its
+        # retry, so more may have passed than finished (seen: "-6 ok")
+        stats.passed_through = min(stats.passed_through, len(ok))
         stats.ok = len(ok) - stats.passed_through
         stats.failed = len(failure_rows)
         stats.failure_reasons = dict(Counter(f.reason for f in failure_rows))

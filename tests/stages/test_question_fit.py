@@ -86,6 +86,10 @@ def test_questions_that_do_not_are_asked_again_then_fail(tmp_path):
     summary, backend = build(tmp_path, gain=MIN_GAIN - 1)
     assert summary.question_fit.refused == summary.question_fit.scored > judged(tmp_path)  # retried
     assert summary.failures["question"] == {"question_unfit": judged(tmp_path)}  # yes/no ones pass
+    # a question made with no call passes through again on each retry: the stage's counts still
+    # add up to what finished (they once said "-6 ok")
+    question = next(s for s in BuildDir(tmp_path / "out").read_manifest().stages if s.name == "question")
+    assert question.ok >= 0 and question.ok + question.passed_through == summary.items - judged(tmp_path)
 
 
 def test_no_plausibility_scores_no_question(tmp_path):
