@@ -158,6 +158,8 @@ class _Walk:
                 self.steps += [(check, True) for check in scoring if check is not None]
         self.counts = [_Count() for _ in self.steps]
         self.schemas = [self._schema(stage) for stage, _ in self.steps]
+        #: per step, the text that stands in for an answer the cache lacks (made once, not per item)
+        self.stand_ins = [_stand_in(stage) for stage, _ in self.steps]
         self.loaded = self.contexts = self.context_chars = 0
 
     @staticmethod
@@ -168,21 +170,27 @@ class _Walk:
     def item(self, item: dict[str, Any]) -> None:
         self.contexts += 1
         self.context_chars += len(str(item.get("context", "")))
-        for (stage, scoring), count, schema in zip(self.steps, self.counts, self.schemas, strict=True):
+        steps = zip(self.steps, self.counts, self.schemas, self.stand_ins, strict=True)
+        for (stage, scoring), count, schema, stand_in in steps:
             if scoring:
                 self._score(stage, item, count, schema)
             else:
-                self._ask(stage, item, count, schema)
+                self._ask(stage, item, count, schema, stand_in)
 
     def _ask(
-        self, stage: Stage, item: dict[str, Any], count: _Count, schema: tuple[dict[str, Any] | None, str]
+        self,
+        stage: Stage,
+        item: dict[str, Any],
+        count: _Count,
+        schema: tuple[dict[str, Any] | None, str],
+        stand_in: str,
     ) -> None:
         """The stage over the item, which takes its outputs (or stand-ins)."""
-        standing_in = {name: _stand_in(stage) for name in stage.outputs}
+        standing_in = dict.fromkeys(stage.outputs, stand_in)
         if stage.hallucinates:  # balancing decides which items: look every one up
             item["inject"] = True
         for name in stage.requires:
-            item.setdefault(name, standing_in.get(name, _stand_in(stage)))
+            item.setdefault(name, stand_in)
         # an item whose input stands in for an unasked answer may apply where its text would
         # (rule-made edits need a real answer to find any): counted as it would be
         if not stage.applies(item) and not item.get(_STOOD_IN):

@@ -9,9 +9,8 @@ word (`Recipe.checked`)."""
 
 from __future__ import annotations
 
-import math
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -20,13 +19,11 @@ import click
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from lettuce_build.cli.options import PRICE, Decorator, combined
+from lettuce_build.cli.options import PRICE, Decorator, FloatRange, combined
 from lettuce_build.cli.recipe_flags import JsonObject, column_map, stage_sampling
 from lettuce_build.core.flags import flag_form, flag_names
 from lettuce_build.llm.settings import EndpointSettings
 from lettuce_build.sources.base import ItemOptions
-
-Callback = Callable[[click.Context, click.Parameter, Any], Any]
 
 
 def _bare(annotation: Any) -> Any:
@@ -52,18 +49,7 @@ def _bounds(field: FieldInfo) -> dict[str, Any]:
     return found
 
 
-class _FloatRange(click.FloatRange):
-    """click's FloatRange, which also refuses NaN (it fails every comparison, so the range lets it
-    through)."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = super().convert(value, param, ctx)
-        if math.isnan(number):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        return number
-
-
-def _kind(name: str, field: FieldInfo) -> dict[str, Any]:
+def _kind(field: FieldInfo) -> dict[str, Any]:
     """click.option keywords for the field's type."""
     annotation, form = _bare(field.annotation), flag_form(field)
     origin, args = get_origin(annotation), get_args(annotation)
@@ -79,7 +65,7 @@ def _kind(name: str, field: FieldInfo) -> dict[str, Any]:
         return {"type": click.IntRange(**bounds)} if bounds else {"type": int}
     if annotation is float:
         bounds = _bounds(field)
-        return {"type": _FloatRange(**bounds)} if bounds else {"type": float}
+        return {"type": FloatRange(**bounds)} if bounds else {"type": float}
     if annotation is Path:
         exists = bool(form.get("exists"))
         return {"type": click.Path(exists=exists, file_okay=False, path_type=Path, resolve_path=True)}
@@ -101,7 +87,7 @@ def field_option(name: str, field: FieldInfo, *, required: bool = False, prefix:
     command with two of them: ``--teacher-api-key-env``)."""
     if not field.description:
         raise TypeError(f"{name}: a setting with a flag needs a description (its help)")
-    kind = _kind(name, field)
+    kind = _kind(field)
     names = [f"--{prefix}{flag.removeprefix('--')}" for flag in flag_names(name, field)]
     name = prefix.replace("-", "_") + name
     if kind.pop("secondary", False):  # a setting that defaults to true is turned off by --no-x

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,22 +12,19 @@ import click
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
-class _Share(click.ParamType):
-    """A number in [0, 1] (click's FloatRange lets NaN through: NaN fails every comparison)."""
+class FloatRange(click.FloatRange):
+    """click's FloatRange, which also refuses NaN (it fails every comparison, so the range alone
+    lets it through)."""
 
-    name = "share"
-
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        try:
-            number = float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
             self.fail(f"{value!r} is not a number", param, ctx)
-        if not 0.0 <= number <= 1.0:
-            self.fail(f"{value!r} is not in the range 0 to 1", param, ctx)
         return number
 
 
-SHARE = _Share()
+#: a share: a number from 0 to 1
+SHARE = FloatRange(0.0, 1.0)
 
 
 class _Price(click.ParamType):
