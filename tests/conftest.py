@@ -69,6 +69,17 @@ def embedded_backend():
 
 
 @pytest.fixture(scope="session")
+def readme_example(tmp_path_factory, embedded_backend):
+    """The README's first example, a small readme build on the embedded model, run once for the
+    session: the documented commands read it, and the real-engine smoke test checks it. The folder
+    it ran in (`out/readme` inside) and the namespace it left."""
+    from .support.examples import run_first_example
+
+    work = tmp_path_factory.mktemp("examples")
+    return work, run_first_example(work)
+
+
+@pytest.fixture(scope="session")
 def real_engine(embedded_backend) -> None:
     """For tests that start the embedded engine in another process (a server, a Ray actor, a
     notebook): they run wherever it starts in this one."""
@@ -122,7 +133,7 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     """Mark the tests of the real engine, its server and the browser: `make test-fast` leaves
     them out, and `make test` runs them after the others, one at a time (two engines on two
-    cores starve each other), while the others run on two workers."""
+    cores starve each other), while the others run on three workers."""
     for item in items:
         module = item.nodeid.split("::", 1)[0]
         if _ENGINE_FIXTURES & set(item.fixturenames) or module in _ENGINE_MODULES:

@@ -5,7 +5,6 @@ runner), so they share the suite's engine. A block that cannot run here is marke
 itself, with the reason: ``<!-- not run: needs a GPU -->`` on the line before it."""
 
 import os
-import re
 import shlex
 from pathlib import Path
 
@@ -14,22 +13,7 @@ from click.testing import CliRunner
 
 from lettuce_build.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-#: a fenced block, with the "not run" mark that may stand on the line before it
-_BLOCK = re.compile(
-    r"(?:<!-- not run: (?P<why>[^>]*?) -->\n)?```(?P<language>\w+)\n(?P<code>.*?)```", re.DOTALL
-)
-
-
-def examples() -> list[tuple[str, str, str, str | None]]:
-    """(page, language, code, why it is not run) of every bash and python block."""
-    found = []
-    for page in PAGES:
-        for match in _BLOCK.finditer(page.read_text()):
-            if match["language"] in ("bash", "python"):
-                found.append((str(page.relative_to(ROOT)), match["language"], match["code"], match["why"]))
-    return found
+from .support.examples import examples, first_example
 
 
 def commands(code: str) -> list[list[str]]:
@@ -52,27 +36,25 @@ def test_every_block_runs_or_says_why_not():
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory, embedded_backend):
-    work = tmp_path_factory.mktemp("examples")
-    (work / "examples").symlink_to(ROOT / "examples")
+def workdir(readme_example):
+    work, namespace = readme_example
     before = Path.cwd()
     os.chdir(work)
-    yield work
+    yield work, namespace
     os.chdir(before)
 
 
 def test_every_example_runs(workdir):
+    work, namespace = workdir  # the README's first block ran there, once for the session
     found = [(page, language, code) for page, language, code, why in examples() if why is None]
-    # the README's Python block first: it makes out/readme, the build the other examples read
-    found.sort(key=lambda example: example[0] != "README.md" or example[1] != "python")
-    namespace: dict = {}
     runner = CliRunner()
     for page, language, code in found:
         if language == "python":
-            exec(compile(code, page, "exec"), namespace)
+            if code != first_example():
+                exec(compile(code, page, "exec"), namespace)
             continue
         for args in commands(code):
             result = runner.invoke(main, args, catch_exceptions=False)
             assert result.exit_code == 0, f"{page}: lettuce-build {shlex.join(args)}: {result.output[-2000:]}"
     for made in ("out/readme/dataset", "out/mine/dataset", "readme.json", "hub-preview", "hub-layout"):
-        assert (workdir / made).exists(), made
+        assert (work / made).exists(), made

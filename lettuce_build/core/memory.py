@@ -19,6 +19,7 @@ import bisect
 import ctypes
 import ctypes.util
 import functools
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -77,28 +78,36 @@ def system_arrow_memory() -> Iterator[None]:
         pa.set_memory_pool(before)
 
 
-def _read_only_file_mappings() -> list[tuple[int, int]]:
-    """This process's mappings of files without write access, sorted by address (from Linux's
+def _read_only_file_mappings(paths: frozenset[str]) -> list[tuple[int, int]]:
+    """This process's mappings of ``paths`` without write access, sorted by address (from Linux's
     /proc/self/maps; none elsewhere). A writable private mapping may hold the process's own
-    changes, which releasing would lose: never listed."""
+    changes, which releasing would lose: never listed. Only the lines of ``paths`` are parsed: a
+    process with an engine or a browser loaded maps thousands of files, and a build asks per step."""
     try:
         maps = Path("/proc/self/maps").read_text()
     except FileNotFoundError:
         return []
     ranges = []
     for line in maps.splitlines():
+        if not line.endswith(tuple(paths)):
+            continue
         fields = line.split(maxsplit=5)
-        if len(fields) == 6 and fields[5].startswith("/") and "w" not in fields[1]:
+        if len(fields) == 6 and fields[5] in paths and "w" not in fields[1]:
             start, end = fields[0].split("-")
             ranges.append((int(start, 16), int(end, 16)))
     return sorted(ranges)
 
 
 def file_mappings_of(datasets: tuple[Dataset, ...]) -> list[tuple[int, int]]:
-    """The mappings that hold ``datasets``' Arrow data: every read-only file mapping one of their
-    buffers lies in. A buffer in memory of the process's own (a dataset built in memory, a
-    copy) lies in none, so it is never released."""
-    mappings = _read_only_file_mappings()
+    """The mappings that hold ``datasets``' Arrow data: every read-only mapping of one of their
+    files that one of their buffers lies in. A buffer in memory of the process's own (a dataset
+    built in memory, a copy) lies in none, so it is never released."""
+    paths = frozenset(
+        os.path.realpath(file["filename"]) for dataset in datasets for file in dataset.cache_files
+    )
+    if not paths:  # built in memory: nothing of it is a file's page
+        return []
+    mappings = _read_only_file_mappings(paths)
     starts = [start for start, _ in mappings]
     held: set[tuple[int, int]] = set()
     for dataset in datasets:

@@ -141,19 +141,20 @@ def test_sources_lists_the_registry():
     assert "readme" in output and "lettucedetect-wikipedia" in output and "acl" in output
 
 
-def test_a_real_engine_smoke_build_of_three_readme_samples(tmp_path, readmes, embedded_backend):
-    summary = build(readmes, tmp_path / "out", embedded_backend, limit=3, ratio=1.0)
-    assert summary.items == 3
-    failures = BuildDir(tmp_path / "out").failures()
-    for failure in failures:  # the tiny model fails often; every failure must say why
+def test_a_real_engine_smoke_build_of_the_readme_s_example(readme_example):
+    work, namespace = readme_example  # the README's first block: four readme items, the embedded model
+    out = work / "out" / "readme"
+    summary = namespace["result"].summary
+    assert summary.items == 4
+    for failure in BuildDir(out).failures():  # the tiny model fails often; every failure must say why
         assert failure.reason and failure.stage in ("question", "answer", "inject", "assemble")
     produced = sum(summary.by_split.values())
     if produced:
-        assert validate(tmp_path / "out").ok
-        for split in load_dataset(str(tmp_path / "out" / "hub"), "readme").values():
+        assert validate(out).ok
+        for split in load_dataset(str(out / "hub"), "readme").values():
             for row in split:
                 assert check_sample(row_to_sample(row)) == []
-    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["status"] == "finished"
+    assert json.loads((out / "manifest.json").read_text())["status"] == "finished"
 
 
 # Reliability (issue 11): builds that fail, collide or are killed never lose or misattribute work.
