@@ -18,6 +18,7 @@ import click
 from lettuce_build.cli import build, builds, data, publish, swebench
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.interrupts import Interrupted, stops_when_asked
+from lettuce_build.core.lifeline import children_die_with_this_process
 from lettuce_build.core.quiet import quiet
 from lettuce_build.core.version import VERSION
 
@@ -31,6 +32,7 @@ class _Commands(click.Group):
     click's usage block."""
 
     def invoke(self, ctx: click.Context) -> object:
+        children_die_with_this_process()  # a SIGKILL included
         try:
             with stops_when_asked():
                 return super().invoke(ctx)

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lettuce_build.core.errors import BackendError
+from lettuce_build.core.lifeline import children_die_with_this_process
 from lettuce_build.core.quiet import requiet
 from lettuce_build.llm.protocol import Backend, BackendInfo, ChatRequest, Completion
 from lettuce_build.llm.vllm_backend import VLLMBackend
@@ -138,6 +139,8 @@ class RayBackend:
         """The build's actors, created at its first pass that asks the model."""
         if not self._actors:
             if not ray.is_initialized():
+                if self.options.address is None:  # Ray's processes, started here: they die with us
+                    children_die_with_this_process()
                 ray.init(
                     address=self.options.address,
                     include_dashboard=False,

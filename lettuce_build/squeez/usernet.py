@@ -37,9 +37,9 @@ from __future__ import annotations
 import ipaddress
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from lettuce_build.core.errors import UserNetError
@@ -54,7 +54,7 @@ INSTALL_HINT = "install Debian's passt package (pasta) for user-mode networking"
 
 def missing_tools() -> list[str]:
     """The commands user-mode networking needs that this machine lacks."""
-    return [tool for tool in ("pasta", "nsenter", "ip") if shutil.which(tool) is None]
+    return [tool for tool in ("pasta", "nsenter", "ip", "setpriv") if shutil.which(tool) is None]
 
 
 def host_addresses() -> list[str]:
@@ -89,7 +89,7 @@ class UserNetwork:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self._folder = Path(tempfile.mkdtemp(prefix="lb-pasta-"))
-        self._pasta_pid: int | None = None
+        self._pasta: subprocess.Popen[str] | None = None
 
     def attach(self) -> UserNetwork:
         # The namespaces are opened here and handed down as descriptors: bubblewrap makes its
@@ -112,16 +112,34 @@ class UserNetwork:
         return self
 
     def _start_pasta(self, net: int, user: int | None, fds: tuple[int, ...]) -> None:
-        pidfile = self._folder / "pasta.pid"
-        pasta = ["pasta", *PASTA_OPTIONS, "-P", str(pidfile), "--netns", f"/proc/self/fd/{net}"]
+        pidfile, said = self._folder / "pasta.pid", self._folder / "pasta.err"
+        pasta = [
+            "pasta",
+            *PASTA_OPTIONS,
+            "--foreground",
+            "-P",
+            str(pidfile),
+            "--netns",
+            f"/proc/self/fd/{net}",
+        ]
         pasta += ["--runas", "0"] if user is None else ["--userns", f"/proc/self/fd/{user}"]
-        # pasta configures the namespace, then goes to the background and returns
-        started = subprocess.run(pasta, capture_output=True, text=True, timeout=30, pass_fds=fds)
-        if pidfile.exists():
-            self._pasta_pid = int(pidfile.read_text().strip() or 0) or None
-        if started.returncode != 0:
-            said = [line for line in started.stderr.splitlines() if "syslog" not in line]
-            raise UserNetError(f"pasta failed: {' '.join(said)[:200]}")
+        # In the foreground and under setpriv's parent-death signal: pasta dies with lettuce-build,
+        # however lettuce-build ends (a SIGKILL leaves it no time to stop pasta). A pasta of its
+        # own (the default) would outlive it, serving a namespace nobody uses.
+        with said.open("w") as errors:
+            self._pasta = subprocess.Popen(
+                ["setpriv", "--pdeathsig", "KILL", *pasta],
+                stdout=subprocess.DEVNULL,
+                stderr=errors,
+                pass_fds=fds,
+            )
+        deadline = time.monotonic() + 30
+        # pasta writes its pid file once the namespace is configured
+        while not (pidfile.exists() and pidfile.read_text().strip()):
+            if self._pasta.poll() is not None or time.monotonic() > deadline:
+                lines = [line for line in said.read_text().splitlines() if "syslog" not in line]
+                raise UserNetError(f"pasta failed: {' '.join(lines)[:200] or 'not ready in 30 s'}")
+            time.sleep(0.005)
 
     def _close_routes(self, net: int, user: int | None, fds: tuple[int, ...]) -> None:
         enter = ["nsenter", f"--net=/proc/self/fd/{net}"]
@@ -139,10 +157,8 @@ class UserNetwork:
             raise UserNetError(f"could not close the host to the sandbox: {routes.stderr.strip()[:200]}")
 
     def close(self) -> None:
-        if self._pasta_pid is not None:
-            try:
-                os.kill(self._pasta_pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass  # it quit with the namespace
-            self._pasta_pid = None
+        if self._pasta is not None:
+            self._pasta.kill()
+            self._pasta.wait()
+            self._pasta = None
         shutil.rmtree(self._folder, ignore_errors=True)

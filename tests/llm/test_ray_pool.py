@@ -2,7 +2,12 @@
 build, with the local build's keys, seeds and cache. Real Ray (2 CPUs); scripted engines in the
 actors for the logic, the embedded model for one smoke run."""
 
+import os
 import shutil
+import subprocess
+import sys
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -176,3 +181,54 @@ def test_without_ray_the_executor_says_how_to_install_it_before_the_build_starts
     )
     with pytest.raises(BackendError, match=r"pip install 'lettuce-build\[ray\]'"):
         RayBackend(ScriptedBackend(flaky_respond))
+
+
+#: a Ray build in a process of its own, as `lettuce-build build --executor ray` runs one
+_RAY_DRIVER = """
+import sys
+from pathlib import Path
+import lettuce_build
+from lettuce_build.llm.ray_pool import RayBackend, RayOptions
+from tests.support.ray_engines import LoggedEngine
+
+docs, out, log = sys.argv[1:4]
+engine = LoggedEngine(Path(log))
+backend = RayBackend(engine, RayOptions(actors=2, batch_size=4, cpus_per_actor=0.5))
+lettuce_build.build("readme", input=docs, out=out, backend=backend)
+"""
+
+
+def marked(mark: str) -> list[int]:
+    """The processes whose environment holds ``mark``: all that a command started, however deep."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if mark.encode() in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def test_a_ray_build_killed_with_sigkill_leaves_no_process_of_ray_behind(tmp_path):
+    """Ray's local cluster (its store, scheduler and the actors' workers) dies with the build
+    that started it, even killed with SIGKILL: nothing is left running, orphaned."""
+    docs, log = write_many_readmes(tmp_path / "docs", 200), tmp_path / "asked.log"
+    token = uuid.uuid4().hex
+    mark, env = f"LB_TEST_MARK={token}", {**os.environ, "PYTHONPATH": str(REPO_ROOT), "LB_TEST_MARK": token}
+    command = [sys.executable, "-c", _RAY_DRIVER, str(docs), str(tmp_path / "out"), str(log)]
+    driver = subprocess.Popen(
+        command, env=env, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 120
+    while not (log.exists() and log.read_text()) and driver.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)  # until an actor answers: Ray's processes are all up
+    assert driver.poll() is None, driver.stderr.read().decode()[-2000:]
+    assert len(marked(mark)) > 2  # the driver, Ray's own processes and the actors
+    driver.kill()
+    driver.wait()
+    deadline = time.monotonic() + 10
+    while marked(mark) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [(Path(f"/proc/{pid}/cmdline").read_bytes()[:80], pid) for pid in marked(mark)]
+    assert left == [], left

@@ -1,6 +1,8 @@
 """Execution: hostile commands time out, stay offline and inside the worktree, outputs are capped."""
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -289,3 +291,49 @@ def test_grep_hits_name_paths_as_an_agent_sees_them_without_the_commit(setup):
     assert result.output.split("\n")[0].startswith("tests/test_core.py:1:from widgets.core import")
     assert commit not in result.output
     assert strip_revision(f"{commit}:a.py:1:{commit}:", commit) == f"a.py:1:{commit}:"  # the prefix only
+
+
+#: a call run in a process of its own, as `lettuce-build squeez` runs it: it says when its
+#: sandboxed code has started, then waits to be killed
+_KILLED_DRIVER = """
+import sys
+from pathlib import Path
+from lettuce_build.squeez.environments import EnvStatus
+from lettuce_build.squeez.execute import Executor
+from lettuce_build.squeez.sandbox import detect_isolation
+from lettuce_build.squeez.toolcalls import ToolCall
+from lettuce_build.swebench.repos import RepoManager
+
+out, template, env, call = sys.argv[1:5]
+executor = Executor(RepoManager(Path(out), template), detect_isolation(), allow_network=True)
+executor.run(ToolCall.model_validate_json(call), env=EnvStatus.model_validate_json(Path(env).read_text()))
+"""
+
+
+@needs_bwrap
+def test_a_call_s_processes_die_with_lettuce_build_when_it_is_killed_with_sigkill(setup, plain_env):
+    """SIGKILL leaves a process no time to clean up: the sandbox, everything started inside it
+    (detached ones included) and its user-mode network die with it, by the kernel's doing."""
+    repos, commit, tmp_path = setup
+    code = "import subprocess\nsubprocess.Popen(['setsid', 'sleep', '916'], start_new_session=True)\n"
+    code += "subprocess.run(['sleep', '917'])"
+    # under --allow-network a call has a network namespace of its own, served by pasta
+    request = call(commit, "python", ["python", "-c", code], timeout=600, needs_network=True)
+    env = tmp_path / "env.json"
+    env.write_text(plain_env.model_dump_json())
+    args = [str(tmp_path / "out"), f"file://{tmp_path}/src/{{repo}}", str(env), request.model_dump_json()]
+    driver = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_DRIVER, *args], stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 60
+    while not processes_matching("sleep 917") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_matching("sleep 917"), driver.stderr.read() if driver.poll() is not None else "no start"
+    assert processes_matching("pasta")
+    driver.kill()
+    driver.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (processes_matching("sleep 91") or processes_matching("pasta")):
+        time.sleep(0.1)
+    assert processes_matching("sleep 916") == [] and processes_matching("sleep 917") == []
+    assert processes_matching("pasta ") == []
