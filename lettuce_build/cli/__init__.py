@@ -38,7 +38,7 @@ class _Commands(click.Group):
                 return super().invoke(ctx)
         except Interrupted as stop:  # Ctrl-C or SIGTERM: one line, and the shell's exit status
             # on a line of its own: a progress bar may be drawn up to the moment of the stop
-            line = stop.line or "interrupted: every answer received is kept; run the same command to continue"
+            line = stop.line or "interrupted: all that was finished is kept; run the same command to continue"
             click.echo(f"\n{line}", err=True)
             raise SystemExit(stop.exit_code) from None
         except LettuceError as err:

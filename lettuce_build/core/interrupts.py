@@ -56,6 +56,12 @@ def _handler(signum: int, frame: FrameType | None) -> None:
     raise Interrupted(signum)
 
 
+def asked() -> bool:
+    """Whether a stop was asked (a signal came while `stops_when_asked` holds): for the threads
+    that wait on a process of their own (a sandbox), which the signal does not interrupt."""
+    return _State.active and _State.received is not None
+
+
 def check() -> None:
     """Raise the stop asked for, if its signal came while Python dropped exceptions (see the
     module); nothing otherwise. Called where a loop has just committed its work."""

@@ -36,7 +36,7 @@ from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.output import write_output
 from lettuce_build.builds.shards import Shard
 from lettuce_build.builds.stage_loop import open_stage_loop
-from lettuce_build.core import seeding
+from lettuce_build.core import interrupts, seeding
 from lettuce_build.core.errors import PhaseError
 from lettuce_build.core.paths import safe_name
 from lettuce_build.core.schema import SPLITS
@@ -198,6 +198,7 @@ class Squeez:
         local = threading.local()
 
         def run_instance(instance_id: str) -> int:
+            interrupts.check()  # asked to stop: the instances still queued never start
             if not hasattr(local, "worker"):
                 local.worker = next(worker_ids)  # one worktree per worker and repository
             results = executor.run_instance(todo[instance_id], local.worker)

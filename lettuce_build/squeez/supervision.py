@@ -15,6 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from lettuce_build.core import interrupts
+
 MAX_READ_BYTES = 4_000_000
 
 
@@ -104,6 +106,10 @@ def collect(process: subprocess.Popen[bytes], timeout: float, init: int | None) 
             process.wait(timeout=max(0.0, min(REAP_INTERVAL, deadline - time.monotonic())))
             break
         except subprocess.TimeoutExpired:
+            if interrupts.asked():  # Ctrl-C or SIGTERM: the command ends now, and the sandbox with it
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                interrupts.check()
             if time.monotonic() >= deadline:
                 timed_out = True
                 # bubblewrap leads this group; with it dies the sandbox's PID namespace, and
