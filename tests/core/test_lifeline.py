@@ -8,6 +8,8 @@ import time
 
 from lettuce_build.core.lifeline import TOKEN
 
+from ..support.processes import processes_matching
+
 #: a command that starts two detached processes (a session of their own: no signal to its group
 #: reaches them), one of them with an environment of its own making, without the token
 _COMMAND = f"""
@@ -22,27 +24,17 @@ time.sleep(600)
 """
 
 
-def running(argv: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                if cmdline.read().replace(b"\0", b" ").strip() == argv.encode():
-                    found.append(int(entry))
-        except (OSError, ValueError):
-            continue
-    return found
-
-
 def test_a_command_killed_with_sigkill_takes_what_it_started_with_it_and_nothing_else():
     command = subprocess.Popen([sys.executable, "-c", _COMMAND], stdout=subprocess.PIPE, text=True)
     stranger = int(command.stdout.readline())
-    assert running("sleep 921") and running("sleep 922")
+    assert processes_matching("sleep 921") and processes_matching("sleep 922")
     command.send_signal(signal.SIGKILL)
     command.wait()
     deadline = time.monotonic() + 5
-    while running("sleep 921") and time.monotonic() < deadline:
+    while processes_matching("sleep 921") and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert running("sleep 921") == []
-    assert running("sleep 922") == [stranger]  # not marked as the command's: left alone
+    assert processes_matching("sleep 921") == []
+    assert [pid for pid, _ in processes_matching("sleep 922")] == [
+        stranger
+    ]  # not marked as the command's: left alone
     os.kill(stranger, signal.SIGKILL)

@@ -24,6 +24,7 @@ from lettuce_build.llm.ray_pool import DEPTH, RayBackend, RayOptions
 from lettuce_build.llm.settings import EngineSettings
 
 from ..support.documents import flaky_respond, write_many_readmes
+from ..support.processes import processes_marked
 from ..support.ray_engines import LoggedEngine
 from ..support.scripted import ScriptedBackend
 from ..support.stages import COUNTRIES, CapitalStage, correct
@@ -198,18 +199,6 @@ lettuce_build.build("readme", input=docs, out=out, backend=backend)
 """
 
 
-def marked(mark: str) -> list[int]:
-    """The processes whose environment holds ``mark``: all that a command started, however deep."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if mark.encode() in (entry / "environ").read_bytes():
-                found.append(int(entry.name))
-        except (OSError, ValueError):
-            continue
-    return found
-
-
 def test_a_ray_build_killed_with_sigkill_leaves_no_process_of_ray_behind(tmp_path):
     """Ray's local cluster (its store, scheduler and the actors' workers) dies with the build
     that started it, even killed with SIGKILL: nothing is left running, orphaned."""
@@ -224,11 +213,10 @@ def test_a_ray_build_killed_with_sigkill_leaves_no_process_of_ray_behind(tmp_pat
     while not (log.exists() and log.read_text()) and driver.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)  # until an actor answers: Ray's processes are all up
     assert driver.poll() is None, driver.stderr.read().decode()[-2000:]
-    assert len(marked(mark)) > 2  # the driver, Ray's own processes and the actors
+    assert len(processes_marked(mark)) > 2  # the driver, Ray's own processes and the actors
     driver.kill()
     driver.wait()
     deadline = time.monotonic() + 10
-    while marked(mark) and time.monotonic() < deadline:
+    while processes_marked(mark) and time.monotonic() < deadline:
         time.sleep(0.2)
-    left = [(Path(f"/proc/{pid}/cmdline").read_bytes()[:80], pid) for pid in marked(mark)]
-    assert left == [], left
+    assert processes_marked(mark) == []

@@ -14,6 +14,7 @@ from lettuce_build.squeez.toolcalls import ToolCall
 from lettuce_build.swebench.repos import RepoManager
 
 from ..support.gitrepos import make_widgets_repo
+from ..support.processes import processes_matching
 
 ISOLATION = detect_isolation()
 needs_bwrap = pytest.mark.skipif(
@@ -147,18 +148,6 @@ def test_cap_and_numbering_helpers():
 
 def run_python(repos, commit, code, **kw):
     return repos.run(call(commit, "python", ["python", "-c", code], **kw))
-
-
-def processes_matching(needle: str) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if needle in cmdline:
-            found.append(cmdline)
-    return found
 
 
 @needs_bwrap
@@ -315,8 +304,8 @@ def test_a_call_s_processes_die_with_lettuce_build_when_it_is_killed_with_sigkil
     """SIGKILL leaves a process no time to clean up: the sandbox, everything started inside it
     (detached ones included) and its user-mode network die with it, by the kernel's doing."""
     repos, commit, tmp_path = setup
-    code = "import subprocess\nsubprocess.Popen(['setsid', 'sleep', '916'], start_new_session=True)\n"
-    code += "subprocess.run(['sleep', '917'])"
+    code = "import subprocess\nsubprocess.Popen(['setsid', 'sleep', '931'], start_new_session=True)\n"
+    code += "subprocess.run(['sleep', '932'])"
     # under --allow-network a call has a network namespace of its own, served by pasta
     request = call(commit, "python", ["python", "-c", code], timeout=600, needs_network=True)
     env = tmp_path / "env.json"
@@ -326,14 +315,14 @@ def test_a_call_s_processes_die_with_lettuce_build_when_it_is_killed_with_sigkil
         [sys.executable, "-c", _KILLED_DRIVER, *args], stderr=subprocess.PIPE, text=True
     )
     deadline = time.monotonic() + 60
-    while not processes_matching("sleep 917") and time.monotonic() < deadline:
+    while not processes_matching("sleep 932") and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert processes_matching("sleep 917"), driver.stderr.read() if driver.poll() is not None else "no start"
+    assert processes_matching("sleep 932"), driver.stderr.read() if driver.poll() is not None else "no start"
     assert processes_matching("pasta")
     driver.kill()
     driver.wait()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and (processes_matching("sleep 91") or processes_matching("pasta")):
+    while time.monotonic() < deadline and (processes_matching("sleep 93") or processes_matching("pasta")):
         time.sleep(0.1)
-    assert processes_matching("sleep 916") == [] and processes_matching("sleep 917") == []
+    assert processes_matching("sleep 931") == [] and processes_matching("sleep 932") == []
     assert processes_matching("pasta ") == []

@@ -14,6 +14,7 @@ import pytest
 from lettuce_build.squeez.sandbox import detect_isolation
 
 from ..support.gitrepos import make_hostile_repo, make_phone_home_repo
+from ..support.processes import processes_matching
 from ..support.testhost import Listener, can_make_test_hosts, host_ipv4, reached, serving_host, simple_index
 
 SECRETS = {
@@ -23,18 +24,6 @@ SECRETS = {
 }
 CODE_TYPES = {"python", "test_output", "build_output"}
 ISOLATION = detect_isolation()
-
-
-def processes_matching(needle: str) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if needle in cmdline:
-            found.append(cmdline)
-    return found
 
 
 @pytest.mark.skipif(ISOLATION.mode != "bwrap", reason="the sandbox needs bubblewrap")

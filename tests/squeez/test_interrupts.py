@@ -15,23 +15,12 @@ import pytest
 from lettuce_build.squeez.sandbox import detect_isolation
 
 from ..support.gitrepos import make_fix_repo
+from ..support.processes import processes_matching
 
 ISOLATION = detect_isolation()
 #: a test that takes two minutes: phase 4 runs it (a test_output call) while the signal comes
-SLOW_CALL = "tests/test_core.py::test_compute"
-SLOW_TEST = "import time\n\n\ndef test_compute():\n    time.sleep(119)\n    assert False\n"
-
-
-def running(needle: str) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if needle in cmdline:
-            found.append(cmdline)
-    return found
+SLOW_CALL = "tests/test_slow.py::test_waits_for_ctrl_c"
+SLOW_TEST = "import time\n\n\ndef test_waits_for_ctrl_c():\n    time.sleep(119)\n    assert False\n"
 
 
 @pytest.mark.skipif(
@@ -40,7 +29,7 @@ def running(needle: str) -> list[str]:
 def test_ctrl_c_in_phase_4_ends_squeez_in_seconds_with_one_line_and_leaves_no_process(
     tmp_path, offline_wheels
 ):
-    files = {"slow/__init__.py": "def compute(v):\n    return v\n", "tests/test_core.py": SLOW_TEST}
+    files = {"slow/__init__.py": "def compute(v):\n    return v\n", "tests/test_slow.py": SLOW_TEST}
     fixed = {"slow/__init__.py": "def compute(v):\n    return v + 1\n"}
     info = make_fix_repo(tmp_path / "src" / "acme" / "slow", files, fixed)
     instance = {
@@ -48,7 +37,7 @@ def test_ctrl_c_in_phase_4_ends_squeez_in_seconds_with_one_line_and_leaves_no_pr
         "repo": "acme/slow",
         **info,
         "problem_statement": "`compute` is off by one in slow/__init__.py.",
-        "FAIL_TO_PASS": json.dumps(["tests/test_core.py::test_compute"]),
+        "FAIL_TO_PASS": json.dumps([SLOW_CALL]),
     }
     (tmp_path / "instances.jsonl").write_text(json.dumps(instance) + "\n")
     command = [str(Path(sys.executable).parent / "lettuce-build"), "squeez", "--phase", "1", "2", "3", "4"]
@@ -63,7 +52,7 @@ def test_ctrl_c_in_phase_4_ends_squeez_in_seconds_with_one_line_and_leaves_no_pr
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
     squeez = subprocess.Popen(command, cwd=tmp_path, start_new_session=True, **pipes)
     deadline = time.monotonic() + 120
-    while not running(SLOW_CALL) and time.monotonic() < deadline:
+    while not processes_matching(SLOW_CALL) and time.monotonic() < deadline:
         if squeez.poll() is not None:
             pytest.fail(f"squeez ended before its slow call: {squeez.stderr.read()[-2000:]}")
         time.sleep(0.1)
@@ -78,4 +67,4 @@ def test_ctrl_c_in_phase_4_ends_squeez_in_seconds_with_one_line_and_leaves_no_pr
     assert lines[-1] == "interrupted: all that was finished is kept; run the same command to continue"
     assert "Traceback" not in err
     time.sleep(0.5)
-    assert running(SLOW_CALL) == [] and running("bwrap") == []
+    assert processes_matching(SLOW_CALL) == [] and processes_matching(str(tmp_path)) == []  # its sandbox too

@@ -108,13 +108,13 @@ def test_a_detached_process_keeping_the_output_open_does_not_hold_the_step(run):
     """As a setup.py that starts a daemon holds `uv pip install`: the installer waits for the
     build's output to close, which the daemon keeps open."""
     installer = (
-        "import subprocess as s; s.run(['sh', '-c', 'sleep 913 &'], capture_output=True); print('installed')"
+        "import subprocess as s; s.run(['sh', '-c', 'sleep 923 &'], capture_output=True); print('installed')"
     )
     started = time.monotonic()
     captured = run(["python3", "-c", installer], timeout=120)
     assert captured.exit_code == 0 and "installed" in captured.text, captured.text
     assert time.monotonic() - started < 15
-    assert not [p for p in Path("/proc").glob("[0-9]*") if _cmdline(p) == "sleep 913"]
+    assert not [p for p in Path("/proc").glob("[0-9]*") if _cmdline(p) == "sleep 923"]
 
 
 def _cmdline(process: Path) -> str:

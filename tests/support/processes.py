@@ -24,3 +24,31 @@ def kill_9_after(process: subprocess.Popen, log: Path, lines: int, timeout: floa
         pytest.fail("the build never got going")
     os.kill(process.pid, signal.SIGKILL)
     assert process.wait(timeout=30) == -signal.SIGKILL
+
+
+def processes_matching(needle: str) -> list[tuple[int, str]]:
+    """(pid, command line) of every process whose command line holds ``needle``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, ValueError):
+            continue
+        if needle in cmdline:
+            found.append((int(entry.name), cmdline))
+    return found
+
+
+def processes_marked(mark: str) -> list[tuple[int, str]]:
+    """(pid, command line) of every process whose environment holds ``mark``: all that a command
+    started, however deep, unless a process made its environment anew."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if mark.encode() in (entry / "environ").read_bytes():
+                found.append(
+                    (int(entry.name), (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+                )
+        except (OSError, ValueError):
+            continue
+    return found
