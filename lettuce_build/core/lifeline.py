@@ -53,15 +53,18 @@ class _Watched:
 def children_die_with_this_process() -> None:
     """From now on, the processes this one starts (and theirs) are killed when it dies, however it
     dies. Once per process; on Linux only (the watcher reads /proc), elsewhere nothing."""
-    if not sys.platform.startswith("linux") or _Watched.pid == os.getpid():
+    if not sys.platform.startswith("linux") or not sys.executable or _Watched.pid == os.getpid():
         return
     token = uuid.uuid4().hex
-    _Watched.watcher = subprocess.Popen(
-        [sys.executable, "-I", "-S", "-c", _WATCHER, str(os.getpid()), f"{TOKEN}={token}"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # a Ctrl-C to the terminal's group is for the command, not for it
-    )
+    try:
+        _Watched.watcher = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _WATCHER, str(os.getpid()), f"{TOKEN}={token}"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a Ctrl-C to the terminal's group is for the command, not for it
+        )
+    except OSError:  # no process to spare (a fork refused): the command runs, without the watcher
+        return
     os.environ[TOKEN] = token
     _Watched.pid = os.getpid()
