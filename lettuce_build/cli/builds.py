@@ -133,6 +133,7 @@ def review(build_dir: Path, split: str | None, reviewer: str, port: int, host: s
     import webbrowser
 
     from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.core.lifeline import outliving
     from lettuce_build.core.paths import check_writable
     from lettuce_build.view.review_server import LOOPBACK, ReviewServer
     from lettuce_build.view.reviews import REVIEWS_FILE, ReviewLog
@@ -151,7 +152,8 @@ def review(build_dir: Path, split: str | None, reviewer: str, port: int, host: s
     click.echo(f"reviewing {len(server.samples)} samples of {build_dir} as {reviewer}: {server.url}")
     click.echo("Ctrl-C stops the server; every verdict is already saved.")
     if not no_browser:
-        webbrowser.open(server.url)
+        with outliving():  # the user's browser is not the command's to stop
+            webbrowser.open(server.url)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
