@@ -64,9 +64,7 @@ time.sleep(600)
 
 
 def test_a_process_that_wrote_over_its_environment_dies_with_the_command_too():
-    command = subprocess.Popen(
-        [sys.executable, "-c", _COMMAND_WITH_WIPER], stdout=subprocess.PIPE, text=True
-    )
+    command = subprocess.Popen([sys.executable, "-c", _COMMAND_WITH_WIPER], stdout=subprocess.PIPE, text=True)
     assert command.stdout.readline() == "wiped\n"
     [(wiper, _)] = processes_matching("wiper-925")
     with open(f"/proc/{wiper}/environ", "rb") as environ:

@@ -36,7 +36,7 @@ def on_disk(folder: Path) -> tuple[Dataset, Path]:
 
 def test_the_pages_a_block_reads_of_a_dataset_go_back_as_it_reads_and_the_rows_stay_the_same(tmp_path):
     dataset, file = on_disk(tmp_path / "build")
-    with pages_released(dataset, every=0.01):
+    with pages_released(dataset, every=0.01, after=1 << 20):  # the file: about 4 MB
         assert dataset["text"][:] == ROWS["text"]
         deadline = time.monotonic() + 5
         while resident_kb(file) and time.monotonic() < deadline:

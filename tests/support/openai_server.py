@@ -24,6 +24,8 @@ def serve_http(handle: Handle) -> Iterator[str]:
     with ``handle``."""
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # connections kept open between requests, as providers keep them
+
         def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
             self._answer(b"")
 
