@@ -322,38 +322,40 @@ class _StageRun:
         failure_rows: list[FailureRow] = []
         passes = MAX_ATTEMPT_PASSES if stage.retries_failures_on_rerun else stage.max_attempts
         calls_used: Counter[str] = Counter()
-        for attempt in range(passes):
-            mapped = self.one_pass(pending, attempt, f"{fingerprint}-attempt{attempt}", keep, bar)
-            if self.judging.checks:
-                mapped = self.judging.judged(mapped, attempt, f"{fingerprint}-judged{attempt}", bar)
-            flags = arrow_column(mapped, "_ok").to_numpy().astype(bool)
-            ok_at, failed_at = np.flatnonzero(flags), np.flatnonzero(~flags)
-            ok_rows = mapped.select(ok_at, new_fingerprint=f"{fingerprint}-ok{attempt}")
-            done.append(ok_rows.remove_columns(list(FAILURE_COLUMNS)))
-            done_rows.append(rows[ok_at])
-            failed = mapped.select(failed_at, new_fingerprint=f"{fingerprint}-failed{attempt}")
-            failed_rows = [FailureRow.model_validate_json(raw) for raw in failed["_failure"][:]]
-            for row, was_fresh in zip(failed_rows, failed["_fresh"][:], strict=True):
-                calls_used[row.key] += self.completions.counts_as_call(was_fresh)
-            last = attempt == passes - 1
-            exhausted = [
-                last or (stage.retries_failures_on_rerun and calls_used[f.key] >= stage.max_attempts)
-                for f in failed_rows
-            ]
-            failure_rows.extend(
-                f for f, spent in zip(failed_rows, exhausted, strict=True) if spent or not f.retryable
-            )
-            retry = [
-                i
-                for i, (f, spent) in enumerate(zip(failed_rows, exhausted, strict=True))
-                if f.retryable and not spent
-            ]
-            if not retry:
-                break
-            pending = failed.select(retry, new_fingerprint=f"{fingerprint}-retry{attempt}")
-            pending = pending.remove_columns([*stage.outputs, *FAILURE_COLUMNS])
-            rows = rows[failed_at][retry]
-        bar.close()
+        try:  # a stop closes the bar too, before the command says what was kept
+            for attempt in range(passes):
+                mapped = self.one_pass(pending, attempt, f"{fingerprint}-attempt{attempt}", keep, bar)
+                if self.judging.checks:
+                    mapped = self.judging.judged(mapped, attempt, f"{fingerprint}-judged{attempt}", bar)
+                flags = arrow_column(mapped, "_ok").to_numpy().astype(bool)
+                ok_at, failed_at = np.flatnonzero(flags), np.flatnonzero(~flags)
+                ok_rows = mapped.select(ok_at, new_fingerprint=f"{fingerprint}-ok{attempt}")
+                done.append(ok_rows.remove_columns(list(FAILURE_COLUMNS)))
+                done_rows.append(rows[ok_at])
+                failed = mapped.select(failed_at, new_fingerprint=f"{fingerprint}-failed{attempt}")
+                failed_rows = [FailureRow.model_validate_json(raw) for raw in failed["_failure"][:]]
+                for row, was_fresh in zip(failed_rows, failed["_fresh"][:], strict=True):
+                    calls_used[row.key] += self.completions.counts_as_call(was_fresh)
+                last = attempt == passes - 1
+                exhausted = [
+                    last or (stage.retries_failures_on_rerun and calls_used[f.key] >= stage.max_attempts)
+                    for f in failed_rows
+                ]
+                failure_rows.extend(
+                    f for f, spent in zip(failed_rows, exhausted, strict=True) if spent or not f.retryable
+                )
+                retry = [
+                    i
+                    for i, (f, spent) in enumerate(zip(failed_rows, exhausted, strict=True))
+                    if f.retryable and not spent
+                ]
+                if not retry:
+                    break
+                pending = failed.select(retry, new_fingerprint=f"{fingerprint}-retry{attempt}")
+                pending = pending.remove_columns([*stage.outputs, *FAILURE_COLUMNS])
+                rows = rows[failed_at][retry]
+        finally:
+            bar.close()
         finished = np.concatenate(done_rows)
         order = np.argsort(finished, kind="stable")
         # which items finished is part of the name: a re-run that finishes more of them (a

@@ -25,16 +25,22 @@ time.sleep(600)
 """
 
 
+def left_after_killing(command: subprocess.Popen, needle: str) -> list[tuple[int, str]]:
+    """SIGKILL ``command``; the processes matching ``needle`` still there 5 s later (none once
+    the watcher has done its work)."""
+    command.send_signal(signal.SIGKILL)
+    command.wait()
+    deadline = time.monotonic() + 5
+    while processes_matching(needle) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return processes_matching(needle)
+
+
 def test_a_command_killed_with_sigkill_takes_what_it_started_with_it_and_nothing_else():
     command = subprocess.Popen([sys.executable, "-c", _COMMAND], stdout=subprocess.PIPE, text=True)
     stranger = int(command.stdout.readline())
     assert processes_matching("sleep 921") and processes_matching("sleep 922")
-    command.send_signal(signal.SIGKILL)
-    command.wait()
-    deadline = time.monotonic() + 5
-    while processes_matching("sleep 921") and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert processes_matching("sleep 921") == []
+    assert left_after_killing(command, "sleep 921") == []
     assert [pid for pid, _ in processes_matching("sleep 922")] == [
         stranger
     ]  # meant to outlive it: left alone
@@ -70,9 +76,4 @@ def test_a_process_that_wrote_over_its_environment_dies_with_the_command_too():
     with open(f"/proc/{wiper}/environ", "rb") as environ:
         assert TOKEN.encode() not in environ.read()
     time.sleep(1.5)  # the watcher has looked below the command since
-    command.send_signal(signal.SIGKILL)
-    command.wait()
-    deadline = time.monotonic() + 5
-    while processes_matching("wiper-925") and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert processes_matching("wiper-925") == []
+    assert left_after_killing(command, "wiper-925") == []
