@@ -28,8 +28,11 @@ LAYERS: dict[str, int] = {
 
 
 def layer_of(module: str) -> str:
-    """``lettuce_build.engine.runner`` -> ``engine``; the package itself counts as ``api``."""
+    """``lettuce_build.engine.runner`` -> ``engine``; the package itself counts as ``api``, and
+    ``python -m lettuce_build`` (the command's entry) as ``cli``."""
     parts = module.split(".")
+    if parts[1:] == ["__main__"]:
+        return "cli"
     return parts[1] if len(parts) > 1 and parts[1] in LAYERS else "api"
 
 
@@ -73,7 +76,7 @@ def violations() -> list[str]:
 def test_every_folder_of_the_package_is_a_layer():
     folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert folders <= set(LAYERS), f"folders with no layer: {folders - set(LAYERS)}"
-    loose = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "api"}
+    loose = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "api", "__main__"}
     assert not loose, f"modules outside every layer folder: {loose}"
 
 

@@ -92,9 +92,9 @@ def _read_only_file_mappings(paths: frozenset[str]) -> list[tuple[int, int]]:
         maps = Path("/proc/self/maps").read_text()
     except FileNotFoundError:
         return []
-    ranges = []
+    ranges, endings = [], tuple(paths)
     for line in maps.splitlines():
-        if not line.endswith(tuple(paths)):
+        if not line.endswith(endings):
             continue
         fields = line.split(maxsplit=5)
         if len(fields) == 6 and fields[5] in paths and "w" not in fields[1]:
@@ -172,9 +172,10 @@ def pages_released(
         yield
         return
     stop = threading.Event()
+    released_at = _file_bytes_held()  # before the block reads: a quick one may be done before the thread runs
 
     def keep_releasing(_held: tuple[Dataset, ...]) -> None:
-        released_at = _file_bytes_held()
+        nonlocal released_at
         while not stop.wait(every):
             if _file_bytes_held() - released_at >= after:
                 _release(mappings)
