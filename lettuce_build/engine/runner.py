@@ -55,7 +55,7 @@ MAP_BATCH = 1024
 #: however many cached attempts a re-run replays, a stage never makes more passes than this
 MAX_ATTEMPT_PASSES = 16
 #: how often a pass looks at the pages it has read: it reads as fast as the model answers, far
-#: below memory speed (measured: every 10 ms cost a scripted 2,000-item build 5% of its CPU)
+#: below memory speed, so a few looks a second are enough
 PASS_RELEASE_EVERY = 0.25
 
 
