@@ -68,6 +68,7 @@ while os.getppid() == parent:
         seen.update(below([parent], processes()))
         looked = time.monotonic()
     time.sleep(0.25)
+
 def marked(pid):
     # True: it holds the token; False: an environment without it (given so, to outlive us);
     # None: none to read, or written over (its first entry is no NAME=value)

@@ -54,9 +54,6 @@ DEFAULT_BATCH_SIZE = 64
 MAP_BATCH = 1024
 #: however many cached attempts a re-run replays, a stage never makes more passes than this
 MAX_ATTEMPT_PASSES = 16
-#: how often a pass looks at the pages it has read: it reads as fast as the model answers, far
-#: below memory speed, so a few looks a second are enough
-PASS_RELEASE_EVERY = 0.25
 
 
 def request_seed(build_seed: int, key: str, attempt: int) -> int:
@@ -246,9 +243,7 @@ class _StageRun:
             # that the pass's columns join them without `datasets` flattening them row by row
             pending = flattened(pending, files.selection, f"{name}-items", MAP_BATCH)
         before = (stats.passed_through, stats.cache_hits + stats.cache_misses, stats.provider_failures)
-        # the pass reads its items once: their pages go back as it goes, looked at as often as
-        # items come back from the model
-        with pages_released(pending, every=PASS_RELEASE_EVERY):
+        with pages_released(pending):  # the pass reads its items once: their pages go back as it goes
             prefetched: set[str] = set()
             if not reuse:
                 prefetched = self.completions.prefetch(
