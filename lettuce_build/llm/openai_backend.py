@@ -127,8 +127,7 @@ class OpenAIBackend:
                 raw = await client.post("/chat/completions", body=body, cast_to=httpx.Response)
                 self.limiter.observe(raw.headers)
                 answer = raw.json()
-                usage = answer.get("usage") if isinstance(answer, dict) else None
-                self.limiter.settle(tokens, int((usage or {}).get("total_tokens") or 0))
+                self.limiter.settle(tokens, _used(answer, "total_tokens"))
                 return answer
             except openai.APIStatusError as err:
                 self.limiter.observe(err.response.headers)
@@ -189,7 +188,7 @@ class OpenAIBackend:
             prompt = answer.get("prompt_logprobs") if isinstance(answer, dict) else None
             if not isinstance(prompt, list):
                 return _unscored("the server returned no prompt log-probabilities")
-            used += int((answer.get("usage") or {}).get("prompt_tokens") or 0)
+            used += _used(answer, "prompt_tokens")
             found.append(scored_tokens([_token(entry) for entry in prompt], scored))
         return Completion(
             text=Scores(logprobs=found).model_dump_json(), finish_reason="stop", prompt_tokens=used
@@ -322,6 +321,13 @@ def _attributes(value: Any) -> Any:
     if isinstance(value, list):
         return [_attributes(v) for v in value]
     return value
+
+
+def _used(answer: Any, field: str) -> int:
+    """A count of an answer's ``usage`` (0 where a provider sent none, or none that is a count)."""
+    usage = answer.get("usage") if isinstance(answer, dict) else None
+    count = usage.get(field) if isinstance(usage, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) else 0
 
 
 def _unscored(why: str) -> Completion:

@@ -270,3 +270,14 @@ def test_a_real_vllm_server_answers_with_schema_valid_json(vllm_server):
         assert completion.finish_reason == "stop"
         City.model_validate_json(completion.text)
         assert completion.completion_tokens > 0
+
+
+@pytest.mark.parametrize("usage", ['"lots"', "[1, 2]", '{"total_tokens": "x", "prompt_tokens": null}'])
+def test_an_answer_whose_usage_is_no_count_is_kept_with_no_tokens_counted(usage):
+    from ..support.openai_server import serve_posts
+
+    body = f'{{"choices": [{{"message": {{"content": "hi"}}, "finish_reason": "stop"}}], "usage": {usage}}}'
+    with serve_posts(lambda raw: (200, "application/json", body.encode())) as url:
+        backend = OpenAIBackend("m", OpenAIOptions(base_url=url, max_retries=0))
+        [answer] = backend.generate([request()])
+    assert (answer.text, answer.finish_reason, answer.prompt_tokens) == ("hi", "stop", 0)
