@@ -8,7 +8,16 @@ output, a build not fit to publish); `lettuce_build.core.errors` holds the hiera
 implementation and may change.
 """
 
-from lettuce_build.core.errors import (
+import os
+
+# Arrow allocates through mimalloc, which by default keeps the pages a freed buffer held and hands
+# them back only later, when it next looks: writing a build's parquet files left their buffers in
+# the process (measured: +53 MB of private memory for a 170 MB split, +1 MB with this set). The
+# setting is read when Arrow's library loads, so it is made before anything imports pyarrow; a
+# value the user set is kept.
+os.environ.setdefault("MIMALLOC_PURGE_DELAY", "0")
+
+from lettuce_build.core.errors import (  # noqa: E402 (after the allocator's setting)
     BackendError,
     BuildLocked,
     CostCapError,

@@ -59,6 +59,15 @@ DEFAULT_CONFIG = "default"
 #: the largest parquet file of a split, as `datasets`' own push_to_hub splits its files
 #: ("shard" in this package means a slice of a build's items: see builds/shards.py)
 MAX_FILE_BYTES = 500 * 1024**2
+#: the Arrow data of one parquet row group. `datasets` makes them up to 100 MB, which the writer
+#: holds in memory while it writes one: a build's memory then grew with its output. Smaller
+#: groups read as well (the Hub's viewer asks only that they stay under 100 MB)
+ROW_GROUP_BYTES = 8 * 1024**2
+
+
+def _rows_per_group(dataset: Dataset) -> int:
+    """Rows per parquet row group, for groups of about `ROW_GROUP_BYTES` of Arrow data."""
+    return max(1, len(dataset) * ROW_GROUP_BYTES // max(1, dataset.data.nbytes))
 
 
 def _file_count(dataset: Dataset, max_bytes: int) -> int:
@@ -80,7 +89,8 @@ def write_hub_folder(
         files = _file_count(dataset, max_file_bytes)
         for index in range(files):
             part = dataset.shard(num_shards=files, index=index, contiguous=True)
-            part.to_parquet(config_dir / f"{split}-{index:05d}-of-{files:05d}.parquet")
+            path = config_dir / f"{split}-{index:05d}-of-{files:05d}.parquet"
+            part.to_parquet(path, batch_size=_rows_per_group(part))
         data_files.append({"split": split, "path": f"{config_name}/{split}-*"})
 
     readme = folder / "README.md"

@@ -297,6 +297,7 @@ def _run(
     write_output(made.splits, options.out, source.name)
     prune(build.path / WORK_DIR, started_at)  # what earlier runs with other settings left
     samples = made.samples
+    verdicts = result.verdicts or ()
     summary = BuildSummary(
         source=options.source,
         dataset=source.dataset_name,
@@ -315,9 +316,9 @@ def _run(
         failures=build.failure_summary(),
         seconds=time.perf_counter() - started,
         backend_seconds=result.backend_seconds,
-        judge=judge_report([j.model_id for j in judges], result.judgements) if judges else None,
-        plausibility=plausibility_report(result.judgements),
-        question_fit=question_fit_report(result.judgements),
+        judge=judge_report([j.model_id for j in judges], verdicts) if judges else None,
+        plausibility=plausibility_report(verdicts),
+        question_fit=question_fit_report(verdicts),
         example=made.example,
         shard=options.shard,
         error_types=_spans_by_type(made.splits, options.error_types),

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from datasets import Dataset
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.items import WORK_DIR, WorkPasses
@@ -22,11 +22,14 @@ from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.core import interrupts
 from lettuce_build.engine.balance import RatioReport, balance
 from lettuce_build.engine.checks import Check
-from lettuce_build.engine.records import Judgement
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Runner
 from lettuce_build.engine.stage import CheckStage, Stage
+from lettuce_build.engine.verdicts import VerdictLog
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.stages.plausibility import PlausibilityCheck
+
+#: the checks' verdicts of the last run, in the work folder (see engine/verdicts.py)
+VERDICTS_FILE = "verdicts.jsonl"
 
 
 class LoopResult(BaseModel):
@@ -38,8 +41,8 @@ class LoopResult(BaseModel):
     done: Dataset
     ratio: RatioReport | None = None
     backend_seconds: float = 0.0
-    #: the judges' verdicts (``--verify``)
-    judgements: list[Judgement] = Field(default_factory=list)
+    #: where the checks' verdicts were written (``--verify``, plausibility); none: nothing ran
+    verdicts: VerdictLog | None = None
 
 
 class StageLoop:
@@ -62,6 +65,7 @@ class StageLoop:
         max_waves: int | None = None,
         judges: Sequence[Runner] = (),
         plausibility: PlausibilityCheck | None = None,
+        verdicts: VerdictLog | None = None,
     ) -> None:
         self.build = build
         self.manifest = manifest
@@ -71,12 +75,13 @@ class StageLoop:
         self.judges = judges
         #: asked of the build's own model about every hallucinating stage's spans
         self.plausibility = plausibility
+        self.verdicts = verdicts
 
     def run(
         self, stages: Sequence[Stage], items: Dataset, checks: Mapping[str, CheckStage] | None = None
     ) -> LoopResult:
         """Run ``stages`` in order; ``checks``: per stage name, the check each judge asks."""
-        result = LoopResult(done=items)
+        result = LoopResult(done=items, verdicts=self.verdicts)
         for stage in stages:
             log.info("stage %s starts: %d items", stage.name, len(result.done))
             judged = self._checks((checks or {}).get(stage.name))
@@ -99,7 +104,6 @@ class StageLoop:
             interrupts.check()  # a stop whose signal came while Python dropped its exception
             result.backend_seconds += outcome.stats.backend_seconds
             result.backend_seconds += sum(stats.backend_seconds for stats in outcome.checks)
-            result.judgements += outcome.judgements
             result.done = outcome.ok
         return result
 
@@ -127,11 +131,13 @@ def open_stage_loop(
     block ends. ``judges`` answer from the same cache (their model is part of every key)."""
     plan = plan or ExecutionPlan()  # one local process, the whole build
     cache = build.open_cache()
+    verdicts = VerdictLog(build.path / WORK_DIR / VERDICTS_FILE)
     try:
         passes = WorkPasses(build.path / WORK_DIR)
 
         def runner(model: Backend) -> Runner:
-            return Runner(plan.completions(model, cache), seed=seed, batch_size=batch_size, passes=passes)
+            completions = plan.completions(model, cache)
+            return Runner(completions, seed=seed, batch_size=batch_size, passes=passes, verdicts=verdicts)
 
         judged_by = [runner(judge) for judge in judges]
         yield StageLoop(
@@ -142,7 +148,9 @@ def open_stage_loop(
             max_waves=plan.max_waves,
             judges=judged_by,
             plausibility=plausibility,
+            verdicts=verdicts,
         )
     finally:
+        verdicts.close()
         cache.close()
         plan.close([backend, *judges])

@@ -172,7 +172,6 @@ def balance(
         failures=failures,
         stats=stats,
         report=report,
-        judgements=[j for r in results for j in r.judgements],
         checks=StageStats.per_name(part for r in results for part in r.checks),
     )
 

@@ -7,16 +7,24 @@ from __future__ import annotations
 import json
 from typing import NamedTuple, Protocol
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from datasets import Dataset, Value
 
+from lettuce_build.engine.columns import arrow_column
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.progress import StageBar
 from lettuce_build.engine.records import FailureRow, Judgement, StageResult, StageStats
 from lettuce_build.engine.stage import CheckStage, Stage
+from lettuce_build.engine.verdicts import VerdictLog
 from lettuce_build.llm.protocol import PROVIDER_FAILURES
 
 #: how much of a response a failure row keeps
 RAW_EXCERPT_CHARS = 300
+
+#: verdicts read from a check's results at a time
+VERDICT_BATCH = 1000
 
 #: the columns a pass writes beside the stage's outputs
 FAILURE_COLUMNS = {
@@ -56,20 +64,24 @@ def failure_of(stage: str, key: str, attempt: int, reason: str, detail: str, raw
 
 
 class Judging:
-    """The checks of one stage run, with every verdict they gave and their statistics per pass."""
+    """The checks of one stage run, with their statistics per pass."""
 
-    def __init__(self, stage: Stage, checks: tuple[Check, ...] | list[Check]) -> None:
+    def __init__(
+        self, stage: Stage, checks: tuple[Check, ...] | list[Check], verdicts: VerdictLog | None = None
+    ) -> None:
         self.stage = stage
         self.checks = checks
-        self.judgements: list[Judgement] = []
+        #: where each verdict is written as it is given (none: they are not kept)
+        self.verdicts = verdicts
         self.check_stats: list[StageStats] = []  # one entry per check and pass
 
     def judged(self, mapped: Dataset, attempt: int, fingerprint: str, bar: StageBar) -> Dataset:
         """One pass's results after its checks: each item the stage finished is judged by every
         check, and one that any check rejects (or that a judge could not judge) becomes a failure
-        of the stage, with the verdict as its detail."""
-        flags = mapped["_ok"][:]
-        finished = mapped.select([i for i, ok in enumerate(flags) if ok], new_fingerprint=f"{fingerprint}-in")
+        of the stage, with the verdict as its detail. Columns are read a batch of rows at a
+        time and rewritten by Arrow: a pass of a million items makes no Python list of them."""
+        flags = arrow_column(mapped, "_ok").to_numpy(zero_copy_only=False).astype(bool)
+        finished = mapped.select(np.flatnonzero(flags), new_fingerprint=f"{fingerprint}-in")
         if len(finished) == 0:
             return mapped
         finished = finished.remove_columns(list(FAILURE_COLUMNS))
@@ -85,38 +97,52 @@ class Judging:
                 rejected.setdefault(
                     failure.key, failure_of(self.stage.name, failure.key, attempt, reason, detail)
                 )
-            for key, raw in zip(result.ok["key"][:], result.ok["judgement"][:], strict=True):
-                if raw is None:  # the check does not apply to this item
-                    continue
-                verdict = json.loads(raw)
-                problem = check.stage.rejection(verdict)
-                self.judgements.append(
-                    Judgement(
-                        key=key,
-                        stage=self.stage.name,
-                        check=check.name,
-                        judge=check.runner.completions.model_id,
-                        attempt=attempt,
-                        passed=problem is None,
-                        verdict=verdict,
-                    )
-                )
-                if problem is not None:
-                    detail = f"{check.name}: {problem.detail}"
-                    failure = failure_of(self.stage.name, key, attempt, problem.reason, detail, raw)
-                    rejected.setdefault(key, failure)
+            verdicts = result.ok.select_columns(["key", "judgement"]).iter(batch_size=VERDICT_BATCH)
+            for batch in verdicts:
+                for key, raw in zip(batch["key"], batch["judgement"], strict=True):
+                    if raw is not None:  # None: the check does not apply to this item
+                        self._verdict(check, key, raw, attempt, rejected)
         if not rejected:
             return mapped
         bar.rejected(len(rejected))
-        keys = mapped["key"][:]
-        was = mapped["_failure"][:]
-        now_ok = [ok and key not in rejected for ok, key in zip(flags, keys, strict=True)]
-        now_failed = [
-            rejected[key].model_dump_json() if ok and key in rejected else row
-            for ok, key, row in zip(flags, keys, was, strict=True)
-        ]
-        mapped = mapped.remove_columns(["_ok", "_failure"])
-        mapped = mapped.add_column("_ok", now_ok, new_fingerprint=f"{fingerprint}-ok", feature=Value("bool"))
-        return mapped.add_column(
-            "_failure", now_failed, new_fingerprint=f"{fingerprint}-failure", feature=Value("string")
-        )
+        return _rejected(mapped, rejected, fingerprint)
+
+    def _verdict(
+        self, check: Check, key: str, raw: str, attempt: int, rejected: dict[str, FailureRow]
+    ) -> None:
+        """One verdict of ``check``: kept in the log, and a failure of the stage when it rejects."""
+        verdict = json.loads(raw)
+        problem = check.stage.rejection(verdict)
+        if self.verdicts is not None:
+            self.verdicts.add(
+                Judgement(
+                    key=key,
+                    stage=self.stage.name,
+                    check=check.name,
+                    judge=check.runner.completions.model_id,
+                    attempt=attempt,
+                    passed=problem is None,
+                    verdict=verdict,
+                )
+            )
+        if problem is not None:
+            detail = f"{check.name}: {problem.detail}"
+            failure = failure_of(self.stage.name, key, attempt, problem.reason, detail, raw)
+            rejected.setdefault(key, failure)
+
+
+def _rejected(mapped: Dataset, rejected: dict[str, FailureRow], fingerprint: str) -> Dataset:
+    """``mapped`` with the items its checks rejected failed: ``_ok`` false and their failure row
+    in ``_failure`` (an item that had failed already keeps its own)."""
+    keys = pa.array(list(rejected), pa.string())
+    rows = pa.array([failure.model_dump_json() for failure in rejected.values()], pa.string())
+    ok = arrow_column(mapped, "_ok")
+    where = pc.index_in(arrow_column(mapped, "key"), value_set=keys)  # null: not rejected
+    now_rejected = pc.and_(ok, pc.is_valid(where))
+    now_ok = pc.and_(ok, pc.invert(now_rejected))
+    now_failed = pc.if_else(now_rejected, pc.take(rows, where), arrow_column(mapped, "_failure"))
+    mapped = mapped.remove_columns(["_ok", "_failure"])
+    mapped = mapped.add_column("_ok", now_ok, new_fingerprint=f"{fingerprint}-ok", feature=Value("bool"))
+    return mapped.add_column(
+        "_failure", now_failed, new_fingerprint=f"{fingerprint}-failure", feature=Value("string")
+    )

@@ -118,6 +118,5 @@ class StageResult(BaseModel):
     ok: Dataset
     failures: list[FailureRow]
     stats: StageStats
-    #: the verdicts of the stage's checks, and the checks' statistics (one entry per check)
-    judgements: list[Judgement] = Field(default_factory=list)
+    #: the statistics of the stage's checks (one entry per check)
     checks: list[StageStats] = Field(default_factory=list)

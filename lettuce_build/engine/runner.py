@@ -44,6 +44,7 @@ from lettuce_build.engine.progress import StageBar
 from lettuce_build.engine.records import FailureRow, StageResult, StageStats
 from lettuce_build.engine.responses import check_response
 from lettuce_build.engine.stage import ParseFailure, Stage
+from lettuce_build.engine.verdicts import VerdictLog
 from lettuce_build.llm.cache import schema_json
 from lettuce_build.llm.protocol import Backend, ChatRequest
 
@@ -74,7 +75,8 @@ def seeded_request(
 
 class Runner:
     """Runs stages over datasets, taking their answers from one `Completions`; ``passes``: where
-    finished passes are kept for a re-run (none: every pass runs, from the request cache)."""
+    finished passes are kept for a re-run (none: every pass runs, from the request cache);
+    ``verdicts``: where the verdicts of the stages' checks are written (none: not kept)."""
 
     def __init__(
         self,
@@ -83,11 +85,13 @@ class Runner:
         seed: int = 0,
         batch_size: int = DEFAULT_BATCH_SIZE,
         passes: PassStore | None = None,
+        verdicts: VerdictLog | None = None,
     ) -> None:
         self.completions = completions
         self.seed = seed
         self.batch_size = batch_size
         self.passes = passes
+        self.verdicts = verdicts
 
     def run(self, dataset: Dataset, stage: Stage, checks: Sequence[Check] = ()) -> StageResult:
         """Run ``stage`` over ``dataset``; each of ``checks`` judges every item it finishes, and an
@@ -125,7 +129,7 @@ class _StageRun:
 
     def __init__(self, runner: Runner, stage: Stage, stats: StageStats, checks: Sequence[Check]) -> None:
         self.runner = runner
-        self.judging = Judging(stage, checks)
+        self.judging = Judging(stage, checks, runner.verdicts)
         self.completions = runner.completions
         self.stage = stage
         self.stats = stats
@@ -365,9 +369,7 @@ class _StageRun:
         stats.failure_reasons = dict(Counter(f.reason for f in failure_rows))
         stats.seconds = time.perf_counter() - started
         checks = StageStats.per_name(self.judging.check_stats)
-        return StageResult(
-            ok=ok, failures=failure_rows, stats=stats, judgements=self.judging.judgements, checks=checks
-        )
+        return StageResult(ok=ok, failures=failure_rows, stats=stats, checks=checks)
 
 
 def call_stage(

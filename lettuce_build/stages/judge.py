@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, Literal
 
 import regex
@@ -238,31 +238,40 @@ def cohen_kappa(pairs: Sequence[tuple[Hashable, Hashable]]) -> float | None:
     return (observed - expected) / (1 - expected)
 
 
-def judge_report(judges: Sequence[str], judgements: Sequence[Judgement]) -> JudgeReport:
-    """The figures of a build's verdicts (``judges``: the judges' models, in order)."""
+#: per judged attempt (stage, key, attempt), each judge's labels
+LabelsByItem = dict[tuple[str, str, int], dict[str, list[Hashable]]]
+
+
+def judge_report(judges: Sequence[str], judgements: Iterable[Judgement]) -> JudgeReport:
+    """The figures of a build's verdicts (``judges``: the judges' models, in order), read one at
+    a time. Agreement needs each item's labels from the first two judges: those labels (not the
+    verdicts) are the only thing kept per item, and only when there are two judges."""
     report = JudgeReport(judges=list(judges))
-    answers = [j for j in judgements if "unsupported" in j.verdict]
-    spans = [j for j in judgements if "spans" in j.verdict]
-    report.answers_judged = len(answers)
-    report.answers_grounded = sum(j.passed for j in answers)
-    report.injections_judged = len(spans)
-    report.injections_confirmed = sum(j.passed for j in spans)
-    false = [s for j in spans for s in j.verdict["spans"] if s["verdict"] != "supported"]
-    report.spans_false = len(false)
-    report.categories_agreeing = sum(s["category"] == s["intended"] for s in false)
+    answers: LabelsByItem = {}
+    spans: LabelsByItem = {}
+    for j in judgements:
+        if "unsupported" in j.verdict:
+            report.answers_judged += 1
+            report.answers_grounded += j.passed
+            if len(judges) > 1:
+                answers.setdefault((j.stage, j.key, j.attempt), {})[j.check] = [not j.verdict["unsupported"]]
+        if "spans" in j.verdict:
+            report.injections_judged += 1
+            report.injections_confirmed += j.passed
+            false = [s for s in j.verdict["spans"] if s["verdict"] != "supported"]
+            report.spans_false += len(false)
+            report.categories_agreeing += sum(s["category"] == s["intended"] for s in false)
+            if len(judges) > 1:
+                labels: list[Hashable] = [s["verdict"] for s in j.verdict["spans"]]
+                spans.setdefault((j.stage, j.key, j.attempt), {})[j.check] = labels
     if len(judges) > 1:
-        report.kappa_answers = cohen_kappa(_paired(answers, lambda v: [not v["unsupported"]]))
-        report.kappa_spans = cohen_kappa(_paired(spans, lambda v: [s["verdict"] for s in v["spans"]]))
+        report.kappa_answers = cohen_kappa(_paired(answers))
+        report.kappa_spans = cohen_kappa(_paired(spans))
     return report
 
 
-def _paired(
-    judgements: Sequence[Judgement], labels: Callable[[dict[str, Any]], list[Hashable]]
-) -> list[tuple[Hashable, Hashable]]:
+def _paired(by_item: LabelsByItem) -> list[tuple[Hashable, Hashable]]:
     """The first two judges' labels on what both judged (the same attempt of the same item)."""
-    by_item: dict[tuple[str, str, int], dict[str, list[Hashable]]] = {}
-    for j in judgements:
-        by_item.setdefault((j.stage, j.key, j.attempt), {})[j.check] = labels(j.verdict)
     pairs: list[tuple[Hashable, Hashable]] = []
     for verdicts in by_item.values():
         if len(verdicts) >= 2:

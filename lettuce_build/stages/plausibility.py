@@ -29,7 +29,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import regex
@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.engine.records import Judgement
 from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling
 from lettuce_build.llm.protocol import ChatRequest, Scores
-from lettuce_build.stages.scored import POINTS, ScoreReport, quantiles, unscored
+from lettuce_build.stages.scored import POINTS, ScoreReport, Tally, quantiles
 
 #: an edit more than this many nats less likely than its original is implausible: set from real
 #: README edits (benchmarks/plausibility.py; the README quotes the distribution)
@@ -192,17 +192,23 @@ class PlausibilityReport(ScoreReport):
 
 
 def plausibility_report(
-    judgements: Sequence[Judgement], max_drop: float = MAX_DROP
+    judgements: Iterable[Judgement], max_drop: float = MAX_DROP
 ) -> PlausibilityReport | None:
     """The figures of a build's plausibility verdicts (None: nothing was checked)."""
-    verdicts = [j.verdict for j in judgements if j.check == PlausibilityCheck.name]
-    if not verdicts:
+    drops = Tally()
+    for judgement in judgements:
+        if judgement.check != PlausibilityCheck.name:
+            continue
+        drops.seen = True
+        if not judgement.verdict["scored"]:
+            drops.unscored_one(judgement.verdict)
+        drops.figures.extend(edit["drop"] for edit in judgement.verdict["edits"])
+    if not drops.seen:
         return None
-    drops = [e["drop"] for v in verdicts for e in v["edits"]]
     return PlausibilityReport(
         max_drop=max_drop,
-        scored=len(drops),
-        implausible=sum(d > max_drop for d in drops),
-        quantiles=quantiles(drops, (*POINTS, ("max", 1.0))),
-        **unscored(verdicts),
+        scored=len(drops.figures),
+        implausible=sum(d > max_drop for d in drops.figures),
+        quantiles=quantiles(drops.figures, (*POINTS, ("max", 1.0))),
+        **drops.fields(),
     )

@@ -17,15 +17,16 @@ so both prefills share one prompt. A backend that gives no prompt log-probabilit
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 from pydantic import Field
 
 from lettuce_build.engine.records import Judgement
 from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling
 from lettuce_build.llm.protocol import ChatRequest, Scores
-from lettuce_build.stages.scored import ScoreReport, quantiles, unscored
+from lettuce_build.stages.scored import ScoreReport, Tally, quantiles
 
 #: a question must make its answer more likely than the generic one does. Measured on 16 real
 #: READMEs with the embedded model (26 questions, benchmarks/prose_quality.py): the 13 with a
@@ -116,18 +117,26 @@ class QuestionFitReport(ScoreReport):
 
 
 def question_fit_report(
-    judgements: Sequence[Judgement], min_gain: float = MIN_GAIN
+    judgements: Iterable[Judgement], min_gain: float = MIN_GAIN
 ) -> QuestionFitReport | None:
     """The figures of a build's question verdicts (None: none was checked)."""
-    verdicts = [j.verdict for j in judgements if j.check == QuestionFitCheck.name]
-    if not verdicts:
+    gains = Tally()
+    for judgement in judgements:
+        if judgement.check != QuestionFitCheck.name:
+            continue
+        gains.seen = True
+        if judgement.verdict["scored"]:
+            gains.figures.append(judgement.verdict["gain"])
+        else:
+            gains.unscored_one(judgement.verdict)
+    if not gains.seen:
         return None
-    gains = [v["gain"] for v in verdicts if v["scored"]]
+    figures = np.asarray(gains.figures, dtype=np.float64)
     return QuestionFitReport(
         min_gain=min_gain,
-        scored=len(gains),
-        refused=sum(g < min_gain for g in gains),
-        kept=quantiles([g for g in gains if g >= min_gain]),
-        refused_gains=quantiles([g for g in gains if g < min_gain]),
-        **unscored(verdicts),
+        scored=len(figures),
+        refused=int((figures < min_gain).sum()),
+        kept=quantiles(figures[figures >= min_gain]),
+        refused_gains=quantiles(figures[figures < min_gain]),
+        **gains.fields(),
     )

@@ -4,9 +4,11 @@ quantiles their figures are reported at."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel
 
 #: the quantiles a check's figures are reported at
@@ -32,15 +34,29 @@ class ScoreReport(BaseModel):
         )
 
 
-def unscored(verdicts: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The `ScoreReport` fields of the verdicts a backend could not score."""
-    left = [v for v in verdicts if not v["scored"]]
-    return {"unscored": len(left), "why_unscored": left[0]["why"] if left else ""}
+class Tally:
+    """What a report keeps of one check's verdicts, read one at a time: the scored figures as
+    machine floats (8 bytes each: a build's verdicts are never all in memory) and the verdicts
+    a backend could not score."""
+
+    def __init__(self) -> None:
+        self.figures = array("d")
+        self.unscored = 0
+        self.why_unscored = ""
+        self.seen = False
+
+    def unscored_one(self, verdict: dict[str, Any]) -> None:
+        self.unscored += 1
+        self.why_unscored = self.why_unscored or verdict["why"]
+
+    def fields(self) -> dict[str, Any]:
+        """The `ScoreReport` fields of the verdicts a backend could not score."""
+        return {"unscored": self.unscored, "why_unscored": self.why_unscored}
 
 
 def quantiles(values: Sequence[float], points: Sequence[tuple[str, float]] = POINTS) -> dict[str, float]:
     """``values`` at ``points`` (name, fraction); empty for no values."""
-    ordered = sorted(values)
-    if not ordered:
+    ordered = np.sort(np.asarray(values, dtype=np.float64))
+    if not len(ordered):
         return {}
-    return {name: ordered[min(len(ordered) - 1, int(q * len(ordered)))] for name, q in points}
+    return {name: float(ordered[min(len(ordered) - 1, int(q * len(ordered)))]) for name, q in points}
