@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import Dataset, Features, Value, concatenate_datasets
 from pydantic import BaseModel, Field
@@ -123,8 +122,7 @@ def balance(
         return Balanced(
             ok=empty, failures=[], stats=StageStats.of(stage, 0), report=RatioReport(requested=ratio)
         )
-    keys = arrow_column(items, "key").combine_chunks()
-    rank = _ranks(keys, runner.seed)
+    rank = _ranks(items, runner.seed)
     encoded = pc.dictionary_encode(arrow_column(items, "split")).combine_chunks()  # codes by first appearance
     codes = encoded.indices.to_numpy(zero_copy_only=False)
     order: dict[str, np.ndarray] = {}  # per split, its items' positions in draw order
@@ -141,15 +139,18 @@ def balance(
     offered = np.zeros(len(rank), dtype=bool)
     failures: list[FailureRow] = []
     results: list[StageResult] = []
+    done_at: list[np.ndarray] = []  # per wave, where the items it injected are among all
     wave = _first_wave(order, rank, report, ratio)
     waves = 1  # decided so far, the first one included even when it offers nothing
     while True:
         if len(wave):  # a first wave may be empty: no item drew low enough
             offered[wave] = True
-            result = runner.run(_offered(items, np.sort(wave), waves), stage, checks)
+            asked = np.sort(wave)
+            result = runner.run(_offered(items, asked, waves), stage, checks)
             results.append(result)
+            done_at.append(asked[result.rows])
             failures += result.failures
-            succeeded[_positions(result.ok, keys)] = True
+            succeeded[done_at[-1]] = True
             for split, indices in order.items():
                 split_report = report.by_split[split]
                 split_report.offered = int(offered[indices].sum())
@@ -168,7 +169,7 @@ def balance(
         chosen[picked] = True
     stats = StageStats.combined(stage, len(rank), [r.stats for r in results])
     return Balanced(
-        ok=_published(items, stage, keys, chosen, [r.ok for r in results]),
+        ok=_published(items, stage, chosen, [(r.ok, at) for r, at in zip(results, done_at, strict=True)]),
         failures=failures,
         stats=stats,
         report=report,
@@ -176,18 +177,14 @@ def balance(
     )
 
 
-def _ranks(keys: pa.Array, seed: int) -> np.ndarray:
-    """Each item's seeded draw in [0, 1), a slice of keys at a time (never all as Python strings)."""
-    rank = np.empty(len(keys), dtype=np.float64)
-    for start in range(0, len(keys), 10_000):
-        part = keys.slice(start, 10_000).to_pylist()
-        rank[start : start + len(part)] = [fraction(seed, key, "inject") for key in part]
+def _ranks(items: Dataset, seed: int) -> np.ndarray:
+    """Each item's seeded draw in [0, 1), a batch of keys at a time (never all of them at once)."""
+    rank = np.empty(len(items), dtype=np.float64)
+    start = 0
+    for batch in items.select_columns(["key"]).iter(batch_size=10_000):
+        rank[start : start + len(batch["key"])] = [fraction(seed, key, "inject") for key in batch["key"]]
+        start += len(batch["key"])
     return rank
-
-
-def _positions(done: Dataset, keys: pa.Array) -> np.ndarray:
-    """Where each of ``done``'s items is among ``keys`` (every one of them is)."""
-    return pc.index_in(arrow_column(done, "key"), value_set=keys).to_numpy(zero_copy_only=False)
 
 
 def _offered(items: Dataset, indices: np.ndarray, wave: int) -> Dataset:
@@ -201,11 +198,12 @@ def _offered(items: Dataset, indices: np.ndarray, wave: int) -> Dataset:
 
 
 def _published(
-    items: Dataset, stage: Stage, keys: pa.Array, chosen: np.ndarray, waves: list[Dataset]
+    items: Dataset, stage: Stage, chosen: np.ndarray, waves: list[tuple[Dataset, np.ndarray]]
 ) -> Dataset:
     """Every item in its order: the chosen ones with the stage's outputs (from the wave that
-    injected them) and ``inject`` true, the others with empty outputs and ``inject`` false."""
-    name = _fingerprint(items._fingerprint, "published", _digest(chosen), [w._fingerprint for w in waves])
+    injected them: its rows, and where each is among ``items``) and ``inject`` true, the
+    others with empty outputs and ``inject`` false."""
+    name = _fingerprint(items._fingerprint, "published", _digest(chosen), [w._fingerprint for w, _ in waves])
     plain = items.add_column(
         "inject", [False] * len(items), new_fingerprint=f"{name}-plain", feature=Value("bool")
     )
@@ -215,8 +213,7 @@ def _published(
         )
     rest = np.flatnonzero(~chosen)
     parts, where = [plain.select(rest, new_fingerprint=f"{name}-rest")], [rest]
-    for number, done in enumerate(waves):
-        positions = _positions(done, keys)
+    for number, (done, positions) in enumerate(waves):
         picked = np.flatnonzero(chosen[positions])
         parts.append(done.select(picked, new_fingerprint=f"{name}-wave{number}"))
         where.append(positions[picked])

@@ -1,9 +1,12 @@
-"""Datasets as the engine reads them: a column as Arrow, a `map` batch as rows, no rows at all."""
+"""Datasets as the engine reads them: a column as Arrow, a `map` batch as rows, no rows at all,
+keys that are not unique."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from datasets import Dataset, Features
 
@@ -26,3 +29,21 @@ def batch_rows(batch: dict[str, list[Any]]) -> list[dict[str, Any]]:
 def empty_dataset(features: Features) -> Dataset:
     """No rows, with ``features``' columns (which `map` over zero rows would not add)."""
     return Dataset.from_dict({name: [] for name in features}, features=features)
+
+
+def duplicate_keys(dataset: Dataset) -> list[str]:
+    """Keys that more than one item has. Each key is hashed a batch at a time and only the
+    hashes are compared (8 bytes a key: a hash table of a million keys held 70 MB); the keys
+    of a hash seen twice are then compared themselves, so a collision is never a duplicate."""
+    hashes = np.empty(len(dataset), dtype=np.int64)
+    start = 0
+    keys = dataset.select_columns(["key"])
+    for batch in keys.iter(batch_size=10_000):
+        hashes[start : start + len(batch["key"])] = [hash(key) for key in batch["key"]]
+        start += len(batch["key"])
+    values, counts = np.unique(hashes, return_counts=True)
+    if counts.max(initial=0) < 2:
+        return []
+    twice = np.flatnonzero(np.isin(hashes, values[counts > 1]))
+    found = Counter(keys.select(twice)["key"])
+    return [key for key, count in found.items() if count > 1]

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 from datasets import Dataset
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -118,5 +119,7 @@ class StageResult(BaseModel):
     ok: Dataset
     failures: list[FailureRow]
     stats: StageStats
+    #: where each of ``ok``'s rows was in the stage's input (they keep its order)
+    rows: np.ndarray = Field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     #: the statistics of the stage's checks (one entry per check)
     checks: list[StageStats] = Field(default_factory=list)

@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from datasets import Dataset, Features, concatenate_datasets
 
 from lettuce_build.core.characters import displayable
@@ -37,7 +36,7 @@ from lettuce_build.core.memory import give_back, pages_released, release_read
 from lettuce_build.core.seeding import number
 from lettuce_build.core.version import code_fingerprint
 from lettuce_build.engine.checks import FAILURE_COLUMNS, RAW_EXCERPT_CHARS, Check, Judging, failure_of
-from lettuce_build.engine.columns import arrow_column, batch_rows, empty_dataset
+from lettuce_build.engine.columns import arrow_column, batch_rows, duplicate_keys, empty_dataset
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.passes import PassRecord, PassStore, flattened
 from lettuce_build.engine.progress import StageBar
@@ -116,10 +115,8 @@ def _check_columns(dataset: Dataset, stage: Stage) -> None:
             f"stage {stage.name}: work items lack column(s) {missing}; "
             f"they have {dataset.column_names}; it requires {['key', *stage.requires]}"
         )
-    keys = arrow_column(dataset, "key")
-    if pc.count_distinct(keys).as_py() < len(keys):
-        counts = pc.value_counts(keys)
-        duplicates = counts.field("values").filter(pc.greater(counts.field("counts"), 1)).to_pylist()
+    duplicates = duplicate_keys(dataset)
+    if duplicates:
         raise ValueError(f"stage {stage.name}: duplicate work item keys, e.g. {duplicates[:3]}")
 
 
@@ -369,7 +366,7 @@ class _StageRun:
         stats.failure_reasons = dict(Counter(f.reason for f in failure_rows))
         stats.seconds = time.perf_counter() - started
         checks = StageStats.per_name(self.judging.check_stats)
-        return StageResult(ok=ok, failures=failure_rows, stats=stats, checks=checks)
+        return StageResult(ok=ok, failures=failure_rows, stats=stats, checks=checks, rows=finished[order])
 
 
 def call_stage(
