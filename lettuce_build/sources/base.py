@@ -25,6 +25,7 @@ from lettuce_build.core.error_types import checked_error_types
 from lettuce_build.core.errors import TaxonomyError
 from lettuce_build.core.flags import flag
 from lettuce_build.core.schema import HallucinationSample, Span, Split, default_prompt, normal_split
+from lettuce_build.core.seen_keys import SeenKeys
 from lettuce_build.core.tables import read_input
 from lettuce_build.core.taxonomy import sample_category
 from lettuce_build.engine.stage import CheckStage, Stage
@@ -305,15 +306,14 @@ class Source(ABC):
     def _checked(
         self, items: Iterator[dict[str, Any]], options: LoadOptions, tally: Tally
     ) -> Iterator[dict[str, Any]]:
-        seen: set[str] = set()
+        seen = SeenKeys()
         donor = _Donor(self.document_of)
         for item in items:
             where = f"{self.name} item {displayable(str(item['key']))!r}"
-            if item["key"] in seen:
+            if not seen.add(str(item["key"])):
                 # a document given twice: the first one stays
                 tally.skip("duplicate_key", where, "the same key as an earlier item (its id given twice?)")
                 continue
-            seen.add(item["key"])
             if problem := _unclean(item):
                 tally.skip("invalid_characters", where, problem)
                 continue
