@@ -37,7 +37,26 @@ def walk_files(folder: Path) -> Iterator[os.DirEntry[str]]:
                     yield entry
 
 
-def sorted_names(folder: Path, keep: Callable[[str], bool]) -> pa.BinaryArray:
+class SortedNames:
+    """File names in sorted order: the names as Arrow chunks, in the order they were listed, and
+    the order that sorts them (sorting them by a `take` would hold every name twice; a million
+    names are about 20 MB)."""
+
+    def __init__(self, names: pa.ChunkedArray) -> None:
+        self.names = names
+        self.order = pc.sort_indices(names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __iter__(self) -> Iterator[str]:
+        """The names as strings, in order, a chunk at a time (never the whole array as a list)."""
+        for start in range(0, len(self.order), _CHUNK):
+            for name in self.names.take(self.order.slice(start, _CHUNK)).to_pylist():
+                yield os.fsdecode(name)
+
+
+def sorted_names(folder: Path, keep: Callable[[str], bool]) -> SortedNames:
     """The paths, relative to ``folder`` and sorted by their bytes, of the files under it that
     ``keep`` accepts. Kept as the file system's bytes: a name need not be UTF-8."""
     prefix = len(str(folder).rstrip(os.sep)) + 1
@@ -51,15 +70,7 @@ def sorted_names(folder: Path, keep: Callable[[str], bool]) -> pa.BinaryArray:
                 chunks.append(pa.array(chunk, pa.binary()))
                 chunk = []
     chunks.append(pa.array(chunk, pa.binary()))
-    names = pa.concat_arrays(chunks)
-    return names.take(pc.sort_indices(names))
-
-
-def each_name(names: pa.BinaryArray) -> Iterator[str]:
-    """The names as strings, a chunk at a time (never the whole array as a list)."""
-    for start in range(0, len(names), _CHUNK):
-        for name in names.slice(start, _CHUNK).to_pylist():
-            yield os.fsdecode(name)
+    return SortedNames(pa.chunked_array(chunks, pa.binary()))
 
 
 def read_ahead(folder: Path, names: Iterable[str]) -> Iterator[bytes]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from lettuce_build.core.characters import displayable
 from lettuce_build.core.errors import SourceError
-from lettuce_build.core.files import each_name, read_ahead, sorted_names
+from lettuce_build.core.files import read_ahead, sorted_names
 from lettuce_build.core.seeding import fraction
 from lettuce_build.core.tables import read_table
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, Source, StageSettings, Tally
@@ -168,7 +168,7 @@ class ReadmeSource(DocumentSource):
             if not len(names):
                 raise SourceError(f"{path}: no markdown files inside")
             # one pass over the names, shared: the reads run at most `READ_AHEAD` names ahead
-            listed, to_read = itertools.tee(each_name(names))
+            listed, to_read = itertools.tee(names)
             for name, raw in zip(listed, read_ahead(path, to_read), strict=True):
                 if not _is_utf8(name):
                     tally.skip("name_not_utf8", f"{path}/{displayable(name)}", "a file name must be UTF-8")

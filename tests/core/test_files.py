@@ -4,7 +4,7 @@ import itertools
 import os
 
 from lettuce_build.core import files
-from lettuce_build.core.files import READ_AHEAD, each_name, read_ahead, sorted_names, walk_files
+from lettuce_build.core.files import READ_AHEAD, read_ahead, sorted_names, walk_files
 
 
 def test_every_file_in_nested_folders_is_walked_and_a_linked_folder_is_not_followed(tmp_path):
@@ -24,15 +24,15 @@ def test_names_are_relative_sorted_by_their_bytes_kept_when_asked_and_need_not_b
     for name in ("b.md", "a.txt", "sub/c.md", "skip.png", odd):
         (tmp_path / name).write_bytes(b"x")
     names = sorted_names(tmp_path, lambda name: not name.endswith(".png"))
-    assert list(each_name(names)) == ["a.txt", "b.md", odd, "sub/c.md"]
-    assert (tmp_path / list(each_name(names))[2]).read_bytes() == b"x"
+    assert list(names) == ["a.txt", "b.md", odd, "sub/c.md"]
+    assert (tmp_path / list(names)[2]).read_bytes() == b"x"
 
 
 def test_names_past_one_chunk_come_back_whole_and_in_order(tmp_path, monkeypatch):
     monkeypatch.setattr(files, "_CHUNK", 3)
     for number in range(8):
         (tmp_path / f"{number}.md").write_text("x")
-    assert list(each_name(sorted_names(tmp_path, lambda name: True))) == [f"{n}.md" for n in range(8)]
+    assert list(sorted_names(tmp_path, lambda name: True)) == [f"{n}.md" for n in range(8)]
 
 
 def test_a_folder_is_read_ahead_in_name_order_and_can_be_left_early(tmp_path):
