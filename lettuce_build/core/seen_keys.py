@@ -1,7 +1,8 @@
-"""Which keys a stream has shown already, in 8 to 16 bytes a key.
+"""Which keys (or digests) a stream has shown already, in 8 to 16 bytes a key.
 
-A Python set of a million keys holds each key's string (about 80 bytes) and a slot for it: the
-one thing reading a million documents kept per document. `SeenKeys` keeps only each key's 64-bit
+A Python set of a million keys holds each key's object (about 80 bytes for an item's key, 50 for
+a document's digest) and a slot for it: the one thing reading a million documents kept per
+document. `SeenKeys` keeps only each key's 64-bit
 hash, in an open-addressed table that doubles as it fills. Two different keys share a hash with
 a probability of about n^2 / 2^65 (3 in 100 million for a million keys); such a key would be
 taken for one seen before.
@@ -20,7 +21,7 @@ class SeenKeys:
         self._slots = np.zeros(slots, dtype=np.int64)  # 0: an empty slot
         self._count = 0
 
-    def add(self, key: str) -> bool:
+    def add(self, key: str | bytes) -> bool:
         """Remember ``key``; False when it was seen before."""
         code = hash(key) or 1  # 0 marks an empty slot
         if not self._insert(self._slots, code):

@@ -17,6 +17,7 @@ from lettuce_build.core.characters import displayable
 from lettuce_build.core.errors import SourceError
 from lettuce_build.core.files import read_ahead, sorted_names
 from lettuce_build.core.seeding import fraction
+from lettuce_build.core.seen_keys import SeenKeys
 from lettuce_build.core.tables import read_table
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, Source, StageSettings, Tally
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split
@@ -86,17 +87,16 @@ class DocumentSource(Source):
         raise NotImplementedError
 
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
-        seen: set[bytes] = set()  # digests of the documents read: only the same text is a duplicate
+        seen = SeenKeys()  # digests of the documents read: only the same text is a duplicate
         for doc_id, text in self.documents(input_path, options, tally):
             digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-            if digest in seen:
+            if not seen.add(digest):
                 tally.skip(
                     "duplicate_document",
                     f"{self.name} document {doc_id!r}",
                     "the same text as an earlier one",
                 )
                 continue
-            seen.add(digest)
             if len(text) < self.min_document_chars:
                 tally.skipped["too_short"] += 1
                 continue
