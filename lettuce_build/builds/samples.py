@@ -16,6 +16,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import Dataset, DatasetDict, Features, Value
@@ -33,7 +34,7 @@ from lettuce_build.core.schema import (
     sample_to_row,
 )
 from lettuce_build.core.version import code_fingerprint
-from lettuce_build.engine.columns import batch_rows
+from lettuce_build.engine.columns import arrow_column, batch_rows
 from lettuce_build.engine.records import FailureRow
 from lettuce_build.engine.runner import MAP_BATCH
 from lettuce_build.sources.base import Source
@@ -78,28 +79,37 @@ def assemble(source: Source, finished: Dataset, work: Path) -> Assembled:
         made = Dataset.from_file(str(path))
         if not len(made):
             continue
-        failures: list[str | None] = made[_FAILURE][:]
-        rejected = [FailureRow.model_validate_json(raw) for raw in failures if raw is not None]
-        if rejected:  # else the split is its file as it is, not a selection of it
-            made = made.select([i for i, raw in enumerate(failures) if raw is None])
-        invalid += rejected
+        failed = made.data.column(_FAILURE)
+        if failed.null_count < len(failed):  # else the split is its file as it is, not a selection of it
+            invalid += [FailureRow.model_validate_json(raw) for raw in failed.drop_null().to_pylist()]
+            made = made.select(np.flatnonzero(pc.is_null(failed).to_numpy(zero_copy_only=False)))
         splits[split] = made.remove_columns(_FAILURE)
-    by_split: dict[str, list[int | None]] = {name: split["category"][:] for name, split in splits.items()}
-    categories = [c for held in by_split.values() for c in held]
-    labelled = next(
-        ((splits[name], i) for name, held in by_split.items() for i, c in enumerate(held) if c is not None),
-        None,
-    )
-    first = labelled or next(((split, 0) for split in splits.values() if len(split)), None)
+    # counted by Arrow: a million samples are never a Python list of their categories
+    categories: Counter[int | None] = Counter()
+    for split in splits.values():
+        counts = pc.value_counts(arrow_column(split, "category"))
+        categories.update(
+            dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True))
+        )
     return Assembled(
         splits=splits,
         invalid=invalid,
-        by_category=dict(
-            Counter("(clean)" if c is None else CATEGORY_FEATURE.int2str(c) for c in categories)
-        ),
-        hallucinated=sum(c is not None for c in categories),
-        example=None if first is None else row_to_sample(first[0][first[1]]),
+        by_category={
+            "(clean)" if c is None else CATEGORY_FEATURE.int2str(c): n for c, n in categories.items()
+        },
+        hallucinated=sum(n for c, n in categories.items() if c is not None),
+        example=_example(splits),
     )
+
+
+def _example(splits: DatasetDict) -> HallucinationSample | None:
+    """The summary's example: the first hallucinated sample, or the first sample."""
+    for split in splits.values():
+        labelled = pc.index(pc.is_valid(arrow_column(split, "category")), True).as_py()
+        if labelled >= 0:
+            return row_to_sample(split[labelled])
+    first = next((split for split in splits.values() if len(split)), None)
+    return None if first is None else row_to_sample(first[0])
 
 
 def _write_splits(source: Source, finished: Dataset, paths: dict[str, Path]) -> None:
