@@ -14,6 +14,8 @@ import numpy as np
 
 #: the table doubles once it is this full (linear probing slows down past about two thirds)
 MAX_LOAD = 0.5
+#: slots moved to the bigger table at a time
+_GROW_CHUNK = 65_536
 
 
 class SeenKeys:
@@ -47,6 +49,8 @@ class SeenKeys:
 
     def _grow(self) -> None:
         bigger = np.zeros(2 * len(self._slots), dtype=np.int64)
-        for code in self._slots[self._slots != 0].tolist():
-            self._insert(bigger, code)
+        for start in range(0, len(self._slots), _GROW_CHUNK):  # never every code as a Python int
+            part = self._slots[start : start + _GROW_CHUNK]
+            for code in part[part != 0].tolist():
+                self._insert(bigger, code)
         self._slots = bigger
