@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.engine.records import Judgement
 from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling
 from lettuce_build.llm.protocol import ChatRequest, Scores
-from lettuce_build.stages.scored import POINTS, ScoreReport, Tally, quantiles
+from lettuce_build.stages.scored import POINTS, ScoreReport, quantiles, tally
 
 #: an edit more than this many nats less likely than its original is implausible: set from real
 #: README edits (benchmarks/plausibility.py; the README quotes the distribution)
@@ -195,15 +195,8 @@ def plausibility_report(
     judgements: Iterable[Judgement], max_drop: float = MAX_DROP
 ) -> PlausibilityReport | None:
     """The figures of a build's plausibility verdicts (None: nothing was checked)."""
-    drops = Tally()
-    for judgement in judgements:
-        if judgement.check != PlausibilityCheck.name:
-            continue
-        drops.seen = True
-        if not judgement.verdict["scored"]:
-            drops.unscored_one(judgement.verdict)
-        drops.figures.extend(edit["drop"] for edit in judgement.verdict["edits"])
-    if not drops.seen:
+    drops = tally(judgements, PlausibilityCheck.name, lambda verdict: [e["drop"] for e in verdict["edits"]])
+    if drops is None:
         return None
     return PlausibilityReport(
         max_drop=max_drop,

@@ -26,7 +26,7 @@ from pydantic import Field
 from lettuce_build.engine.records import Judgement
 from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling
 from lettuce_build.llm.protocol import ChatRequest, Scores
-from lettuce_build.stages.scored import ScoreReport, Tally, quantiles
+from lettuce_build.stages.scored import ScoreReport, quantiles, tally
 
 #: a question must make its answer more likely than the generic one does. Measured on 16 real
 #: READMEs with the embedded model (26 questions, benchmarks/prose_quality.py): the 13 with a
@@ -120,16 +120,10 @@ def question_fit_report(
     judgements: Iterable[Judgement], min_gain: float = MIN_GAIN
 ) -> QuestionFitReport | None:
     """The figures of a build's question verdicts (None: none was checked)."""
-    gains = Tally()
-    for judgement in judgements:
-        if judgement.check != QuestionFitCheck.name:
-            continue
-        gains.seen = True
-        if judgement.verdict["scored"]:
-            gains.figures.append(judgement.verdict["gain"])
-        else:
-            gains.unscored_one(judgement.verdict)
-    if not gains.seen:
+    gains = tally(
+        judgements, QuestionFitCheck.name, lambda verdict: [verdict["gain"]] if verdict["scored"] else []
+    )
+    if gains is None:
         return None
     figures = np.asarray(gains.figures, dtype=np.float64)
     return QuestionFitReport(

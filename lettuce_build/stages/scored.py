@@ -5,11 +5,13 @@ quantiles their figures are reported at."""
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
+
+from lettuce_build.engine.records import Judgement
 
 #: the quantiles a check's figures are reported at
 POINTS = (("p10", 0.1), ("p50", 0.5), ("p90", 0.9))
@@ -43,15 +45,27 @@ class Tally:
         self.figures = array("d")
         self.unscored = 0
         self.why_unscored = ""
-        self.seen = False
-
-    def unscored_one(self, verdict: dict[str, Any]) -> None:
-        self.unscored += 1
-        self.why_unscored = self.why_unscored or verdict["why"]
 
     def fields(self) -> dict[str, Any]:
         """The `ScoreReport` fields of the verdicts a backend could not score."""
         return {"unscored": self.unscored, "why_unscored": self.why_unscored}
+
+
+def tally(
+    judgements: Iterable[Judgement], check: str, figures: Callable[[dict[str, Any]], Iterable[float]]
+) -> Tally | None:
+    """The ``figures`` of each of ``check``'s verdicts, and those it could not score (None: the
+    check judged nothing)."""
+    found: Tally | None = None
+    for judgement in judgements:
+        if judgement.check != check:
+            continue
+        found = found or Tally()
+        if not judgement.verdict["scored"]:
+            found.unscored += 1
+            found.why_unscored = found.why_unscored or judgement.verdict["why"]
+        found.figures.extend(figures(judgement.verdict))
+    return found
 
 
 def quantiles(values: Sequence[float], points: Sequence[tuple[str, float]] = POINTS) -> dict[str, float]:
