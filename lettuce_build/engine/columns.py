@@ -41,9 +41,11 @@ def duplicate_keys(dataset: Dataset) -> list[str]:
     for batch in keys.iter(batch_size=10_000):
         hashes[start : start + len(batch["key"])] = [hash(key) for key in batch["key"]]
         start += len(batch["key"])
-    values, counts = np.unique(hashes, return_counts=True)
-    if counts.max(initial=0) < 2:
+    ordered = np.sort(hashes)  # one copy; np.unique would make three
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    del ordered
+    if not len(repeated):
         return []
-    twice = np.flatnonzero(np.isin(hashes, values[counts > 1]))
+    twice = np.flatnonzero(np.isin(hashes, repeated))
     found = Counter(keys.select(twice)["key"])
     return [key for key, count in found.items() if count > 1]
