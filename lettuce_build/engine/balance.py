@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 
 from lettuce_build.core.seeding import fraction
 from lettuce_build.engine.checks import Check
-from lettuce_build.engine.columns import arrow_column, empty_dataset
+from lettuce_build.engine.columns import arrow_column, empty_dataset, per_key
 from lettuce_build.engine.records import FailureRow, StageResult, StageStats
 from lettuce_build.engine.runner import Runner
 from lettuce_build.engine.stage import Stage
@@ -122,7 +122,7 @@ def balance(
         return Balanced(
             ok=empty, failures=[], stats=StageStats.of(stage, 0), report=RatioReport(requested=ratio)
         )
-    rank = _ranks(items, runner.seed)
+    rank = per_key(items, lambda key: fraction(runner.seed, key, "inject"), np.float64)  # each item's draw
     encoded = pc.dictionary_encode(arrow_column(items, "split")).combine_chunks()  # codes by first appearance
     codes = encoded.indices.to_numpy(zero_copy_only=False)
     order: dict[str, np.ndarray] = {}  # per split, its items' positions in draw order
@@ -175,16 +175,6 @@ def balance(
         report=report,
         checks=StageStats.per_name(part for r in results for part in r.checks),
     )
-
-
-def _ranks(items: Dataset, seed: int) -> np.ndarray:
-    """Each item's seeded draw in [0, 1), a batch of keys at a time (never all of them at once)."""
-    rank = np.empty(len(items), dtype=np.float64)
-    start = 0
-    for batch in items.select_columns(["key"]).iter(batch_size=10_000):
-        rank[start : start + len(batch["key"])] = [fraction(seed, key, "inject") for key in batch["key"]]
-        start += len(batch["key"])
-    return rank
 
 
 def _offered(items: Dataset, indices: np.ndarray, wave: int) -> Dataset:

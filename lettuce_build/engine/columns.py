@@ -4,6 +4,7 @@ keys that are not unique."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -35,12 +36,8 @@ def duplicate_keys(dataset: Dataset) -> list[str]:
     """Keys that more than one item has. Each key is hashed a batch at a time and only the
     hashes are compared (8 bytes a key: a hash table of a million keys held 70 MB); the keys
     of a hash seen twice are then compared themselves, so a collision is never a duplicate."""
-    hashes = np.empty(len(dataset), dtype=np.int64)
-    start = 0
+    hashes = per_key(dataset, hash, np.int64)
     keys = dataset.select_columns(["key"])
-    for batch in keys.iter(batch_size=10_000):
-        hashes[start : start + len(batch["key"])] = [hash(key) for key in batch["key"]]
-        start += len(batch["key"])
     ordered = np.sort(hashes)  # one copy; np.unique would make three
     repeated = ordered[1:][ordered[1:] == ordered[:-1]]
     del ordered
@@ -49,3 +46,14 @@ def duplicate_keys(dataset: Dataset) -> list[str]:
     twice = np.flatnonzero(np.isin(hashes, repeated))
     found = Counter(keys.select(twice)["key"])
     return [key for key, count in found.items() if count > 1]
+
+
+def per_key(dataset: Dataset, value: Callable[[str], Any], dtype: type) -> np.ndarray:
+    """``value`` of each item's key, in order, read 10,000 keys at a time (never all of them as
+    Python strings)."""
+    values = np.empty(len(dataset), dtype=dtype)
+    start = 0
+    for batch in dataset.select_columns(["key"]).iter(batch_size=10_000):
+        values[start : start + len(batch["key"])] = [value(key) for key in batch["key"]]
+        start += len(batch["key"])
+    return values
