@@ -122,9 +122,7 @@ class VLLMBackend:
                 # give it a small KV cache unless the user chose otherwise.
                 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
                 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
-            path = Path(self.model).expanduser()
-            if self.model.startswith(("/", ".", "~")) and not path.exists():
-                raise BackendError(f"--model {self.model}: no such folder")
+            self._check_folder()
             from vllm import LLM
 
             try:
@@ -139,6 +137,11 @@ class VLLMBackend:
                     "(is it a model id on the Hub, or a folder with config.json?)"
                 ) from err
         return _ENGINES[key]
+
+    def _check_folder(self) -> None:
+        """A model given as a path must be there: said before vLLM's 20 s import, not after."""
+        if self.model.startswith(("/", ".", "~")) and not Path(self.model).expanduser().exists():
+            raise BackendError(f"--model {self.model}: no such folder")
 
     def _prompt_tokens(self, conversations: list[list[dict[str, str]]]) -> list[int]:
         """Each conversation's prompt length in tokens, rendered as ``LLM.chat`` renders it."""
@@ -233,6 +236,7 @@ class VLLMBackend:
     def _generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         if not requests:
             return []
+        self._check_folder()
         from vllm import SamplingParams
         from vllm.sampling_params import StructuredOutputsParams
 
