@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "publish": 7,
     "squeez": 8,
     "sift": 8,
+    "translate": 8,
     "api": 9,
     "cli": 10,
 }

@@ -153,7 +153,7 @@ def _build(
         except Interrupted as stop:  # Ctrl-C or SIGTERM: what was answered is kept, and said
             manifest.status = "interrupted"
             build.write_manifest(manifest)
-            raise Interrupted(stop.signum, _interrupted_line(build, manifest)) from None
+            raise Interrupted(stop.signum, interrupted_line(build, manifest)) from None
         except BaseException as err:
             # whatever stopped the build (an error), the manifest never claims it is running
             manifest.status = "failed"
@@ -163,7 +163,7 @@ def _build(
             raise
 
 
-def _interrupted_line(build: BuildDir, manifest: Manifest) -> str:
+def interrupted_line(build: BuildDir, manifest: Manifest) -> str:
     """What an interrupted build kept, in one line: the answers in its cache, the items its last
     finished stage finished, and the batches left running at a provider (``--batch``)."""
     cache = build.open_cache()

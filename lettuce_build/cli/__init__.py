@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from lettuce_build.cli import build, builds, data, publish, swebench
+from lettuce_build.cli import build, builds, data, publish, swebench, translate
 from lettuce_build.core.errors import LettuceError
 from lettuce_build.core.interrupts import Interrupted, stops_when_asked
 from lettuce_build.core.lifeline import children_die_with_this_process
@@ -102,5 +102,6 @@ for command in (
     swebench.squeez,
     publish.push,
     publish.export,
+    translate.translate,
 ):
     main.add_command(command)

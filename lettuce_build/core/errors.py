@@ -130,3 +130,13 @@ class SandboxError(LettuceError):
 
 class PhaseError(LettuceError):
     """A phase that cannot run (its input is missing) or that failed its checks."""
+
+
+class MarkupError(LettuceError):
+    """A translated text whose span tags or code placeholders did not all come back once each,
+    well formed (core/span_markup.py); ``reason`` is the failure row's."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail

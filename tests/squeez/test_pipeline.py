@@ -163,7 +163,9 @@ def test_phase_6_smoke_on_the_real_engine(tmp_path, fixture_repos, embedded_back
             kept.append(line)
     labels.write_text("".join(kept))
     message = squeez.phase6(embedded_backend)
-    assert message.startswith("phase 6: teacher smollm2-135m distilled") and "of 2 outputs" in message, message
+    assert message.startswith("phase 6: teacher smollm2-135m distilled") and "of 2 outputs" in message, (
+        message
+    )
     squeez.phase7()
     _, report = squeez.phase8()
     assert report.ok  # whatever the tiny teacher picked, every line is sliced from the real output

@@ -1,0 +1,140 @@
+"""Translating a sample: its answer with each span tagged, then its question and context.
+
+The answer goes first (the shorter request, and the one most often refused): its spans come back
+in tags, and their new offsets are read from the translated text (core/span_markup.py). A
+translation is kept only when every tag and code placeholder came back once, well formed, and
+the words around the spans are a translation into the asked language: not a copy of the source
+(``not_translated``), not another language (``wrong_language``). Anything else is a failure
+row with its reason, never a sample whose spans moved.
+
+Work items carry ``language`` (the target's code), ``source_language``, and the sample's
+``answer``, ``spans`` (JSON ``[[start, end], ...]``), ``question`` and ``context``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any, ClassVar
+
+from datasets import Value
+from pydantic import BaseModel
+
+from lettuce_build.core.errors import MarkupError
+from lettuce_build.core.languages import identify, name_of
+from lettuce_build.core.span_markup import Marked, mark, unmark, unmarked_words
+from lettuce_build.engine.stage import ParseFailure, Sampling, Stage
+from lettuce_build.llm.protocol import ChatRequest
+
+NOT_TRANSLATED = "not_translated"
+WRONG_LANGUAGE = "wrong_language"
+#: words outside the spans this alike (difflib's ratio) to the source's are a copy, not a translation
+COPY_RATIO = 0.9
+#: what a text of n characters may take to translate, in tokens: generous for the scripts that
+#: take a token a character (Chinese, Japanese), bounded by the stage's ``max_tokens``
+_TOKENS_PER_CHAR, _TOKENS_OVER = 0.6, 64
+
+
+class Translation(BaseModel):
+    text: str
+
+
+class TranslatedContext(BaseModel):
+    question: str
+    context: str
+
+
+def checked_language(source_words: str, words: str, target: str) -> None:
+    """Raise the failure of words that are a copy of the source's or not in ``target``."""
+    if source_words and (
+        words.casefold() == source_words.casefold()
+        or difflib.SequenceMatcher(None, source_words, words, autojunk=False).ratio() >= COPY_RATIO
+    ):
+        raise ParseFailure(NOT_TRANSLATED, "the words around the spans are the source's, copied")
+    found = identify(words)
+    if found is not None and found != target:
+        raise ParseFailure(WRONG_LANGUAGE, f"written in {found}, asked for {target}")
+
+
+def _budget(stage: Stage, text: str) -> int:
+    return min(stage.sampling.max_tokens, round(len(text) * _TOKENS_PER_CHAR) + _TOKENS_OVER)
+
+
+class TranslateAnswerStage(Stage):
+    """The answer translated with its spans tagged; outputs the text and the spans' new offsets."""
+
+    name = "translate_answer"
+    prompt = "translate_answer"
+    response_model = Translation
+    requires = ("answer", "spans", "language", "source_language")
+    outputs: ClassVar[dict[str, Any]] = {
+        "translated_answer": Value("string"),
+        "translated_spans": Value("string"),
+    }
+    #: a little randomness: a retry of a translation that lost a tag must be able to differ
+    sampling = Sampling(temperature=0.3, max_tokens=1024)
+
+    @staticmethod
+    def marked(item: dict[str, Any]) -> Marked:
+        return mark(item["answer"], [tuple(span) for span in json.loads(item["spans"])])
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        marked = self.marked(item)
+        system, user = self.template.render(
+            source=name_of(item["source_language"]), target=name_of(item["language"]), text=marked.text
+        )
+        request = self.request(system, user)
+        return request.with_params(max_tokens=_budget(self, marked.text))
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        marked = self.marked(item)
+        text = response.text.strip()
+        try:
+            answer, spans = unmark(text, marked)
+        except MarkupError as err:
+            raise ParseFailure(err.reason, err.detail) from None
+        checked_language(unmarked_words(marked.text), unmarked_words(text), item["language"])
+        return {"translated_answer": answer, "translated_spans": json.dumps(spans)}
+
+
+class TranslateContextStage(Stage):
+    """The question and the context translated, their code kept verbatim."""
+
+    name = "translate_context"
+    prompt = "translate_context"
+    response_model = TranslatedContext
+    requires = ("question", "context", "language", "source_language")
+    outputs: ClassVar[dict[str, Any]] = {
+        "translated_question": Value("string"),
+        "translated_context": Value("string"),
+    }
+    sampling = Sampling(temperature=0.3, max_tokens=4096)
+
+    def render(self, item: dict[str, Any]) -> ChatRequest:
+        question, context = mark(item["question"], []), mark(item["context"], [])
+        system, user = self.template.render(
+            source=name_of(item["source_language"]),
+            target=name_of(item["language"]),
+            question=question.text,
+            context=context.text,
+        )
+        request = self.request(system, user)
+        return request.with_params(max_tokens=_budget(self, question.text + context.text))
+
+    def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
+        translated: dict[str, str] = {}
+        for field, text in (("question", response.question), ("context", response.context)):
+            marked = mark(item[field], [])
+            try:
+                translated[field], _ = unmark(text.strip(), marked)
+            except MarkupError as err:
+                raise ParseFailure(err.reason, f"{field}: {err.detail}") from None
+        if bool(item["question"].strip()) != bool(translated["question"].strip()):
+            raise ParseFailure(NOT_TRANSLATED, "the question was dropped, or one was made up")
+        source = " ".join(unmarked_words(mark(item[f], []).text) for f in ("question", "context"))
+        words = " ".join(unmarked_words(mark(translated[f], []).text) for f in ("question", "context"))
+        checked_language(source, words, item["language"])
+        return {
+            "translated_question": translated["question"],
+            "translated_context": translated["context"],
+        }

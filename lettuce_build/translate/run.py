@@ -1,0 +1,171 @@
+"""A translation is a build: each sample and target language is a work item, asked through the
+build's backend and request cache (resumable, failure rows with their reasons), and the samples
+whose every span came back are written as a build writes its own (``OUT/dataset``, ``OUT/hub``),
+with the report of what was kept and dropped per language (``OUT/translation.json``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from datasets import Dataset, DatasetDict
+
+from lettuce_build.builds.folder import BuildDir, Manifest
+from lettuce_build.builds.output import write_output
+from lettuce_build.builds.run import interrupted_line
+from lettuce_build.builds.stage_loop import open_stage_loop
+from lettuce_build.core.interrupts import Interrupted
+from lettuce_build.core.languages import NAMES, name_of
+from lettuce_build.core.schema import (
+    FEATURES,
+    HallucinationSample,
+    Span,
+    default_prompt,
+    row_to_sample,
+    sample_to_row,
+)
+from lettuce_build.llm.protocol import Backend
+from lettuce_build.stages.translation import TranslateAnswerStage, TranslateContextStage
+from lettuce_build.translate.report import REPORT_FILE, LanguageReport, TranslationReport
+from lettuce_build.view.validate import read_rows
+
+#: the Hub config of a translation: ``translated-de-fr`` (one config per set of languages)
+CONFIG_PREFIX = "translated"
+
+
+def translate(
+    source: Path,
+    languages: list[str],
+    out: Path,
+    backend: Backend,
+    *,
+    seed: int = 0,
+    limit: int | None = None,
+) -> TranslationReport:
+    """Translate the samples at ``source`` (any layout `validate` reads) into ``languages``."""
+    for code in languages:
+        name_of(code)  # an unknown code is refused before anything is read
+    report = TranslationReport(source=str(source), model=backend.model_id)
+    report.languages = {code: LanguageReport() for code in languages}
+    items = _items(source, languages, report, limit)
+    build = BuildDir(out)
+    with build.lock():
+        manifest = Manifest(source="translate", backend=backend.info(), seed=seed, limit=limit)
+        manifest.after(build.previous_manifest())
+        build.write_manifest(manifest)
+        try:
+            with open_stage_loop(build, manifest, backend, seed) as loop:
+                stages = [TranslateAnswerStage(), TranslateContextStage()]
+                done = loop.run(stages, Dataset.from_list(items)).done if items else None
+        except Interrupted as stop:
+            manifest.status = "interrupted"
+            build.write_manifest(manifest)
+            raise Interrupted(stop.signum, interrupted_line(build, manifest)) from None
+        splits = _samples(done, report, backend.model_id) if done is not None else {}
+        for row in build.failures():
+            report.languages[row.key.rsplit("::", 1)[1]].dropped[row.reason] += 1
+        config = "-".join([CONFIG_PREFIX, *languages])
+        write_output(
+            DatasetDict({s: Dataset.from_list(rows, features=FEATURES) for s, rows in splits.items()}),
+            out,
+            config,
+        )
+        (out / REPORT_FILE).write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        manifest.status = "finished"
+        manifest.tally()
+        build.write_manifest(manifest)
+    return report
+
+
+def _key(sample: HallucinationSample) -> str:
+    """The sample's own key (a build's rows carry one), else a digest of what it says."""
+    key = sample.metadata.get("key")
+    if isinstance(key, str) and key:
+        return key
+    text = json.dumps([sample.prompt, sample.answer], ensure_ascii=False)
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+def _items(
+    source: Path, languages: list[str], report: TranslationReport, limit: int | None
+) -> list[dict[str, Any]]:
+    """One work item per readable sample and language; the rest counted by reason."""
+    if (source / "dataset").is_dir():  # a build folder: its dataset (its Hub folder holds the same rows)
+        source = source / "dataset"
+    items, seen = [], set()
+    for raw in read_rows(source):
+        if limit is not None and report.rows >= limit:
+            break
+        if raw.data is None or raw.error is not None:
+            report.skipped[raw.error.reason if raw.error else "unreadable"] += 1
+            continue
+        report.rows += 1
+        try:
+            sample = row_to_sample(raw.data)
+        except ValueError:  # pydantic's errors and a metadata that is not JSON
+            report.skipped["invalid_row"] += 1
+            continue
+        key = _key(sample)
+        if key in seen:
+            report.skipped["duplicate_row"] += 1
+            continue
+        seen.add(key)
+        if sample.language not in NAMES:
+            report.skipped[f"unknown_language_{sample.language}"] += 1
+            continue
+        for code in languages:
+            if code == sample.language:
+                report.skipped[f"already_{code}"] += 1
+                continue
+            report.languages[code].asked += 1
+            items.append(
+                {
+                    "key": f"{key}::{code}",
+                    "language": code,
+                    "source_language": sample.language,
+                    "answer": sample.answer,
+                    "spans": json.dumps([[span.start, span.end] for span in sample.labels]),
+                    "question": sample.question,
+                    "context": sample.context,
+                    "sample": sample.model_dump_json(),
+                }
+            )
+    return items
+
+
+def _samples(done: Dataset, report: TranslationReport, model: str) -> dict[str, list[dict[str, Any]]]:
+    """The translated samples by split: each span at its new offsets, of its type."""
+    splits: dict[str, list[dict[str, Any]]] = {}
+    for item in done:
+        sample = HallucinationSample.model_validate_json(item["sample"])
+        answer, question, context = (
+            item["translated_answer"],
+            item["translated_question"],
+            item["translated_context"],
+        )
+        spans = json.loads(item["translated_spans"])
+        labels = [
+            Span(**(span.model_dump() | {"start": start, "end": end, "text": answer[start:end]}))
+            for span, (start, end) in zip(sample.labels, spans, strict=True)
+        ]
+        translated = sample.model_copy(
+            update={
+                "prompt": default_prompt(context, question),
+                "context": context,
+                "question": question,
+                "answer": answer,
+                "labels": sorted(labels, key=lambda span: span.start),
+                "language": item["language"],
+                "metadata": sample.metadata
+                | {
+                    "key": item["key"],
+                    "translated_from": item["source_language"],
+                    "translation_model": model,
+                },
+            }
+        )
+        splits.setdefault(translated.split, []).append(sample_to_row(translated))
+        report.languages[item["language"]].kept += 1
+    return splits

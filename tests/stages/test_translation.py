@@ -1,0 +1,97 @@
+"""A translated answer is kept only when its spans came back and the words around them are a
+translation into the asked language: a copy of the English, or another language, is a failure
+with its reason. Real sentences of German, French, Polish and Chinese, translated by hand."""
+
+import json
+
+import pytest
+
+from lettuce_build.engine.stage import ParseFailure
+from lettuce_build.stages.translation import (
+    TranslateAnswerStage,
+    TranslateContextStage,
+    TranslatedContext,
+    Translation,
+)
+
+ANSWER = (
+    "Install Pebblemq with `pip install pebblemq`; it needs Python 3.10 or newer and listens on port 8080."
+)
+SPAN = (ANSWER.index("8080"), ANSWER.index("8080") + 4)
+TRANSLATIONS = {
+    "de": (
+        "Installieren Sie Pebblemq mit <c1/>; es benötigt Python 3.10"
+        " oder neuer und lauscht auf Port <h1>8080</h1>."
+    ),
+    "fr": (
+        "Installez Pebblemq avec <c1/> ; il nécessite Python 3.10 ou"
+        " plus récent et écoute sur le port <h1>8080</h1>."
+    ),
+    "pl": (
+        "Zainstaluj Pebblemq poleceniem <c1/>; wymaga Pythona 3.10 lub"
+        " nowszego i nasłuchuje na porcie <h1>8080</h1>."
+    ),
+    "zh": "使用 <c1/> 安装 Pebblemq；它需要 Python 3.10 或更高版本，并在端口 <h1>8080</h1> 上监听。",
+}
+
+
+def item(language: str) -> dict:
+    return {
+        "key": f"k::{language}",
+        "language": language,
+        "source_language": "en",
+        "answer": ANSWER,
+        "spans": json.dumps([list(SPAN)]),
+        "question": "How do I install Pebblemq?",
+        "context": "Install Pebblemq with `pip install pebblemq`. It listens on port 5672.",
+    }
+
+
+@pytest.mark.parametrize("language", sorted(TRANSLATIONS))
+def test_a_translation_keeps_its_span_at_its_new_offsets_and_the_code_verbatim(language):
+    made = TranslateAnswerStage().parse(item(language), Translation(text=TRANSLATIONS[language]))
+    answer, [(start, end)] = made["translated_answer"], json.loads(made["translated_spans"])
+    assert answer[start:end] == "8080" and "`pip install pebblemq`" in answer
+
+
+def test_the_request_says_both_languages_and_carries_the_tags():
+    request = TranslateAnswerStage().render(item("de"))
+    assert "from English into German" in request.messages[-1].content
+    assert "<h1>8080</h1>" in request.messages[-1].content and "<c1/>" in request.messages[-1].content
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "reason"),
+    [
+        (
+            "de",
+            "Install Pebblemq with <c1/>; it needs Python 3.10 or newer and listens on port <h1>8080</h1>.",
+            "not_translated",
+        ),
+        ("de", TRANSLATIONS["fr"], "wrong_language"),
+        ("pl", TRANSLATIONS["de"], "wrong_language"),
+        ("de", TRANSLATIONS["de"].replace("<h1>8080</h1>", "8080"), "span_lost"),
+    ],
+)
+def test_a_copy_another_language_or_a_lost_span_fails_with_its_reason(language, text, reason):
+    with pytest.raises(ParseFailure) as failed:
+        TranslateAnswerStage().parse(item(language), Translation(text=text))
+    assert failed.value.reason == reason
+
+
+def test_the_context_and_question_are_translated_with_their_code_kept():
+    translated = TranslatedContext(
+        question="Wie installiere ich Pebblemq?",
+        context="Installieren Sie Pebblemq mit <c1/>. Es lauscht auf Port 5672.",
+    )
+    made = TranslateContextStage().parse(item("de"), translated)
+    assert (
+        made["translated_context"]
+        == "Installieren Sie Pebblemq mit `pip install pebblemq`. Es lauscht auf Port 5672."
+    )
+    copied = TranslatedContext(
+        question="How do I install Pebblemq?", context="Install Pebblemq with <c1/>. It listens on port 5672."
+    )
+    with pytest.raises(ParseFailure) as failed:
+        TranslateContextStage().parse(item("de"), copied)
+    assert failed.value.reason == "not_translated"

@@ -1,0 +1,129 @@
+"""`lettuce-build translate` end to end with a scripted translator: the samples whose spans came
+back are written as a build writes its own, each span at its new offsets with its type; the
+others are failure rows with their reasons; a bad input row is a named skip; a rerun asks
+nothing again."""
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from lettuce_build.cli import main
+from lettuce_build.core.schema import HallucinationSample, Span, default_prompt, sample_to_row
+from lettuce_build.view.samples import load_samples
+
+from ..support.scripted import ScriptedBackend
+
+CONTEXT = "Pebblemq is a message queue. Install it with `pip install pebblemq`. It listens on port 5672."
+QUESTION = "How do I run Pebblemq?"
+HALLUCINATED = "Install it with `pip install pebblemq`; it listens on port 8080."
+CLEAN = "Install it with `pip install pebblemq`; it listens on port 5672."
+LOSES_ITS_TAG = "It is a message queue that listens on port 6000."
+#: marked English -> a German translator's answer (the last one drops its tag)
+ANSWERS = {
+    "Install it with <c1/>; it listens on port <h1>8080</h1>.": (
+        "Installieren Sie es mit <c1/>; es lauscht auf Port <h1>8080</h1>."
+    ),
+    "Install it with <c1/>; it listens on port 5672.": (
+        "Installieren Sie es mit <c1/>; es lauscht auf Port 5672."
+    ),
+    "It is a message queue that listens on port <h1>6000</h1>.": (
+        "Es ist eine Nachrichtenwarteschlange, die auf Port 6000 lauscht."
+    ),
+}
+GERMAN_CONTEXT = {
+    "question": "Wie starte ich Pebblemq?",
+    "context": (
+        "Pebblemq ist eine Nachrichtenwarteschlange. Installieren Sie es mit <c1/>. Es lauscht auf Port 5672."
+    ),
+}
+
+
+def translator(request) -> str:
+    user = request.messages[-1].content
+    if "Passage:" in user:
+        return json.dumps(GERMAN_CONTEXT)
+    return json.dumps({"text": ANSWERS[user.split(":\n\n", 1)[1].strip()]})
+
+
+def sample(answer: str, span: str | None, split: str) -> HallucinationSample:
+    labels = []
+    if span is not None:
+        start = answer.index(span)
+        labels = [
+            Span(
+                start=start,
+                end=start + len(span),
+                text=span,
+                label="NUMERICAL",
+                category="contradiction",
+                subcategory="numerical",
+            )
+        ]
+    return HallucinationSample(
+        prompt=default_prompt(CONTEXT, QUESTION),
+        context=CONTEXT,
+        question=QUESTION,
+        answer=answer,
+        labels=labels,
+        split=split,
+        task_type="qa",
+        dataset="lettucedetect-readme",
+        context_modality="markdown",
+        category="contradiction" if labels else None,
+        subcategory="numerical" if labels else None,
+        metadata={"key": f"readme::{answer[:12]}::{split}"},
+    )
+
+
+def write_rows(path: Path) -> Path:
+    rows = [
+        sample(HALLUCINATED, "8080", "train"),
+        sample(CLEAN, None, "test"),
+        sample(LOSES_ITS_TAG, "6000", "train"),
+    ]
+    lines = [json.dumps(sample_to_row(row)) for row in rows] + ['{"answer": "a row of nothing we know"}']
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_translated_samples_keep_their_spans_and_the_rest_are_failures_with_reasons(tmp_path, monkeypatch):
+    rows, out = write_rows(tmp_path / "rows.jsonl"), tmp_path / "de"
+    backend = ScriptedBackend(translator)
+    monkeypatch.setattr("lettuce_build.llm.factory.make_backend", lambda *args, **kwargs: backend)
+    result = CliRunner().invoke(main, ["translate", str(rows), "--to", "de", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "German (de): kept 2 of 3 (67%); dropped: 1 span_lost" in result.output
+    assert "not translated: 1 missing_column" in result.output
+
+    kept = {s.split: s for s in load_samples(out)}
+    hallucinated, clean = kept["train"], kept["test"]
+    [span] = hallucinated.labels
+    assert hallucinated.answer[span.start : span.end] == span.text == "8080"
+    assert (span.label, span.category, span.subcategory) == ("NUMERICAL", "contradiction", "numerical")
+    assert (
+        "`pip install pebblemq`" in hallucinated.answer and "`pip install pebblemq`" in hallucinated.context
+    )
+    assert clean.labels == [] and clean.language == hallucinated.language == "de"
+    assert hallucinated.prompt == default_prompt(hallucinated.context, "Wie starte ich Pebblemq?")
+    assert (
+        hallucinated.metadata["translated_from"] == "en"
+        and hallucinated.metadata["translation_model"] == "scripted"
+    )
+    report = json.loads((out / "translation.json").read_text())
+    assert report["languages"]["de"] == {"asked": 3, "kept": 2, "dropped": {"span_lost": 1}}
+
+    validated = CliRunner().invoke(main, ["validate", str(out)])
+    assert validated.exit_code == 0, validated.output
+    failures = CliRunner().invoke(main, ["failures", str(out)])
+    assert "span_lost" in failures.output
+
+    asked = len(backend.calls)
+    again = CliRunner().invoke(main, ["translate", str(rows), "--to", "de", "--out", str(out)])
+    assert again.exit_code == 0 and len(backend.calls) == asked  # the cache answers the rerun
+
+
+def test_an_unknown_language_is_refused_in_one_line(tmp_path):
+    rows = write_rows(tmp_path / "rows.jsonl")
+    result = CliRunner().invoke(main, ["translate", str(rows), "--to", "xx", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "'xx' is not one of" in result.output
