@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
+from lettuce_build.builds.options import BuildOptions
 from lettuce_build.builds.recipe import Recipe
-from lettuce_build.cli.fields import endpoint_options, field_option
-from lettuce_build.cli.options import folder
+from lettuce_build.cli.fields import field_option
+from lettuce_build.cli.options import combined, folder
 from lettuce_build.core.languages import NAMES
 from lettuce_build.llm.settings import EndpointSettings
 from lettuce_build.sources.base import ItemOptions
+
+#: an OpenAI-compatible endpoint's settings, each its flag (--base-url, --concurrency, --batch, ...)
+_ENDPOINT = combined(*(field_option(name, field) for name, field in EndpointSettings.model_fields.items()))
 
 
 @click.command()
@@ -27,11 +32,14 @@ from lettuce_build.sources.base import ItemOptions
 @click.option("--out", required=True, type=folder(), help="The translation's folder (a build folder).")
 @field_option("model", Recipe.model_fields["model"])
 @field_option("backend", Recipe.model_fields["backend"])
-@field_option("base_url", EndpointSettings.model_fields["base_url"])
-@endpoint_options()
+@_ENDPOINT
 @field_option("seed", ItemOptions.model_fields["seed"])
 @click.option(
     "--limit", type=click.IntRange(min=1), help="Translate at most N samples of SOURCE (a trial run)."
+)
+@field_option("price_per_mtok", BuildOptions.model_fields["price_per_mtok"])
+@click.option(
+    "--dry-run", is_flag=True, help="Say what the translation would ask of the model and cost; ask nothing."
 )
 def translate(
     source: Path,
@@ -39,15 +47,11 @@ def translate(
     out: Path,
     model: str,
     backend: str,
-    base_url: str,
-    api_key_env: str,
-    concurrency: int,
-    request_timeout: float,
-    max_retries: int,
-    rpm: int | None,
-    tpm: int | None,
     seed: int,
     limit: int | None,
+    price_per_mtok: tuple[float, float] | None,
+    dry_run: bool,
+    **endpoint: Any,
 ) -> None:
     """Translate the samples of SOURCE (a build folder, a Hub-style folder, a parquet, JSONL or JSON
     file of our rows, or an export such as LettuceDetect's JSON) into each --to language.
@@ -58,17 +62,24 @@ def translate(
     not_translated, wrong_language). Resumable: run the same command to continue.
     """
     from lettuce_build.llm.factory import make_backend
+    from lettuce_build.llm.pricing import Pricing
+    from lettuce_build.view.summary import dry_run_text
+
+    settings = EndpointSettings(**endpoint)
+    if settings.batch and backend != "openai":
+        raise click.UsageError(
+            "--batch sends requests through a provider's Batch API: it needs --backend openai"
+        )
+    chosen = make_backend("openai" if backend == "openai" else "vllm", model, endpoint=settings)
+    wanted = list(dict.fromkeys(languages))
+    if dry_run:
+        from lettuce_build.translate.estimate import estimate
+
+        pricing = Pricing(prompt=price_per_mtok[0], completion=price_per_mtok[1]) if price_per_mtok else None
+        dry = estimate(source, wanted, out, chosen, seed=seed, limit=limit, pricing=pricing)
+        click.echo(dry_run_text(dry))
+        return
     from lettuce_build.translate.run import translate as run_translation
 
-    endpoint = EndpointSettings(
-        base_url=base_url,
-        api_key_env=api_key_env,
-        concurrency=concurrency,
-        request_timeout=request_timeout,
-        max_retries=max_retries,
-        rpm=rpm,
-        tpm=tpm,
-    )
-    chosen = make_backend("openai" if backend == "openai" else "vllm", model, endpoint=endpoint)
-    report = run_translation(source, list(dict.fromkeys(languages)), out, chosen, seed=seed, limit=limit)
+    report = run_translation(source, wanted, out, chosen, seed=seed, limit=limit)
     click.echo(report.text(str(out)))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
@@ -33,6 +34,13 @@ class TranslationReport(BaseModel):
     skipped: Counter[str] = Field(default_factory=Counter)
     languages: dict[str, LanguageReport] = Field(default_factory=dict)
 
+    @classmethod
+    def empty(cls, source: Path, languages: list[str], model: str) -> TranslationReport:
+        """The report of a translation about to start (an unknown language code is refused)."""
+        for code in languages:
+            name_of(code)
+        return cls(source=str(source), model=model, languages={code: LanguageReport() for code in languages})
+
     def text(self, out: str) -> str:
         """The summary a translation prints: per language, the samples kept and why the others
         were dropped; then where the samples are."""
@@ -47,3 +55,29 @@ class TranslationReport(BaseModel):
             )
         lines.append(f"samples in {out}/dataset; failures: `lettuce-build failures {out}`")
         return "\n".join(lines)
+
+    def card_text(self) -> str:
+        """The card's account of the translation: the languages, the model, and per language the
+        share of samples kept and of those dropped, by reason."""
+        names = ", ".join(f"{name_of(code)} ({code})" for code in self.languages)
+        lines = [
+            "## Translation",
+            "",
+            f"The samples of `{self.source}` translated into {names} by `{self.model}` with "
+            "`lettuce-build translate`. Each answer was sent with its spans in numbered tags; a "
+            "translation was kept only when every span came back exactly once and the text around "
+            "the spans was in the asked language. The spans' types are the source's; their offsets "
+            "are read from the translated answer.",
+            "",
+            "| language | asked | kept | dropped, by reason (share of asked) |",
+            "| --- | ---: | ---: | --- |",
+        ]
+        for code, language in self.languages.items():
+            dropped = ", ".join(
+                f"{reason} {n / language.asked:.1%}" for reason, n in language.dropped.most_common()
+            )
+            lines.append(
+                f"| {name_of(code)} ({code}) | {language.asked} | {language.kept} "
+                f"({language.kept_share:.1%}) | {dropped or 'none'} |"
+            )
+        return "\n".join(lines) + "\n"

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from datasets import Dataset, DatasetDict
+from huggingface_hub import DatasetCard
 
 from lettuce_build.builds.folder import BuildDir, Manifest
-from lettuce_build.builds.output import write_output
+from lettuce_build.builds.output import HUB_DIR, write_output
 from lettuce_build.builds.run import interrupted_line
 from lettuce_build.builds.stage_loop import open_stage_loop
 from lettuce_build.core.interrupts import Interrupted
-from lettuce_build.core.languages import NAMES, name_of
+from lettuce_build.core.languages import NAMES
 from lettuce_build.core.schema import (
     FEATURES,
     HallucinationSample,
@@ -28,11 +29,16 @@ from lettuce_build.core.schema import (
 )
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.stages.translation import TranslateAnswerStage, TranslateContextStage
-from lettuce_build.translate.report import REPORT_FILE, LanguageReport, TranslationReport
+from lettuce_build.translate.report import REPORT_FILE, TranslationReport
 from lettuce_build.view.validate import read_rows
 
 #: the Hub config of a translation: ``translated-de-fr`` (one config per set of languages)
 CONFIG_PREFIX = "translated"
+
+
+#: what a translation asks, in order: the answer with its spans first (the shorter request, and
+#: the one most often refused), then the question and context of the answers that came back
+STAGES = (TranslateAnswerStage, TranslateContextStage)
 
 
 def translate(
@@ -45,11 +51,8 @@ def translate(
     limit: int | None = None,
 ) -> TranslationReport:
     """Translate the samples at ``source`` (any layout `validate` reads) into ``languages``."""
-    for code in languages:
-        name_of(code)  # an unknown code is refused before anything is read
-    report = TranslationReport(source=str(source), model=backend.model_id)
-    report.languages = {code: LanguageReport() for code in languages}
-    items = _items(source, languages, report, limit)
+    report = TranslationReport.empty(source, languages, backend.model_id)
+    items = work_items(source, languages, report, limit)
     build = BuildDir(out)
     with build.lock():
         manifest = Manifest(source="translate", backend=backend.info(), seed=seed, limit=limit)
@@ -57,7 +60,7 @@ def translate(
         build.write_manifest(manifest)
         try:
             with open_stage_loop(build, manifest, backend, seed) as loop:
-                stages = [TranslateAnswerStage(), TranslateContextStage()]
+                stages = [kind() for kind in STAGES]
                 done = loop.run(stages, Dataset.from_list(items)).done if items else None
         except Interrupted as stop:
             manifest.status = "interrupted"
@@ -73,6 +76,10 @@ def translate(
             config,
         )
         (out / REPORT_FILE).write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        if (card := out / HUB_DIR / "README.md").exists():  # its YAML (configs, features) stays
+            written = DatasetCard.load(card)
+            written.text = report.card_text()
+            written.save(card)
         manifest.status = "finished"
         manifest.tally()
         build.write_manifest(manifest)
@@ -88,7 +95,7 @@ def _key(sample: HallucinationSample) -> str:
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
-def _items(
+def work_items(
     source: Path, languages: list[str], report: TranslationReport, limit: int | None
 ) -> list[dict[str, Any]]:
     """One work item per readable sample and language; the rest counted by reason."""

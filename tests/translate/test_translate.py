@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+from datasets import load_dataset
 
 from lettuce_build.cli import main
 from lettuce_build.core.schema import HallucinationSample, Span, default_prompt, sample_to_row
@@ -113,6 +114,10 @@ def test_translated_samples_keep_their_spans_and_the_rest_are_failures_with_reas
     report = json.loads((out / "translation.json").read_text())
     assert report["languages"]["de"] == {"asked": 3, "kept": 2, "dropped": {"span_lost": 1}}
 
+    card = (out / "hub" / "README.md").read_text()
+    assert "| German (de) | 3 | 2 (66.7%) | span_lost 33.3% |" in card and "`scripted`" in card
+    assert load_dataset(str(out / "hub"), "translated-de", split="train")[0]["language"] == "de"
+
     validated = CliRunner().invoke(main, ["validate", str(out)])
     assert validated.exit_code == 0, validated.output
     failures = CliRunner().invoke(main, ["failures", str(out)])
@@ -127,3 +132,21 @@ def test_an_unknown_language_is_refused_in_one_line(tmp_path):
     rows = write_rows(tmp_path / "rows.jsonl")
     result = CliRunner().invoke(main, ["translate", str(rows), "--to", "xx", "--out", str(tmp_path / "o")])
     assert result.exit_code == 2 and "'xx' is not one of" in result.output
+
+
+def test_a_dry_run_counts_what_a_translation_would_send_and_after_it_nothing(tmp_path, monkeypatch):
+    rows, out = write_rows(tmp_path / "rows.jsonl"), tmp_path / "de"
+    backend = ScriptedBackend(translator)
+    monkeypatch.setattr("lettuce_build.llm.factory.make_backend", lambda *args, **kwargs: backend)
+    args = ["translate", str(rows), "--to", "de", "--to", "fr", "--out", str(out)]
+    before = CliRunner().invoke(main, [*args, "--dry-run", "--price-per-mtok", "3/15"])
+    assert before.exit_code == 0, before.output
+    assert backend.calls == [] and not out.exists()
+    lines = {line.split()[0]: line.split()[1:] for line in before.output.splitlines()[2:4]}
+    assert lines["translate_answer"][:3] == lines["translate_context"][:3] == ["6", "0", "6"]
+    assert "estimated cost at $3/$15 per million tokens in/out" in before.output
+    del args[4:6]  # German only: the dry run after it finds every request cached
+    assert CliRunner().invoke(main, args).exit_code == 0
+    after = CliRunner().invoke(main, [*args, "--dry-run"])
+    answers = next(line for line in after.output.splitlines() if "translate_answer" in line).split()
+    assert answers[1:4] == ["3", "3", "0"], after.output
