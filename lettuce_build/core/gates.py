@@ -19,7 +19,7 @@ from operator import itemgetter
 
 from pydantic import BaseModel, Field
 
-from lettuce_build.core.sentences import split_sentences
+from lettuce_build.core.sentences import is_complete, split_sentences
 from lettuce_build.core.words import (
     STOPWORDS,
     content_words,
@@ -98,13 +98,13 @@ def prompt_words(text: str, *contexts: str) -> list[str]:
     return sorted(w for w in named if stem(w) not in found)
 
 
-def repeated(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
+def repeated(text: str, config: GateConfig = DEFAULT_GATES, *, language: str = "en") -> str | None:
     """The most repeated sentence, line or word n-gram that occurs ``max_repeats`` times or
     more, each kind counted apart (counted together, an answer of one line of one sentence of
     n words was its own repetition three times over)."""
     if run := char_run(text, config):
         return run
-    sentences = Counter(" ".join(words(s)) for s in split_sentences(text))
+    sentences = Counter(" ".join(words(s)) for s in split_sentences(text, language))
     lines = Counter(" ".join(words(line)) for line in text.splitlines())
     tokens = words(text)
     n = config.repeat_ngram
@@ -146,10 +146,14 @@ def markup_share(text: str) -> float:
     return covered / total
 
 
-def asks_question(text: str) -> str | None:
+#: a question mark: Latin's, the full-width one of Chinese and Japanese, Arabic's
+QUESTION_MARKS = ("?", "？", "؟")
+
+
+def asks_question(text: str, language: str = "en") -> str | None:
     """A sentence of the text outside code that ends with a question mark."""
     prose = re.sub(r"```.*?(```|$)|`[^`\n]*`", " ", text, flags=re.DOTALL)
-    return next((s for s in split_sentences(prose) if s.endswith("?")), None)
+    return next((s for s in split_sentences(prose, language) if s.endswith(QUESTION_MARKS)), None)
 
 
 @functools.lru_cache(maxsize=64)
@@ -174,14 +178,16 @@ def answer_problem(
     instructions: str = "",
     prose: bool = True,
     config: GateConfig = DEFAULT_GATES,
+    language: str = "en",
 ) -> Problem | None:
     """Why a clean answer is not a true, usable answer to learn from, or None. ``prose``: the
-    answer should read as prose (markdown and paper answers), so markup may not dominate it."""
-    if loop := repeated(answer, config):
+    answer should read as prose (markdown and paper answers), so markup may not dominate it;
+    ``language``: the answer's, whose sentences are cut by its own rules."""
+    if loop := repeated(answer, config, language=language):
         return "answer_repetition", f"{loop[:60]!r} occurs {config.max_repeats} or more times"
     if prose and (share := markup_share(answer)) > config.max_markup_share:
         return "answer_mostly_markup", f"{share:.0%} of the answer is URLs, images or markup"
-    if question := asks_question(answer):
+    if question := asks_question(answer, language):
         return "answer_asks_question", f"the answer asks {question[:80]!r}"
     if instructions and (run := echo(answer, instructions, config)):
         return "answer_echoes_prompt", f"the answer repeats the instructions: {run!r}"
@@ -249,8 +255,9 @@ def replaces_sentence_by_fragment(original: str, replacement: str) -> bool:
     """Whether a whole sentence (five words or more, ending as one) became a word or two: what is
     left claims nothing a reader could check (seen live on the embedded model: "emberlog is a
     structured logging library for Go services." -> "welcomed", another sentence -> "2cmh")."""
-    sentence = len(words(original)) >= 5 and original.rstrip()[-1:] in ".!?"
-    return sentence and len(replacement.split()) < MIN_CLAIM_WORDS
+    # words, not runs between spaces: a Chinese sentence has no space in it
+    sentence = len(words(original)) >= 5 and is_complete(original)
+    return sentence and len(words(replacement)) < MIN_CLAIM_WORDS
 
 
 def only_removes(original: str, replacement: str) -> bool:
@@ -279,6 +286,7 @@ def edit_problem(
     subcategory: str | None = None,
     *,
     code: bool = False,
+    language: str = "en",
 ) -> Problem | None:
     """Why an injected edit does not make a span worth learning from: it changes nothing that
     matters, it only removes words of its original (what is left is still true, unless a
@@ -287,7 +295,7 @@ def edit_problem(
     the context already says (word-bounded, case-insensitive), its text is a loop, a question or
     talk of its prompt, or its type says "numerical" or "temporal" where no number, date or time
     is changed (a name swapped for a name would be labelled a numerical error). In ``code`` only
-    spacing is form."""
+    spacing is form; ``language``: the texts', whose sentences are cut by its own rules."""
     if says_the_same(original, replacement, code=code):
         return "no_op_edit", f"{original[:60]!r} -> {replacement[:60]!r} says the same"
     if only_removes(original, replacement):
@@ -296,7 +304,7 @@ def edit_problem(
         return "span_in_context", f"{replacement[:60]!r} already occurs in the context"
     if (word := stutters(replacement, config)) and not stutters(original, config):
         return "degenerate_edit", f"{replacement[:60]!r} repeats {word!r}"
-    if (question := asks_question(replacement)) and not asks_question(original):
+    if (question := asks_question(replacement, language)) and not asks_question(original, language):
         return "edit_asks_question", f"the edit writes a question, not a claim: {question[:60]!r}"
     if meta := prompt_words(replacement, original, context):
         return "edit_about_prompt", f"{replacement[:60]!r} speaks of its prompt: {', '.join(meta)}"

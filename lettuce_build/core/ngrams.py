@@ -29,18 +29,21 @@ CHARACTER_NGRAM = 50
 TextKind = Literal["prose", "code", "characters"]
 
 _CODE_TOKEN = regex.compile(r"\w+|[^\w\s]")
+#: a letter of a script written without spaces between its words
+_UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
 #: the polynomial's base: odd, so that multiplication is a permutation of 64-bit values
 _BASE = np.uint64(0x100000001B3)
 
 
 def kind_of(text: str, modality: str = "prose") -> TextKind:
-    """How a text is cut into tokens: code for code and tool output, characters for text whose
-    "words" are whole clauses (no spaces between words), else prose."""
+    """How a text is cut into tokens: code for code and tool output, characters for text mostly
+    in scripts written without spaces between words (Chinese, Japanese, Thai), else prose."""
     if modality in ("code", "tool_output"):
         return "code"
-    found = words(text)
-    if found and not text.isascii() and sum(map(len, found)) / len(found) > 10:
-        return "characters"
+    if not text.isascii():
+        letters = sum(ch.isalpha() for ch in text)
+        if letters and len(_UNSPACED.findall(text)) / letters > 0.5:
+            return "characters"
     return "prose"
 
 

@@ -8,6 +8,8 @@ import re
 import string
 from collections import Counter
 
+import regex
+
 #: words that carry no content: a question about "what is the" shares them with any text
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before
@@ -39,9 +41,26 @@ _UNITS = {
 
 
 def words(text: str) -> list[str]:
+    """The words of ``text``, lowered. Chinese, written without spaces between its words, is cut
+    into words by a segmenter (jieba's dictionary, `rjieba`), not read as one word a clause."""
     if text.isascii():  # lowered first, the same words are found by a simpler pattern, in one call
         return _ASCII_WORD.findall(text.lower())
-    return [w.lower() for w in _WORD.findall(text)]
+    found = [w.lower() for w in _WORD.findall(text)]
+    if not _HAN.search(text):
+        return found
+    return [piece for word in found for piece in (_segmented(word) if _HAN.search(word) else (word,))]
+
+
+#: a Chinese character (the scripts written with spaces between words need no segmenter)
+_HAN = regex.compile(r"\p{Han}")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _segmented(run: str) -> tuple[str, ...]:
+    """A run of Chinese (with any digits or Latin letters joined to it) cut into its words."""
+    import rjieba  # its dictionary loads on first use (0.15 s): only a text in Chinese pays it
+
+    return tuple(piece for piece in rjieba.cut(run) if _WORD.fullmatch(piece))
 
 
 def content_words(text: str) -> list[str]:

@@ -15,6 +15,12 @@ from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import PromptTemplate, load_prompt
 
 
+def item_language(item: dict[str, Any]) -> str:
+    """The language a work item's texts are in (its ``language`` column; English without one):
+    the rules its sentences are cut by."""
+    return item.get("language") or "en"
+
+
 class CutText(str):
     """What `Stage.salvage` kept of a response cut at max_tokens: `parse` can tell it was cut."""
 

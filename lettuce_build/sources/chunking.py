@@ -44,7 +44,9 @@ def split_sections(markdown: str) -> list[str]:
     return [section for section in sections if section.strip()]
 
 
-def chunk_markdown(markdown: str, config: ChunkConfig | None = None) -> list[str]:
+def chunk_markdown(markdown: str, config: ChunkConfig | None = None, language: str = "en") -> list[str]:
+    """The document's chunks: its sections packed up to ``config.max_chars``, an oversized one
+    cut where a sentence of its ``language`` ends."""
     config = config or ChunkConfig()
     whole = markdown.strip()
     if whole and len(markdown) <= config.max_chars and len(whole) >= config.min_chars and config.max_chunks:
@@ -55,13 +57,13 @@ def chunk_markdown(markdown: str, config: ChunkConfig | None = None) -> list[str
     current = ""
     for section in split_sections(markdown):
         # an oversized section is truncated where a sentence ends, not split mid-way
-        section = sentence_cut(section, config.max_chars)
+        section = sentence_cut(section, config.max_chars, language)
         if not current:
             current = section
         elif len(current) + len(section) <= config.max_chars:
             current += section
         elif len(current) < config.min_chars:
-            current = sentence_cut(current + section, config.max_chars)  # too short alone: fill it up
+            current = sentence_cut(current + section, config.max_chars, language)  # too short: fill it up
         else:
             chunks.append(current)
             current = section

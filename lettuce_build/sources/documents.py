@@ -100,7 +100,7 @@ class DocumentSource(Source):
             if len(text) < self.min_document_chars:
                 tally.skipped["too_short"] += 1
                 continue
-            chunks = chunk_markdown(text, self.chunking)
+            chunks = chunk_markdown(text, self.chunking, options.language)
             if not chunks:
                 tally.skipped["no_chunk"] += 1
                 continue

@@ -14,7 +14,7 @@ from lettuce_build.core import english
 from lettuce_build.core.gates import DEFAULT_GATES, GateConfig, answer_problem, markup_share
 from lettuce_build.core.sentences import complete_prefix, is_complete, split_sentences
 from lettuce_build.core.words import content_words
-from lettuce_build.engine.stage import CutText, ParseFailure, Sampling, Stage
+from lettuce_build.engine.stage import CutText, ParseFailure, Sampling, Stage, item_language
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.judge import AnswerJudgeStage
 
@@ -70,7 +70,12 @@ class AnswerStage(Stage):
         evidence = item[self.evidence_field][: self.evidence_chars]
         prose = item.get("modality") in ("prose", "markdown")
         problem = answer_problem(
-            answer, evidence, instructions=self.template.instructions, prose=prose, config=self.gates
+            answer,
+            evidence,
+            instructions=self.template.instructions,
+            prose=prose,
+            config=self.gates,
+            language=item_language(item),
         )
         if problem:
             reason = problem[0].removeprefix("answer_")  # answer_unsupported -> given_answer_unsupported
@@ -100,7 +105,12 @@ class AnswerStage(Stage):
             raise ParseFailure("answer_too_short", f"{len(answer)} characters (< {MIN_ANSWER_CHARS})")
         evidence = item[self.evidence_field][: self.evidence_chars]
         if problem := answer_problem(
-            answer, evidence, instructions=self.template.instructions, prose=self.prose, config=self.gates
+            answer,
+            evidence,
+            instructions=self.template.instructions,
+            prose=self.prose,
+            config=self.gates,
+            language=item_language(item),
         ):
             raise ParseFailure(*problem)
         return {"answer": answer, "answer_cut": isinstance(response, CutText)}
@@ -228,7 +238,7 @@ class ExtractiveAnswerStage(AnswerStage):
 
     def _sentences(self, item: dict[str, Any]) -> tuple[str, ...]:
         """The sentences offered: the evidence's, or with a focus, its neighbourhood."""
-        sentences = evidence_sentences(item[self.evidence_field][: self.evidence_chars])
+        sentences = evidence_sentences(item[self.evidence_field][: self.evidence_chars], item_language(item))
         if not self.focused:
             return sentences
         return neighbourhood(sentences, item["focus"], NEIGHBOURS) or sentences

@@ -27,7 +27,7 @@ from lettuce_build.core.seeding import item_parts
 from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, map_label
 from lettuce_build.engine.runner import call_stage
-from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, length_checked
+from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, item_language, length_checked
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.stages.anchors import candidates
 from lettuce_build.stages.asked import AskedEdits
@@ -171,7 +171,9 @@ class InjectStageBase(Stage):
             explanation=change.explanation,
         )
 
-    def _true_edits(self, edits: list[Edit], context: str, rejected: list[dict[str, str]]) -> list[Edit]:
+    def _true_edits(
+        self, edits: list[Edit], context: str, rejected: list[dict[str, str]], language: str
+    ) -> list[Edit]:
         """The edits that make their span false (see core/gates.py); the others join ``rejected``.
         When none is left, the gate that rejected the last one is the failure."""
         kept = []
@@ -183,6 +185,7 @@ class InjectStageBase(Stage):
                 context,
                 subcategory=edit.subcategory,
                 code=self.require_fences,
+                language=language,
             ):
                 rejected.append({"original": edit.original, "reason": problem[0], "detail": problem[1]})
             else:
@@ -194,7 +197,7 @@ class InjectStageBase(Stage):
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
         edits, rejected = self._edits(item, response)
         edits = [_typed_by_what_it_does(edit) for edit in edits]
-        edits = self._true_edits(edits, item["context"], rejected)
+        edits = self._true_edits(edits, item["context"], rejected, item_language(item))
         answer = item["answer"]
         result = apply_edits(answer, edits)
         if self.narrows_insertions:

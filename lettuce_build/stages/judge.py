@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.core.sentences import split_sentences
 from lettuce_build.core.taxonomy import INJECTABLE_CATEGORIES, SUPPORTED
 from lettuce_build.engine.records import Judgement
-from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling
+from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling, item_language
 from lettuce_build.llm.protocol import ChatRequest
 
 JUDGE_CONTEXT_CHARS = 6000
@@ -37,11 +37,11 @@ Verdict = Literal["contradicted", "unsupported", "supported"]
 VERDICTS: tuple[str, ...] = ("contradicted", "unsupported", "supported")
 
 
-def answer_sentences(answer: str) -> list[str]:
+def answer_sentences(answer: str, language: str = "en") -> list[str]:
     """The sentences a judge is asked about, in order: a block holding code is asked whole."""
     found: list[str] = []
     for block in _BLANK_LINE.split(answer):
-        found += [block.strip()] if "```" in block and block.strip() else split_sentences(block)
+        found += [block.strip()] if "```" in block and block.strip() else split_sentences(block, language)
     return found
 
 
@@ -62,7 +62,7 @@ class AnswerJudgeStage(CheckStage):
         self.requires = ("question", "answer", evidence_field)
 
     def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
-        count = len(answer_sentences(item["answer"]))
+        count = len(answer_sentences(item["answer"], item_language(item)))
         number = {"type": "integer", "enum": list(range(1, count + 1))}
         listed = {"type": "array", "items": number, "maxItems": count}
         return {"type": "object", "properties": {"unsupported": listed}, "required": ["unsupported"]}
@@ -71,12 +71,12 @@ class AnswerJudgeStage(CheckStage):
         system, user = self.template.render(
             context=item[self.evidence_field][:JUDGE_CONTEXT_CHARS],
             question=item["question"],
-            sentences=answer_sentences(item["answer"]),
+            sentences=answer_sentences(item["answer"], item_language(item)),
         )
         return self.request(system, user)
 
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
-        sentences = answer_sentences(item["answer"])
+        sentences = answer_sentences(item["answer"], item_language(item))
         wrong = sorted({n for n in response.unsupported if not 1 <= n <= len(sentences)})
         if wrong:
             raise ParseFailure("judge_out_of_range", f"sentence numbers {wrong} of {len(sentences)}")

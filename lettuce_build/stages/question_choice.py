@@ -21,7 +21,7 @@ from typing import Any
 from lettuce_build.core.seeding import fraction, item_parts
 from lettuce_build.core.sentences import split_sentences
 from lettuce_build.core.words import content_words, words
-from lettuce_build.engine.stage import ParseFailure
+from lettuce_build.engine.stage import ParseFailure, item_language
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
 from lettuce_build.stages.answers import evidence_sentences, neighbourhood
@@ -104,7 +104,9 @@ class ChosenQuestionStage(FocusedQuestionStage):
         # model brought made its worst questions ("Can you use analysism to ...?", "What is the
         # 407-499th percentile of ...?")
         passage = " ".join(
-            neighbourhood(evidence_sentences(item["chunk"][: self.chunk_chars]), asked["focus"], 1)
+            neighbourhood(
+                evidence_sentences(item["chunk"][: self.chunk_chars], item_language(item)), asked["focus"], 1
+            )
         )
         if not offered and (foreign := foreign_words(asked["question"], passage or asked["focus"])):
             detail = f"{asked['question'][:80]!r} brings words its passage lacks ({', '.join(foreign[:5])})"

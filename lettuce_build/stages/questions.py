@@ -9,10 +9,11 @@ from datasets import Value
 from pydantic import BaseModel
 
 from lettuce_build.core import gates
+from lettuce_build.core.gates import QUESTION_MARKS
 from lettuce_build.core.seeding import fraction, item_parts
 from lettuce_build.core.sentences import sentence_count, split_sentences
 from lettuce_build.core.words import STOPWORDS, content_words, context_stems
-from lettuce_build.engine.stage import ParseFailure, Sampling, Stage
+from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, item_language
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.answers import NEIGHBOURS, evidence_sentences, neighbourhood
 from lettuce_build.stages.question_fit import QuestionFitCheck
@@ -70,7 +71,7 @@ _RESIDUE = regex.compile(r"\{\{|\}\}|\{%|%\}|<\|")
 _MARKDOWN = regex.compile(r"\]\(|!\[|^#+\s|\[[^\]]*\]\[|</?[A-Za-z][^>]*>|\*\w[^*]*\*")
 
 
-def question_problem(question: str) -> tuple[str, str] | None:
+def question_problem(question: str, language: str = "en") -> tuple[str, str] | None:
     """(reason, detail) when ``question`` does not read as one question, else None."""
     if len(question) < MIN_QUESTION_CHARS:
         return "question_too_short", f"{question!r} is under {MIN_QUESTION_CHARS} characters"
@@ -80,9 +81,9 @@ def question_problem(question: str) -> tuple[str, str] | None:
         return "template_residue", f"{question[:80]!r} holds template syntax"
     if _MARKDOWN.search(question):
         return "markdown_in_question", f"{question[:80]!r} holds markdown or HTML (links, tags, emphasis)"
-    if not question.endswith("?"):
+    if not question.endswith(QUESTION_MARKS):
         return "not_a_question", f"{question[:80]!r} does not end with a question mark"
-    if sentence_count(question) > 1:
+    if sentence_count(question, language) > 1:
         return "several_sentences", f"{question[:80]!r} is more than one sentence"
     return None
 
@@ -158,7 +159,8 @@ class QuestionStage(Stage):
 
     def checked(self, item: dict[str, Any], question: str) -> str:
         """The question, or a `ParseFailure` saying why it is not one the chunk answers."""
-        if problem := question_problem(question) or gates.question_problem(question, item["chunk"]):
+        language = item_language(item)
+        if problem := question_problem(question, language) or gates.question_problem(question, item["chunk"]):
             raise ParseFailure(*problem)
         if run := gates.echo(question, self.template.instructions):
             raise ParseFailure("question_echoes_prompt", f"the question repeats the instructions: {run!r}")
@@ -272,7 +274,7 @@ class FocusedQuestionStage(QuestionStage):
     def focus(self, item: dict[str, Any]) -> str:
         """The sentence the question is about (the chunk's opening, when it has no prose
         sentence: its answer will fail for want of sentences anyway)."""
-        sentences = evidence_sentences(item["chunk"][: self.chunk_chars])
+        sentences = evidence_sentences(item["chunk"][: self.chunk_chars], item_language(item))
         if not sentences:
             return item["chunk"][:MAX_QUESTION_CHARS]
         return sentences[int(fraction(*item_parts(item["key"], self.seed), "focus") * len(sentences))]
@@ -288,7 +290,7 @@ class FocusedQuestionStage(QuestionStage):
 
     def _fields(self, item: dict[str, Any]) -> dict[str, Any]:
         # the passage is the focus with its neighbours: the whole chunk drowned a small model
-        sentences = evidence_sentences(item["chunk"][: self.chunk_chars])
+        sentences = evidence_sentences(item["chunk"][: self.chunk_chars], item_language(item))
         focus = self.focus(item)
         return {
             **super()._fields(item),
@@ -313,7 +315,7 @@ class FocusedQuestionStage(QuestionStage):
         # the passage its answer is chosen from: a question mostly of other words asks about
         # something else (seen live: "How to create a custom countdown timer using the
         # countdown-a-day package?" over a sentence about annotated-types' metadata objects)
-        sentences = evidence_sentences(item["chunk"][: self.chunk_chars])
+        sentences = evidence_sentences(item["chunk"][: self.chunk_chars], item_language(item))
         passage = " ".join(neighbourhood(sentences, focus, NEIGHBOURS)) or focus
         asked = content_words(question)
         if (foreign := foreign_words(question, passage)) and len(foreign) > MAX_FOREIGN_SHARE * len(asked):
@@ -323,17 +325,17 @@ class FocusedQuestionStage(QuestionStage):
         # where a reader would look for the answer: the chunk's sentence sharing most of the
         # question's words must be one its answer may hold (seen live: "How can I use HTTP
         # proxies ... with Python 3.6?" over a changelog whose 3.6 line is elsewhere)
-        if (elsewhere := points_elsewhere(question, item["chunk"], passage)) is not None:
+        if (elsewhere := points_elsewhere(question, item["chunk"], passage, item_language(item))) is not None:
             raise ParseFailure("question_off_focus", f"{question[:80]!r} points at {elsewhere[:80]!r}")
         return {"question": question, "focus": focus}
 
 
-def points_elsewhere(question: str, chunk: str, passage: str) -> str | None:
+def points_elsewhere(question: str, chunk: str, passage: str, language: str = "en") -> str | None:
     """The chunk's sentence the question's words point at most, when none of those it points at
     as much lies in ``passage`` (None: the question points into its passage, or nowhere)."""
     asked = set(content_words(question))
     held = set(content_words(passage))
-    scored = [(len(asked & set(content_words(s))), s) for s in split_sentences(chunk)]
+    scored = [(len(asked & set(content_words(s))), s) for s in split_sentences(chunk, language)]
     top = max((shared for shared, _ in scored), default=0)
     best = [s for shared, s in scored if shared == top and top]
     inside = [s for s in best if len(set(content_words(s)) - held) <= len(content_words(s)) / 5]

@@ -214,11 +214,11 @@ def quality_report(
             continue
         answer_count[_key(row.answer)] += 1
         near_answers[_near_key(row.answer)] += 1
-        if repeated(row.answer, config):
+        if repeated(row.answer, config, language=row.language):
             signal("repetition")
         if row.modality in PROSE_MODALITIES and markup_share(row.answer) > config.max_markup_share:
             signal("mostly_markup")
-        if asks_question(row.answer):
+        if asks_question(row.answer, row.language):
             signal("asks_question")
         share, counted = support(row.answer, row.context)
         if counted:

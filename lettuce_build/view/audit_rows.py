@@ -29,6 +29,8 @@ class Row(BaseModel):
     split: str = "train"
     dataset: str = "(unknown)"
     modality: str = "prose"
+    #: the language the row is written in: its sentences are cut by that language's rules
+    language: str = "en"
     #: (text, category) of each labelled span
     spans: list[tuple[str, str]] = Field(default_factory=list)
     #: (start, end) of each labelled span in the answer
@@ -72,6 +74,7 @@ def foreign_row(found: Foreign) -> Row | Unreadable:
         split=str(row.get("split") or "train"),
         dataset=str(row.get("dataset") or "(unknown)"),
         modality=str(row.get("context_modality") or "prose"),
+        language=str(row.get("language") or "en"),
         spans=[(span["text"], span["category"]) for span in row["labels"]],
         offsets=[(span["start"], span["end"]) for span in row["labels"]],
         prompt=str(row.get("prompt") or ""),
@@ -118,6 +121,7 @@ def rows_of(path: Path) -> Iterator[Row | Unreadable]:
             split=sample.split,
             dataset=sample.dataset,
             modality=sample.context_modality,
+            language=sample.language,
             spans=[(span.text, span.category) for span in sample.labels],
             offsets=[(span.start, span.end) for span in sample.labels],
             prompt=sample.prompt,

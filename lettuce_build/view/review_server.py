@@ -35,6 +35,7 @@ from pydantic import ValidationError
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.core.sentences import sentence_spans, split_sentences
 from lettuce_build.core.taxonomy import INJECTABLE_CATEGORIES
+from lettuce_build.core.words import words
 from lettuce_build.view.review_page import page
 from lettuce_build.view.reviews import ReviewLog, Verdict
 from lettuce_build.view.samples import CATEGORY_STYLES, OTHER_STYLE
@@ -42,7 +43,6 @@ from lettuce_build.view.samples import CATEGORY_STYLES, OTHER_STYLE
 LOOPBACK = ("127.0.0.1", "localhost")
 #: the most a verdict's body may hold (a sample has a handful of spans)
 MAX_BODY = 64_000
-_WORD = re.compile(r"\w{3,}")
 
 
 class ReviewServer:
@@ -102,7 +102,7 @@ class ReviewServer:
                         span.model_dump(include={"start", "end", "text", "category"})
                         for span in sample.labels
                     ],
-                    "evidence": evidence(sample.context, sample.answer, sample.labels),
+                    "evidence": evidence(sample.context, sample.answer, sample.labels, sample.language),
                 }
                 for key, sample in self.by_key.items()
             ]
@@ -153,7 +153,7 @@ class ReviewServer:
         return 200, {"ok": True}
 
 
-def evidence(context: str, answer: str, labels: Sequence[Any]) -> list[tuple[int, int]]:
+def evidence(context: str, answer: str, labels: Sequence[Any], language: str = "en") -> list[tuple[int, int]]:
     """The context's sentences an answer rests on, as character ranges: each sentence of the
     answer (its labelled spans left out) found in the context as it is (whitespace aside), or
     else the context's sentence sharing most of its words (at least half)."""
@@ -163,26 +163,28 @@ def evidence(context: str, answer: str, labels: Sequence[Any]) -> list[tuple[int
         at = span.end
     kept.append(answer[at:])
     clean = " ".join(kept)
-    sentences = sentence_spans(context)
+    sentences = sentence_spans(context, language)
     found: set[tuple[int, int]] = set()
-    for text in split_sentences(clean):
+    for text in split_sentences(clean, language):
         if len(text) < 12:
             continue
         # as it is, but for how the context breaks its lines
         if verbatim := re.search(r"\s+".join(map(re.escape, text.split())), context):
             found.add(verbatim.span())
             continue
-        words = {w.lower() for w in _WORD.findall(text)}
-        if not words:
+        said = _words(text)
+        if not said:
             continue
-        best = max(sentences, key=lambda s: len(words & _words(context[s[0] : s[1]])), default=None)
-        if best and len(words & _words(context[best[0] : best[1]])) * 2 >= len(words):
+        best = max(sentences, key=lambda s: len(said & _words(context[s[0] : s[1]])), default=None)
+        if best and len(said & _words(context[best[0] : best[1]])) * 2 >= len(said):
             found.add(best)
     return sorted(found)
 
 
 def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)}
+    """The words that tell sentences apart: three letters or more in a spaced script; every
+    word of Chinese (most are two characters), cut by the segmenter."""
+    return {word for word in words(text) if len(word) >= 3 or not word.isascii()}
 
 
 def _handler(server: ReviewServer) -> type[BaseHTTPRequestHandler]:
