@@ -32,6 +32,7 @@ import pyarrow as pa
 from datasets import Dataset, Features, concatenate_datasets
 
 from lettuce_build.core.characters import displayable
+from lettuce_build.core.languages import NAMES
 from lettuce_build.core.memory import give_back, pages_released, release_read
 from lettuce_build.core.seeding import number
 from lettuce_build.core.version import code_fingerprint
@@ -42,7 +43,7 @@ from lettuce_build.engine.passes import PassRecord, PassStore, flattened
 from lettuce_build.engine.progress import StageBar
 from lettuce_build.engine.records import FailureRow, StageResult, StageStats
 from lettuce_build.engine.responses import check_response
-from lettuce_build.engine.stage import ParseFailure, Stage
+from lettuce_build.engine.stage import ParseFailure, Stage, item_language
 from lettuce_build.engine.verdicts import VerdictLog
 from lettuce_build.llm.cache import schema_json
 from lettuce_build.llm.protocol import Backend, ChatRequest
@@ -67,6 +68,8 @@ def seeded_request(
     seed = request_seed(build_seed, item["key"], attempt)
     schema = stage.item_schema(item) or schema
     request = stage.render(item)
+    if (language := item_language(item)) != "en":  # an English build's requests stay as they were
+        request = request.written_in(NAMES.get(language, f"the language of ISO 639-1 code {language!r}"))
     if schema is None:
         return request.with_params(seed=seed)
     return request.with_params(seed=seed, json_schema=schema)  # one copy of the request, not two

@@ -65,6 +65,18 @@ class ChatRequest:
     def with_params(self, **changes: Any) -> ChatRequest:
         return replace(self, **changes)
 
+    def written_in(self, language: str) -> ChatRequest:
+        """The request with its system message asking for text in ``language`` (a name, say
+        "German"): a build in another language asks for its questions, answers and edits there."""
+        asked = (
+            f"Write in {language}: every sentence you write is in {language}; names, numbers, "
+            "code and commands stay as they are."
+        )
+        first, *rest = self.messages
+        if first.role == "system":
+            return replace(self, messages=(ChatMessage("system", f"{first.content}\n\n{asked}"), *rest))
+        return replace(self, messages=(ChatMessage("system", asked), *self.messages))
+
     def conversation(self) -> list[dict[str, str]]:
         return [m.as_dict() for m in self.messages]
 

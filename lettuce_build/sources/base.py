@@ -127,7 +127,12 @@ class ItemOptions(BaseModel):
         description="Seeds the choices a source makes (chunks, files, question types) and each "
         "request's sampling.",
     )
-    language: str = Field(default="en", description="Language (config) for multilingual sources.")
+    language: str = Field(
+        default="en",
+        description="The language the build writes in (ISO 639-1): questions, answers and edits are "
+        "asked in it, its sentences cut by its rules, its rows marked with it; the config of "
+        "multilingual sources.",
+    )
     repo_url: str = Field(
         default=DEFAULT_URL_TEMPLATE,
         description="Where repositories are cloned from (the code source, squeez, the sift): a URL "

@@ -19,7 +19,7 @@ from lettuce_build.core.edits import Edit
 from lettuce_build.core.error_types import allows
 from lettuce_build.core.seeding import fraction, item_parts, rng
 from lettuce_build.core.taxonomy import map_label
-from lettuce_build.engine.stage import ParseFailure, Sampling
+from lettuce_build.engine.stage import ParseFailure, Sampling, item_language
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.injection import InjectMenuStage, InjectStageBase
 from lettuce_build.stages.menus import MENUS
@@ -90,7 +90,7 @@ class InjectProseMenuStage(InjectStageBase):
         draw = item_parts(item["key"], self.seed)
         every = [
             edit
-            for edit in prose_edits(item["answer"], item["context"], item["donor"], draw)
+            for edit in prose_edits(item["answer"], item["context"], item["donor"], draw, item_language(item))
             if allows(self.allowed, *edit.kind) and not asked_about(edit.original, item["question"])
         ]
         kinds = sorted({edit.kind for edit in every})

@@ -20,6 +20,10 @@ rows"). Each rule here makes an edit of one type, so its label is true by constr
 Every candidate is checked before it is offered, as its edit will be (the gates, the span rules),
 so whatever the model chooses applies. Names are told from words by Debian's English word list
 (core/english.py): a rule that needs it offers nothing without it.
+
+English only: the rules that read words (``negation``, ``comparative``, ``quantifier``, ``modal``,
+the ``entity`` rules and ``addition``) apply to answers in English; an answer in another
+language is offered the rules of digits alone (``number``, ``date``, ``version``).
 """
 
 from __future__ import annotations
@@ -303,12 +307,14 @@ def _additions(answer: str, context: str, donor: str, draw: Random) -> Iterator[
             yield start, end, f"{answer[start:end]} {draw.choice(usable)}", "addition"
 
 
-def _offered_ok(answer: str, context: str, edit: ProseEdit) -> bool:
+def _offered_ok(answer: str, context: str, edit: ProseEdit, language: str) -> bool:
     """Whether the edit passes what its application will check: the gates and the span rules."""
     category, subcategory = edit.kind
     if edit_type(edit.original, edit.hallucinated, category, subcategory) != edit.kind:
         return False  # its injection would type it otherwise (an added sentence holding a "not")
-    if edit_problem(edit.original, edit.hallucinated, category, context, subcategory=subcategory):
+    if edit_problem(
+        edit.original, edit.hallucinated, category, context, subcategory=subcategory, language=language
+    ):
         return False
     result = narrowed_to_insertions(apply_edits(answer, [edit.edit()], MIN_CHARS))
     if not result.spans:
@@ -320,20 +326,21 @@ def _offered_ok(answer: str, context: str, edit: ProseEdit) -> bool:
 
 @functools.lru_cache(maxsize=256)
 def prose_edits(
-    answer: str, context: str, donor: str, seed: tuple[object, ...] = ()
+    answer: str, context: str, donor: str, seed: tuple[object, ...] = (), language: str = "en"
 ) -> tuple[ProseEdit, ...]:
     """Every rule's edits of ``answer``, in answer order, each checked (see `_offered_ok`), one per
-    original text. ``donor``: another document of the build (foreign names, added sentences).
-    Cached: an item's schema, prompt and parse all read them."""
+    original text. ``donor``: another document of the build (foreign names, added sentences);
+    ``language``: the answer's (the rules that read words are English only). Cached: an item's
+    schema, prompt and parse all read them."""
     draw = Random(repr(("prose_edits", *seed)))
     untouchable = blocked(answer)
-    made = [
-        *_numbers(answer, draw),
-        *_temporal(answer, draw),
-        *_flips(answer),
-        *_entities(answer, context, donor, draw),
-        *_additions(answer, context, donor, draw),
-    ]
+    made = [*_numbers(answer, draw), *_temporal(answer, draw)]
+    if language == "en":
+        made += [
+            *_flips(answer),
+            *_entities(answer, context, donor, draw),
+            *_additions(answer, context, donor, draw),
+        ]
     found: dict[str, ProseEdit] = {}
     for start, end, new, rule in sorted(made, key=lambda m: (m[0], m[1])):
         if rule != "addition" and not free(untouchable, start, end):
@@ -342,6 +349,6 @@ def prose_edits(
         if settled is None or settled[0] in found:
             continue
         edit = ProseEdit(rule=rule, original=settled[0], hallucinated=settled[1])
-        if _offered_ok(answer, context, edit):
+        if _offered_ok(answer, context, edit, language):
             found[edit.original] = edit
     return tuple(found.values())

@@ -33,7 +33,7 @@ def test_ctrl_c_while_sifting_ends_it_at_once_with_one_line_and_no_half_written_
     sift = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
-    time.sleep(4)  # imported, and reading the patches
+    reading(sift.pid, tmp_path / "tasks.jsonl")  # imported, and reading the patches
     assert sift.poll() is None, "it finished before it was asked to stop: give it more rows"
     asked = time.monotonic()
     os.killpg(sift.pid, signal.SIGINT)  # as Ctrl-C does: to the terminal's process group
@@ -41,3 +41,19 @@ def test_ctrl_c_while_sifting_ends_it_at_once_with_one_line_and_no_half_written_
     assert sift.returncode == 130 and time.monotonic() - asked < 5, err[-2000:]
     assert err.strip().splitlines()[-1].startswith("interrupted: ") and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def reading(pid: int, path, within: float = 120.0) -> None:
+    """Wait until the process has the file open: the command has started on its input (on a
+    loaded machine its imports alone may take seconds)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if any(
+                os.path.realpath(f"/proc/{pid}/fd/{fd}") == str(path) for fd in os.listdir(f"/proc/{pid}/fd")
+            ):
+                return
+        except OSError:  # a descriptor closed while it was looked at
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"{path} was never opened")

@@ -164,3 +164,10 @@ def test_no_edit_changes_what_the_question_repeats():
     assert "100 connections" in [edit.original for edit in numbers.offered(ITEM)]
     asking = {**ITEM, "question": "Does the default pool hold 100 connections?"}
     assert "100 connections" not in [edit.original for edit in numbers.offered(asking)]
+
+
+def test_an_answer_in_another_language_is_offered_the_rules_of_digits_only():
+    answer = "Pebblemq 2.4 erschien im März 2021 und lauscht nicht auf Port 8080, sondern auf allen Ports."
+    context = "Pebblemq 2.4 erschien im März 2021. Der Server lauscht auf Port 8080."
+    german = {edit.rule for edit in prose_edits(answer, context, DONOR, (), "de")}
+    assert german and german <= {"number", "date", "version"}  # no negation read from "nicht"
