@@ -134,19 +134,18 @@ class Recipe(BuildOptions, EndpointSettings):
         return RayOptions(address=self.ray_address, actors=self.ray_actors, batch_size=self.batch_size)
 
     def make_judges(self, backend: Backend) -> list[Backend]:
-        """The judges of a ``--verify`` build; a judge that is the build's own model on the
-        build's own backend is ``backend`` itself (one engine, not two)."""
-        from lettuce_build.llm.factory import make_backend
+        """The judges of a ``--verify`` build (see `make_judges`)."""
+        from lettuce_build.llm.factory import make_judges
 
-        kind = self.judge_backend or self.backend
-        endpoint = self.model_copy(update={"base_url": self.judge_base_url or self.base_url})
-        judges = []
-        for model in self.judge_model or [self.model]:
-            same = model == self.model and kind == self.backend and endpoint.base_url == self.base_url
-            judges.append(
-                backend if same else make_backend(kind, model, endpoint=endpoint, engine=self.engine)
-            )
-        return judges
+        return make_judges(
+            backend,
+            self.backend,
+            self.judge_model,
+            judge_kind=self.judge_backend,
+            endpoint=self,
+            judge_base_url=self.judge_base_url,
+            engine=self.engine,
+        )
 
     def as_ran(self, info: BackendInfo, stages: list[str]) -> Recipe:
         """The recipe with the stages that ran and the dtype the engine chose for this processor

@@ -12,7 +12,7 @@ from lettuce_build.builds.recipe import Recipe
 from lettuce_build.cli.fields import field_option
 from lettuce_build.cli.options import combined, folder
 from lettuce_build.core.languages import NAMES
-from lettuce_build.llm.settings import EndpointSettings
+from lettuce_build.llm.settings import BackendKind, EndpointSettings
 from lettuce_build.sources.base import ItemOptions
 
 #: an OpenAI-compatible endpoint's settings, each its flag (--base-url, --concurrency, --batch, ...)
@@ -39,6 +39,18 @@ _ENDPOINT = combined(*(field_option(name, field) for name, field in EndpointSett
 )
 @field_option("price_per_mtok", BuildOptions.model_fields["price_per_mtok"])
 @click.option(
+    "--verify",
+    is_flag=True,
+    help="A judge reads every translated span against the translated context, as it reads an "
+    "injected one: a span judged supported drops its sample (judge_supported).",
+)
+@combined(
+    *(
+        field_option(name, Recipe.model_fields[name])
+        for name in ("judge_model", "judge_backend", "judge_base_url")
+    )
+)
+@click.option(
     "--dry-run", is_flag=True, help="Say what the translation would ask of the model and cost; ask nothing."
 )
 def translate(
@@ -46,10 +58,14 @@ def translate(
     languages: tuple[str, ...],
     out: Path,
     model: str,
-    backend: str,
+    backend: BackendKind,
     seed: int,
     limit: int | None,
     price_per_mtok: tuple[float, float] | None,
+    verify: bool,
+    judge_model: tuple[str, ...],
+    judge_backend: BackendKind | None,
+    judge_base_url: str | None,
     dry_run: bool,
     **endpoint: Any,
 ) -> None:
@@ -61,7 +77,7 @@ def translate(
     the sample is a failure row with the reason (span_lost, span_duplicated, span_moved, code_lost,
     not_translated, wrong_language). Resumable: run the same command to continue.
     """
-    from lettuce_build.llm.factory import make_backend
+    from lettuce_build.llm.factory import make_backend, make_judges
     from lettuce_build.llm.pricing import Pricing
     from lettuce_build.view.summary import dry_run_text
 
@@ -70,7 +86,7 @@ def translate(
         raise click.UsageError(
             "--batch sends requests through a provider's Batch API: it needs --backend openai"
         )
-    chosen = make_backend("openai" if backend == "openai" else "vllm", model, endpoint=settings)
+    chosen = make_backend(backend, model, endpoint=settings)
     wanted = list(dict.fromkeys(languages))
     if dry_run:
         from lettuce_build.translate.estimate import estimate
@@ -81,5 +97,15 @@ def translate(
         return
     from lettuce_build.translate.run import translate as run_translation
 
-    report = run_translation(source, wanted, out, chosen, seed=seed, limit=limit)
+    judges = []
+    if verify:
+        judges = make_judges(
+            chosen,
+            backend,
+            list(judge_model),
+            judge_kind=judge_backend,
+            endpoint=settings,
+            judge_base_url=judge_base_url,
+        )
+    report = run_translation(source, wanted, out, chosen, seed=seed, limit=limit, judges=judges)
     click.echo(report.text(str(out)))

@@ -117,13 +117,25 @@ class SpanJudgeStage(CheckStage):
     prompt = "judge_spans"
     response_model = SpanVerdicts
     sampling = JUDGE_SAMPLING
-    requires = ("context", "question", "hallucinated_answer", "labels")
+
+    def __init__(
+        self,
+        *,
+        answer_field: str = "hallucinated_answer",
+        labels_field: str = "labels",
+        context_field: str = "context",
+        question_field: str = "question",
+    ) -> None:
+        """The columns it reads: an injection's by default; a translation's translated ones."""
+        self.answer_field, self.labels_field = answer_field, labels_field
+        self.context_field, self.question_field = context_field, question_field
+        self.requires = (context_field, question_field, answer_field, labels_field)
 
     def applies(self, item: dict[str, Any]) -> bool:
-        return bool(item.get("labels"))
+        return bool(item.get(self.labels_field))
 
     def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
-        count = len(item["labels"])
+        count = len(item[self.labels_field])
         entry = {
             "type": "object",
             "properties": {
@@ -138,14 +150,14 @@ class SpanJudgeStage(CheckStage):
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         system, user = self.template.render(
-            context=item["context"][:JUDGE_CONTEXT_CHARS],
-            question=item["question"],
-            marked=marked_answer(item["hallucinated_answer"], item["labels"]),
+            context=item[self.context_field][:JUDGE_CONTEXT_CHARS],
+            question=item[self.question_field],
+            marked=marked_answer(item[self.answer_field], item[self.labels_field]),
         )
         return self.request(system, user)
 
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
-        spans = sorted(item["labels"], key=lambda s: s["start"])
+        spans = sorted(item[self.labels_field], key=lambda s: s["start"])
         given = {v.span: v for v in response.spans}
         missing = [n for n in range(1, len(spans) + 1) if n not in given]
         if missing:

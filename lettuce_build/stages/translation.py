@@ -8,23 +8,26 @@ the words around the spans are a translation into the asked language: not a copy
 row with its reason, never a sample whose spans moved.
 
 Work items carry ``language`` (the target's code), ``source_language``, and the sample's
-``answer``, ``spans`` (JSON ``[[start, end], ...]``), ``question`` and ``context``.
+``answer``, ``labels`` (its spans, `SPAN_FEATURES`), ``question`` and ``context``. With
+``--verify`` the judges read the translated spans against the translated context as they read
+injected ones (`SpanJudgeStage`).
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 from typing import Any, ClassVar
 
-from datasets import Value
+from datasets import List, Value
 from pydantic import BaseModel
 
 from lettuce_build.core.errors import MarkupError
 from lettuce_build.core.languages import identify, name_of
+from lettuce_build.core.schema import SPAN_FEATURES
 from lettuce_build.core.span_markup import Marked, mark, unmark, unmarked_words
 from lettuce_build.engine.stage import ParseFailure, Sampling, Stage
 from lettuce_build.llm.protocol import ChatRequest
+from lettuce_build.stages.judge import SpanJudgeStage
 
 NOT_TRANSLATED = "not_translated"
 WRONG_LANGUAGE = "wrong_language"
@@ -61,22 +64,23 @@ def _budget(stage: Stage, text: str) -> int:
 
 
 class TranslateAnswerStage(Stage):
-    """The answer translated with its spans tagged; outputs the text and the spans' new offsets."""
+    """The answer translated with its spans tagged; outputs the text and its spans, each at its new
+    offsets with its type."""
 
     name = "translate_answer"
     prompt = "translate_answer"
     response_model = Translation
-    requires = ("answer", "spans", "language", "source_language")
+    requires = ("answer", "labels", "language", "source_language")
     outputs: ClassVar[dict[str, Any]] = {
         "translated_answer": Value("string"),
-        "translated_spans": Value("string"),
+        "translated_labels": List(SPAN_FEATURES),
     }
     #: a little randomness: a retry of a translation that lost a tag must be able to differ
     sampling = Sampling(temperature=0.3, max_tokens=1024)
 
     @staticmethod
     def marked(item: dict[str, Any]) -> Marked:
-        return mark(item["answer"], [tuple(span) for span in json.loads(item["spans"])])
+        return mark(item["answer"], [(span["start"], span["end"]) for span in item["labels"]])
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         marked = self.marked(item)
@@ -94,7 +98,11 @@ class TranslateAnswerStage(Stage):
         except MarkupError as err:
             raise ParseFailure(err.reason, err.detail) from None
         checked_language(unmarked_words(marked.text), unmarked_words(text), item["language"])
-        return {"translated_answer": answer, "translated_spans": json.dumps(spans)}
+        labels = [
+            {**label, "start": start, "end": end, "text": answer[start:end]}
+            for label, (start, end) in zip(item["labels"], spans, strict=True)
+        ]
+        return {"translated_answer": answer, "translated_labels": sorted(labels, key=lambda s: s["start"])}
 
 
 class TranslateContextStage(Stage):
@@ -109,6 +117,16 @@ class TranslateContextStage(Stage):
         "translated_context": Value("string"),
     }
     sampling = Sampling(temperature=0.3, max_tokens=4096)
+
+    def check(self) -> SpanJudgeStage:
+        """With the whole sample translated, a judge reads each translated span against the
+        translated context, as it reads an injected one."""
+        return SpanJudgeStage(
+            answer_field="translated_answer",
+            labels_field="translated_labels",
+            context_field="translated_context",
+            question_field="translated_question",
+        )
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         question, context = mark(item["question"], []), mark(item["context"], [])

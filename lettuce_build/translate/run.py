@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from datasets import Dataset, DatasetDict
+from datasets import Dataset, DatasetDict, Features, List, Value
 from huggingface_hub import DatasetCard
 
 from lettuce_build.builds.folder import BuildDir, Manifest
@@ -21,6 +22,7 @@ from lettuce_build.core.interrupts import Interrupted
 from lettuce_build.core.languages import NAMES
 from lettuce_build.core.schema import (
     FEATURES,
+    SPAN_FEATURES,
     HallucinationSample,
     Span,
     default_prompt,
@@ -36,6 +38,19 @@ from lettuce_build.view.validate import read_rows
 CONFIG_PREFIX = "translated"
 
 
+#: a translation's work item: one sample and the language it goes into
+ITEM_FEATURES = Features(
+    {
+        "key": Value("string"),
+        "language": Value("string"),
+        "source_language": Value("string"),
+        "answer": Value("string"),
+        "labels": List(SPAN_FEATURES),
+        "question": Value("string"),
+        "context": Value("string"),
+        "sample": Value("string"),
+    }
+)
 #: what a translation asks, in order: the answer with its spans first (the shorter request, and
 #: the one most often refused), then the question and context of the answers that came back
 STAGES = (TranslateAnswerStage, TranslateContextStage)
@@ -49,19 +64,26 @@ def translate(
     *,
     seed: int = 0,
     limit: int | None = None,
+    judges: Sequence[Backend] = (),
 ) -> TranslationReport:
-    """Translate the samples at ``source`` (any layout `validate` reads) into ``languages``."""
+    """Translate the samples at ``source`` (any layout `validate` reads) into ``languages``;
+    ``judges`` (``--verify``): the models that read each translated span against its translated
+    context, a span judged supported dropping its sample (``judge_supported``)."""
+    verify = bool(judges)
     report = TranslationReport.empty(source, languages, backend.model_id)
     items = work_items(source, languages, report, limit)
     build = BuildDir(out)
     with build.lock():
         manifest = Manifest(source="translate", backend=backend.info(), seed=seed, limit=limit)
+        manifest.judges = [judge.info() for judge in judges]
         manifest.after(build.previous_manifest())
         build.write_manifest(manifest)
         try:
-            with open_stage_loop(build, manifest, backend, seed) as loop:
+            with open_stage_loop(build, manifest, backend, seed, judges=judges) as loop:
                 stages = [kind() for kind in STAGES]
-                done = loop.run(stages, Dataset.from_list(items)).done if items else None
+                checks = {stage.name: check for stage in stages if verify and (check := stage.check())}
+                work = Dataset.from_list(items, features=ITEM_FEATURES)
+                done = loop.run(stages, work, checks).done if items else None
         except Interrupted as stop:
             manifest.status = "interrupted"
             build.write_manifest(manifest)
@@ -133,7 +155,7 @@ def work_items(
                     "language": code,
                     "source_language": sample.language,
                     "answer": sample.answer,
-                    "spans": json.dumps([[span.start, span.end] for span in sample.labels]),
+                    "labels": [span.model_dump() for span in sample.labels],
                     "question": sample.question,
                     "context": sample.context,
                     "sample": sample.model_dump_json(),
@@ -152,18 +174,14 @@ def _samples(done: Dataset, report: TranslationReport, model: str) -> dict[str, 
             item["translated_question"],
             item["translated_context"],
         )
-        spans = json.loads(item["translated_spans"])
-        labels = [
-            Span(**(span.model_dump() | {"start": start, "end": end, "text": answer[start:end]}))
-            for span, (start, end) in zip(sample.labels, spans, strict=True)
-        ]
+        labels = [Span.model_validate(span) for span in item["translated_labels"]]
         translated = sample.model_copy(
             update={
                 "prompt": default_prompt(context, question),
                 "context": context,
                 "question": question,
                 "answer": answer,
-                "labels": sorted(labels, key=lambda span: span.start),
+                "labels": labels,
                 "language": item["language"],
                 "metadata": sample.metadata
                 | {

@@ -2,8 +2,6 @@
 translation into the asked language: a copy of the English, or another language, is a failure
 with its reason. Real sentences of German, French, Polish and Chinese, translated by hand."""
 
-import json
-
 import pytest
 
 from lettuce_build.engine.stage import ParseFailure
@@ -41,7 +39,16 @@ def item(language: str) -> dict:
         "language": language,
         "source_language": "en",
         "answer": ANSWER,
-        "spans": json.dumps([list(SPAN)]),
+        "labels": [
+            {
+                "start": SPAN[0],
+                "end": SPAN[1],
+                "text": "8080",
+                "label": "NUMERICAL",
+                "category": "contradiction",
+                "subcategory": "numerical",
+            }
+        ],
         "question": "How do I install Pebblemq?",
         "context": "Install Pebblemq with `pip install pebblemq`. It listens on port 5672.",
     }
@@ -50,8 +57,9 @@ def item(language: str) -> dict:
 @pytest.mark.parametrize("language", sorted(TRANSLATIONS))
 def test_a_translation_keeps_its_span_at_its_new_offsets_and_the_code_verbatim(language):
     made = TranslateAnswerStage().parse(item(language), Translation(text=TRANSLATIONS[language]))
-    answer, [(start, end)] = made["translated_answer"], json.loads(made["translated_spans"])
-    assert answer[start:end] == "8080" and "`pip install pebblemq`" in answer
+    answer, [label] = made["translated_answer"], made["translated_labels"]
+    assert answer[label["start"] : label["end"]] == label["text"] == "8080"
+    assert label["category"] == "contradiction" and "`pip install pebblemq`" in answer
 
 
 def test_the_request_says_both_languages_and_carries_the_tags():

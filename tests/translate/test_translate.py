@@ -150,3 +150,24 @@ def test_a_dry_run_counts_what_a_translation_would_send_and_after_it_nothing(tmp
     after = CliRunner().invoke(main, [*args, "--dry-run"])
     answers = next(line for line in after.output.splitlines() if "translate_answer" in line).split()
     assert answers[1:4] == ["3", "3", "0"], after.output
+
+
+def test_with_verify_a_judge_reads_the_translated_spans_and_one_judged_supported_drops_its_sample(
+    tmp_path, monkeypatch
+):
+    rows, out = write_rows(tmp_path / "rows.jsonl"), tmp_path / "de"
+    judged = []
+
+    def translator_and_judge(request) -> str:
+        if request.json_schema and "spans" in request.json_schema["properties"]:
+            judged.append(request.messages[-1].content)
+            return json.dumps({"spans": [{"span": 1, "verdict": "supported", "category": "supported"}]})
+        return translator(request)
+
+    backend = ScriptedBackend(translator_and_judge)
+    monkeypatch.setattr("lettuce_build.llm.factory.make_backend", lambda *args, **kwargs: backend)
+    result = CliRunner().invoke(main, ["translate", str(rows), "--to", "de", "--out", str(out), "--verify"])
+    assert result.exit_code == 0, result.output
+    assert judged and "[[1: 8080]]" in judged[0] and "Wie starte ich Pebblemq?" in judged[0]
+    assert "German (de): kept 1 of 3" in result.output and "judge_supported" in result.output
+    assert [s.labels for s in load_samples(out)] == [[]]  # the clean sample is kept, unjudged
