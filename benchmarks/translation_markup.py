@@ -27,7 +27,7 @@ from lettuce_build.core.span_markup import mark, unmark
 from lettuce_build.llm.openai_backend import OpenAIBackend, OpenAIOptions
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.translation import TranslateAnswerStage
-from lettuce_build.translate.report import TranslationReport
+from lettuce_build.translate.report import TranslationOptions, TranslationReport
 from lettuce_build.translate.run import work_items
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the suite's server, below
@@ -83,8 +83,9 @@ def main() -> None:
     with serving as url:
         os.environ.setdefault("OPENAI_API_KEY", "unused")  # the loopback server asks for none
         backend = OpenAIBackend(args.model, OpenAIOptions(base_url=url))
-        report = TranslationReport.empty(args.samples, args.to, args.model)
-        items = [i for i in work_items(args.samples, args.to, report, None) if i["labels"]]
+        options = TranslationOptions(source=args.samples, languages=args.to, out=Path("unused"))
+        report = TranslationReport.empty(options, args.model)
+        items = [i for i in work_items(options, report) if i["labels"]]
         stage = TranslateAnswerStage()
         schema = stage.response_model.model_json_schema()
         tagged = [stage.render(i).with_params(seed=0, json_schema=schema) for i in items]

@@ -79,6 +79,7 @@ def translate(
     """
     from lettuce_build.llm.factory import make_backend, make_judges
     from lettuce_build.llm.pricing import Pricing
+    from lettuce_build.translate.report import TranslationOptions
     from lettuce_build.view.summary import dry_run_text
 
     settings = EndpointSettings(**endpoint)
@@ -87,12 +88,12 @@ def translate(
             "--batch sends requests through a provider's Batch API: it needs --backend openai"
         )
     chosen = make_backend(backend, model, endpoint=settings)
-    wanted = list(dict.fromkeys(languages))
+    options = TranslationOptions(source=source, languages=list(languages), out=out, seed=seed, limit=limit)
     if dry_run:
         from lettuce_build.translate.estimate import estimate
 
         pricing = Pricing(prompt=price_per_mtok[0], completion=price_per_mtok[1]) if price_per_mtok else None
-        dry = estimate(source, wanted, out, chosen, seed=seed, limit=limit, pricing=pricing)
+        dry = estimate(options, chosen, pricing)
         click.echo(dry_run_text(dry))
         return
     from lettuce_build.translate.run import translate as run_translation
@@ -107,5 +108,5 @@ def translate(
             endpoint=settings,
             judge_base_url=judge_base_url,
         )
-    report = run_translation(source, wanted, out, chosen, seed=seed, limit=limit, judges=judges)
+    report = run_translation(options, chosen, judges)
     click.echo(report.text(str(out)))

@@ -18,24 +18,15 @@ from lettuce_build.engine.runner import seeded_request
 from lettuce_build.llm.cache import RequestCache, schema_json
 from lettuce_build.llm.pricing import Pricing, estimated_tokens
 from lettuce_build.llm.protocol import Backend
-from lettuce_build.translate.report import TranslationReport
+from lettuce_build.translate.report import TranslationOptions, TranslationReport
 from lettuce_build.translate.run import STAGES, work_items
 
 
-def estimate(
-    source: Path,
-    languages: list[str],
-    out: Path,
-    backend: Backend,
-    *,
-    seed: int = 0,
-    limit: int | None = None,
-    pricing: Pricing | None = None,
-) -> DryRun:
-    """The translation of ``source`` into ``languages`` counted, never asked."""
-    report = TranslationReport.empty(source, languages, backend.model_id)
-    items = work_items(source, languages, report, limit)
-    cache_path = BuildDir(out).cache_path
+def estimate(options: TranslationOptions, backend: Backend, pricing: Pricing | None = None) -> DryRun:
+    """The translation ``options`` ask for counted, never asked."""
+    report = TranslationReport.empty(options, backend.model_id)
+    items = work_items(options, report)
+    cache_path = BuildDir(options.out).cache_path
     stages = []
     with tempfile.TemporaryDirectory() as empty:
         # a translation never run has no cache: look up in an empty one, never create its folder
@@ -44,7 +35,7 @@ def estimate(
             completions = Completions(backend, cache)
             for stage in (kind() for kind in STAGES):
                 schema = stage.response_model.model_json_schema() if stage.response_model else None
-                requests = [seeded_request(stage, item, seed, 0, schema) for item in items]
+                requests = [seeded_request(stage, item, options.seed, 0, schema) for item in items]
                 keys = completions.keys(stage.cache_version, requests, schema, schema_json(schema))
                 cached = cache.get_many(keys)
                 sent = [request for request, key in zip(requests, keys, strict=True) if key not in cached]

@@ -6,12 +6,31 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from lettuce_build.core.languages import name_of
 
 #: what a translation's report is written to, in its folder
 REPORT_FILE = "translation.json"
+
+
+class TranslationOptions(BaseModel):
+    """What a translation is asked: which samples, into which languages, written where."""
+
+    #: any of our layouts `validate` reads (a build folder: its dataset)
+    source: Path
+    languages: list[str] = Field(min_length=1)
+    out: Path
+    seed: int = 0
+    #: at most this many samples of ``source`` (a trial run)
+    limit: int | None = Field(default=None, ge=1)
+
+    @field_validator("languages")
+    @classmethod
+    def _known(cls, languages: list[str]) -> list[str]:
+        for code in languages:
+            name_of(code)  # an unknown code is refused before anything is read
+        return list(dict.fromkeys(languages))
 
 
 class LanguageReport(BaseModel):
@@ -35,11 +54,10 @@ class TranslationReport(BaseModel):
     languages: dict[str, LanguageReport] = Field(default_factory=dict)
 
     @classmethod
-    def empty(cls, source: Path, languages: list[str], model: str) -> TranslationReport:
-        """The report of a translation about to start (an unknown language code is refused)."""
-        for code in languages:
-            name_of(code)
-        return cls(source=str(source), model=model, languages={code: LanguageReport() for code in languages})
+    def empty(cls, options: TranslationOptions, model: str) -> TranslationReport:
+        """The report of a translation about to start."""
+        languages = {code: LanguageReport() for code in options.languages}
+        return cls(source=str(options.source), model=model, languages=languages)
 
     def text(self, out: str) -> str:
         """The summary a translation prints: per language, the samples kept and why the others

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from datasets import Dataset, DatasetDict, Features, List, Value
@@ -31,7 +30,7 @@ from lettuce_build.core.schema import (
 )
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.stages.translation import TranslateAnswerStage, TranslateContextStage
-from lettuce_build.translate.report import REPORT_FILE, TranslationReport
+from lettuce_build.translate.report import REPORT_FILE, TranslationOptions, TranslationReport
 from lettuce_build.view.validate import read_rows
 
 #: the Hub config of a translation: ``translated-de-fr`` (one config per set of languages)
@@ -57,24 +56,17 @@ STAGES = (TranslateAnswerStage, TranslateContextStage)
 
 
 def translate(
-    source: Path,
-    languages: list[str],
-    out: Path,
-    backend: Backend,
-    *,
-    seed: int = 0,
-    limit: int | None = None,
-    judges: Sequence[Backend] = (),
+    options: TranslationOptions, backend: Backend, judges: Sequence[Backend] = ()
 ) -> TranslationReport:
-    """Translate the samples at ``source`` (any layout `validate` reads) into ``languages``;
+    """Translate the samples at ``options.source`` (any layout `validate` reads) into its languages;
     ``judges`` (``--verify``): the models that read each translated span against its translated
     context, a span judged supported dropping its sample (``judge_supported``)."""
     verify = bool(judges)
-    report = TranslationReport.empty(source, languages, backend.model_id)
-    items = work_items(source, languages, report, limit)
-    build = BuildDir(out)
+    report = TranslationReport.empty(options, backend.model_id)
+    items = work_items(options, report)
+    build, out, seed = BuildDir(options.out), options.out, options.seed
     with build.lock():
-        manifest = Manifest(source="translate", backend=backend.info(), seed=seed, limit=limit)
+        manifest = Manifest(source="translate", backend=backend.info(), seed=seed, limit=options.limit)
         manifest.judges = [judge.info() for judge in judges]
         manifest.after(build.previous_manifest())
         build.write_manifest(manifest)
@@ -91,7 +83,7 @@ def translate(
         splits = _samples(done, report, backend.model_id) if done is not None else {}
         for row in build.failures():
             report.languages[row.key.rsplit("::", 1)[1]].dropped[row.reason] += 1
-        config = "-".join([CONFIG_PREFIX, *languages])
+        config = "-".join([CONFIG_PREFIX, *options.languages])
         write_output(
             DatasetDict({s: Dataset.from_list(rows, features=FEATURES) for s, rows in splits.items()}),
             out,
@@ -117,15 +109,14 @@ def _key(sample: HallucinationSample) -> str:
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
-def work_items(
-    source: Path, languages: list[str], report: TranslationReport, limit: int | None
-) -> list[dict[str, Any]]:
+def work_items(options: TranslationOptions, report: TranslationReport) -> list[dict[str, Any]]:
     """One work item per readable sample and language; the rest counted by reason."""
+    source = options.source
     if (source / "dataset").is_dir():  # a build folder: its dataset (its Hub folder holds the same rows)
         source = source / "dataset"
     items, seen = [], set()
     for raw in read_rows(source):
-        if limit is not None and report.rows >= limit:
+        if options.limit is not None and report.rows >= options.limit:
             break
         if raw.data is None or raw.error is not None:
             report.skipped[raw.error.reason if raw.error else "unreadable"] += 1
@@ -144,7 +135,7 @@ def work_items(
         if sample.language not in NAMES:
             report.skipped[f"unknown_language_{sample.language}"] += 1
             continue
-        for code in languages:
+        for code in options.languages:
             if code == sample.language:
                 report.skipped[f"already_{code}"] += 1
                 continue
