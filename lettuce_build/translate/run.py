@@ -81,8 +81,10 @@ def translate(
             build.write_manifest(manifest)
             raise Interrupted(stop.signum, interrupted_line(build, manifest)) from None
         splits = _samples(done, report, backend.model_id) if done is not None else {}
-        for row in build.failures():
-            report.languages[row.key.rsplit("::", 1)[1]].dropped[row.reason] += 1
+        asked = {item["key"] for item in items}
+        for row in build.failures():  # this run's items only: the folder may hold other languages'
+            if row.key in asked:
+                report.languages[row.key.rsplit("::", 1)[1]].dropped[row.reason] += 1
         config = "-".join([CONFIG_PREFIX, *options.languages])
         write_output(
             DatasetDict({s: Dataset.from_list(rows, features=FEATURES) for s, rows in splits.items()}),
