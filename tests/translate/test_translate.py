@@ -11,6 +11,7 @@ from datasets import load_dataset
 
 from lettuce_build.cli import main
 from lettuce_build.core.schema import HallucinationSample, Span, default_prompt, sample_to_row
+from lettuce_build.formats import FORMATS
 from lettuce_build.view.samples import load_samples
 
 from ..support.scripted import ScriptedBackend
@@ -171,3 +172,17 @@ def test_with_verify_a_judge_reads_the_translated_spans_and_one_judged_supported
     assert judged and "[[1: 8080]]" in judged[0] and "Wie starte ich Pebblemq?" in judged[0]
     assert "German (de): kept 1 of 3" in result.output and "judge_supported" in result.output
     assert [s.labels for s in load_samples(out)] == [[]]  # the clean sample is kept, unjudged
+
+
+def test_an_export_in_lettucedetect_s_json_translates_as_our_rows_do(tmp_path, monkeypatch):
+    samples = [sample(HALLUCINATED, "8080", "train"), sample(CLEAN, None, "test")]
+    exported = tmp_path / "lettucedetect.json"
+    FORMATS["lettucedetect"].write(samples, exported)
+    backend = ScriptedBackend(translator)
+    monkeypatch.setattr("lettuce_build.llm.factory.make_backend", lambda *args, **kwargs: backend)
+    out = tmp_path / "de"
+    result = CliRunner().invoke(main, ["translate", str(exported), "--to", "de", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "German (de): kept 2 of 2" in result.output
+    [span] = next(s for s in load_samples(out) if s.labels).labels
+    assert span.text == "8080" and span.category == "contradiction"
