@@ -31,7 +31,7 @@ from lettuce_build.stages.judge import SpanJudgeStage
 
 NOT_TRANSLATED = "not_translated"
 WRONG_LANGUAGE = "wrong_language"
-#: words outside the spans this alike (difflib's ratio) to the source's are a copy, not a translation
+#: words outside the spans this alike (difflib's ratio, word by word) to the source's are a copy
 COPY_RATIO = 0.9
 #: what a text of n characters may take to translate, in tokens: generous for the scripts that
 #: take a token a character (Chinese, Japanese), bounded by the stage's ``max_tokens``
@@ -49,9 +49,12 @@ class TranslatedContext(BaseModel):
 
 def checked_language(source_words: str, words: str, target: str) -> None:
     """Raise the failure of words that are a copy of the source's or not in ``target``."""
+    # compared word by word, not character by character: a 4,000-character context took 2.7 s
+    # by characters (measured), its 700 words a few milliseconds
+    alike = difflib.SequenceMatcher(None, source_words.split(), words.split(), autojunk=False)
     if source_words and (
         words.casefold() == source_words.casefold()
-        or difflib.SequenceMatcher(None, source_words, words, autojunk=False).ratio() >= COPY_RATIO
+        or (alike.quick_ratio() >= COPY_RATIO and alike.ratio() >= COPY_RATIO)
     ):
         raise ParseFailure(NOT_TRANSLATED, "the words around the spans are the source's, copied")
     found = identify(words)
@@ -141,15 +144,15 @@ class TranslateContextStage(Stage):
 
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
         translated: dict[str, str] = {}
+        marked = {field: mark(item[field], []) for field in ("question", "context")}
         for field, text in (("question", response.question), ("context", response.context)):
-            marked = mark(item[field], [])
             try:
-                translated[field], _ = unmark(text.strip(), marked)
+                translated[field], _ = unmark(text.strip(), marked[field])
             except MarkupError as err:
                 raise ParseFailure(err.reason, f"{field}: {err.detail}") from None
         if bool(item["question"].strip()) != bool(translated["question"].strip()):
             raise ParseFailure(NOT_TRANSLATED, "the question was dropped, or one was made up")
-        source = " ".join(unmarked_words(mark(item[f], []).text) for f in ("question", "context"))
+        source = " ".join(unmarked_words(marked[f].text) for f in ("question", "context"))
         words = " ".join(unmarked_words(mark(translated[f], []).text) for f in ("question", "context"))
         checked_language(source, words, item["language"])
         return {
