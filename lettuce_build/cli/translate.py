@@ -88,12 +88,14 @@ def translate(
             "--batch sends requests through a provider's Batch API: it needs --backend openai"
         )
     chosen = make_backend(backend, model, endpoint=settings)
-    options = TranslationOptions(source=source, languages=list(languages), out=out, seed=seed, limit=limit)
+    pricing = Pricing(prompt=price_per_mtok[0], completion=price_per_mtok[1]) if price_per_mtok else None
+    options = TranslationOptions(
+        source=source, languages=list(languages), out=out, seed=seed, limit=limit, pricing=pricing
+    )
     if dry_run:
         from lettuce_build.translate.estimate import estimate
 
-        pricing = Pricing(prompt=price_per_mtok[0], completion=price_per_mtok[1]) if price_per_mtok else None
-        dry = estimate(options, chosen, pricing)
+        dry = estimate(options, chosen)
         click.echo(dry_run_text(dry))
         return
     from lettuce_build.translate.run import translate as run_translation

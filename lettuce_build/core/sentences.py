@@ -23,6 +23,15 @@ from sentencex import get_sentence_boundaries
 _COMPLETE = regex.compile(r"(?:[.!?…。！？｡]|\.\.\.)[\"'”’)\]»」』]*$")
 #: a character that continues a run of technical text (a path, URL, version or name)
 _RUN = regex.compile(r"[\p{Latin}\p{N}/_~\-.#:%=@+\\]")
+#: abbreviations sentencex 1.0 ends a sentence after, though a name, a number or a list always
+#: follows them (found by segmenting "... ABBR dalej ..." for each: these split, the rest did not)
+_ABBREVIATIONS = {
+    "pl": (
+        "m.in.", "tj.", "ok.", "tzw.", "ww.", "wg.", "godz.", "ds.", "im.", "al.", "zob.", "przyp.",
+        "jw.", "pt.", "św.", "inż.",
+    ),
+    "fr": ("c.-à-d.", "M.", "Dr."),
+}  # fmt: skip
 
 
 @functools.lru_cache(maxsize=1024)
@@ -36,6 +45,8 @@ def sentence_spans(text: str, language: str = "en") -> tuple[tuple[int, int], ..
         at = boundary["end_index"]
         if 0 < at < len(text) and not text[at - 1].isspace() and _RUN.match(text[at]):
             continue  # inside a run with no space ("./bin/run.sh"): no sentence ends there
+        if _after_abbreviation(text[:at], language):
+            continue
         cuts.append(at)
     cuts.append(len(text))
     spans = []
@@ -46,6 +57,17 @@ def sentence_spans(text: str, language: str = "en") -> tuple[tuple[int, int], ..
             at = start + piece.index(stripped)
             spans.append((at, at + len(stripped)))
     return tuple(spans)
+
+
+def _after_abbreviation(before: str, language: str) -> bool:
+    """Whether ``before`` ends with an abbreviation of the language that never ends a sentence
+    (a whole word: "blok." does not end with "ok.")."""
+    before = before.rstrip()
+    for abbreviation in _ABBREVIATIONS.get(language, ()):
+        if before.endswith(abbreviation):
+            start = len(before) - len(abbreviation)
+            return start == 0 or not before[start - 1].isalpha()
+    return False
 
 
 def split_sentences(text: str, language: str = "en") -> list[str]:

@@ -16,13 +16,13 @@ from lettuce_build.builds.folder import BuildDir
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import seeded_request
 from lettuce_build.llm.cache import RequestCache, schema_json
-from lettuce_build.llm.pricing import Pricing, estimated_tokens
+from lettuce_build.llm.pricing import estimated_tokens
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.translate.report import TranslationOptions, TranslationReport
 from lettuce_build.translate.run import STAGES, work_items
 
 
-def estimate(options: TranslationOptions, backend: Backend, pricing: Pricing | None = None) -> DryRun:
+def estimate(options: TranslationOptions, backend: Backend) -> DryRun:
     """The translation ``options`` ask for counted, never asked."""
     report = TranslationReport.empty(options, backend.model_id)
     items = work_items(options, report)
@@ -58,6 +58,6 @@ def estimate(options: TranslationOptions, backend: Backend, pricing: Pricing | N
         items=len(items),
         skipped=dict(report.skipped),
         stages=stages,
-        pricing=pricing,
+        pricing=options.pricing,
         batched=bool(backend.info().options.get("batch", False)),
     )

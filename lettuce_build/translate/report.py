@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, field_validator
 
 from lettuce_build.core.languages import name_of
+from lettuce_build.llm.pricing import Pricing
 
 #: what a translation's report is written to, in its folder
 REPORT_FILE = "translation.json"
@@ -24,6 +25,8 @@ class TranslationOptions(BaseModel):
     seed: int = 0
     #: at most this many samples of ``source`` (a trial run)
     limit: int | None = Field(default=None, ge=1)
+    #: what the tokens cost (``--price-per-mtok``): the manifest and summary say the dollars
+    pricing: Pricing | None = None
 
     @field_validator("languages")
     @classmethod
@@ -52,6 +55,8 @@ class TranslationReport(BaseModel):
     #: rows not translated, by reason (unreadable, invalid, already in the language)
     skipped: Counter[str] = Field(default_factory=Counter)
     languages: dict[str, LanguageReport] = Field(default_factory=dict)
+    #: what the translation's requests cost over all its runs into the folder (None: no price)
+    dollars: float | None = None
 
     @classmethod
     def empty(cls, options: TranslationOptions, model: str) -> TranslationReport:
@@ -71,6 +76,8 @@ class TranslationReport(BaseModel):
                 f"  {name_of(code)} ({code}): kept {language.kept} of {language.asked} "
                 f"({language.kept_share:.0%}); dropped: {dropped}"
             )
+        if self.dollars is not None:
+            lines.append(f"  cost so far: ${self.dollars:.4f}")
         lines.append(f"samples in {out}/dataset; failures: `lettuce-build failures {out}`")
         return "\n".join(lines)
 

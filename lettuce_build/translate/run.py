@@ -15,6 +15,7 @@ from huggingface_hub import DatasetCard
 
 from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.output import HUB_DIR, write_output
+from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.builds.run import interrupted_line
 from lettuce_build.builds.stage_loop import open_stage_loop
 from lettuce_build.core.interrupts import Interrupted
@@ -28,6 +29,7 @@ from lettuce_build.core.schema import (
     row_to_sample,
     sample_to_row,
 )
+from lettuce_build.engine.completions import Spending
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.stages.translation import TranslateAnswerStage, TranslateContextStage
 from lettuce_build.translate.report import REPORT_FILE, TranslationOptions, TranslationReport
@@ -66,12 +68,17 @@ def translate(
     items = work_items(options, report)
     build, out, seed = BuildDir(options.out), options.out, options.seed
     with build.lock():
-        manifest = Manifest(source="translate", backend=backend.info(), seed=seed, limit=options.limit)
+        manifest = Manifest(
+            source="translate", backend=backend.info(), seed=seed, limit=options.limit, pricing=options.pricing
+        )
         manifest.judges = [judge.info() for judge in judges]
-        manifest.after(build.previous_manifest())
+        previous = build.previous_manifest()
+        manifest.after(previous)
         build.write_manifest(manifest)
+        spent = previous.spent(options.pricing) if previous else 0.0
+        plan = ExecutionPlan(spending=Spending(pricing=options.pricing, spent_before=spent))
         try:
-            with open_stage_loop(build, manifest, backend, seed, judges=judges) as loop:
+            with open_stage_loop(build, manifest, backend, seed, plan=plan, judges=judges) as loop:
                 stages = [kind() for kind in STAGES]
                 checks = {stage.name: check for stage in stages if verify and (check := stage.check())}
                 work = Dataset.from_list(items, features=ITEM_FEATURES)
@@ -97,8 +104,8 @@ def translate(
             written.text = report.card_text()
             written.save(card)
         manifest.status = "finished"
-        manifest.tally()
-        build.write_manifest(manifest)
+        build.write_manifest(manifest)  # its cost brought up to date, as every write does
+        report.dollars = manifest.cost.dollars
     return report
 
 

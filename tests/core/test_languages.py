@@ -51,6 +51,25 @@ def test_sentences_end_where_the_language_ends_them(language):
     assert split_sentences(joined, language) == sentences
 
 
+@pytest.mark.parametrize(
+    ("language", "sentences"),
+    [
+        (
+            "pl",
+            [
+                "Biblioteka obsługuje m.in. pliki CSV, tj. dane tabelaryczne.",
+                "Waży ok. 5 MB i działa na tzw. serwerach brzegowych.",
+                "To jest blok.",
+                "Działa np. na Linuksie.",
+            ],
+        ),
+        ("fr", ["Il lit les fichiers, c.-à-d. les tableaux.", "M. Dupont l'a écrit en 2019."]),
+    ],
+)
+def test_an_abbreviation_the_segmenter_lacks_ends_no_sentence(language, sentences):
+    assert split_sentences(" ".join(sentences), language) == sentences
+
+
 def test_chinese_is_cut_into_words_and_spaced_scripts_by_their_spaces():
     assert words("服务器默认监听8080端口") == ["服务器", "默认", "监听", "8080", "端口"]
     assert words("Serwer nasłuchuje na porcie 8080") == ["serwer", "nasłuchuje", "na", "porcie", "8080"]

@@ -186,3 +186,18 @@ def test_an_export_in_lettucedetect_s_json_translates_as_our_rows_do(tmp_path, m
     assert "German (de): kept 2 of 2" in result.output
     [span] = next(s for s in load_samples(out) if s.labels).labels
     assert span.text == "8080" and span.category == "contradiction"
+
+
+def test_a_priced_translation_says_its_dollars_in_the_summary_and_the_manifest(tmp_path, monkeypatch):
+    rows, out = write_rows(tmp_path / "rows.jsonl"), tmp_path / "de"
+    backend = ScriptedBackend(translator)
+    monkeypatch.setattr("lettuce_build.llm.factory.make_backend", lambda *args, **kwargs: backend)
+    args = ["translate", str(rows), "--to", "de", "--out", str(out), "--price-per-mtok", "3/15"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    dollars = manifest["cost"]["dollars"]
+    assert dollars > 0 and manifest["cost"]["prompt_tokens"] > 0
+    assert f"cost so far: ${dollars:.4f}" in result.output
+    again = CliRunner().invoke(main, args)  # answered from the cache: nothing more spent
+    assert json.loads((out / "manifest.json").read_text())["cost"]["dollars"] == dollars, again.output
