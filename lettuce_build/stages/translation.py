@@ -4,8 +4,9 @@ The answer goes first (the shorter request, and the one most often refused): its
 in tags, and their new offsets are read from the translated text (core/span_markup.py). A
 translation is kept only when every tag and code placeholder came back once, well formed, and
 the words around the spans are a translation into the asked language: not a copy of the source
-(``not_translated``), not another language (``wrong_language``). Anything else is a failure
-row with its reason, never a sample whose spans moved.
+(``not_translated``, whole or a sentence of it), not another language (``wrong_language``), and
+each span still holds its numbers and its sentence (stages/translation_checks.py). Anything else
+is a failure row with its reason, never a sample whose spans moved.
 
 Work items carry ``language`` (the target's code), ``source_language``, and the sample's
 ``answer``, ``labels`` (its spans, `SPAN_FEATURES`), ``question`` and ``context``. With
@@ -15,24 +16,20 @@ injected ones (`SpanJudgeStage`).
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, ClassVar
 
 from datasets import List, Value
 from pydantic import BaseModel
 
 from lettuce_build.core.errors import MarkupError
-from lettuce_build.core.languages import identify, name_of
+from lettuce_build.core.languages import name_of
 from lettuce_build.core.schema import SPAN_FEATURES
 from lettuce_build.core.span_markup import Marked, mark, unmark, unmarked_words
 from lettuce_build.engine.stage import ParseFailure, Sampling, Stage
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.judge import SpanJudgeStage
+from lettuce_build.stages.translation_checks import NOT_TRANSLATED, checked_language, checked_places
 
-NOT_TRANSLATED = "not_translated"
-WRONG_LANGUAGE = "wrong_language"
-#: words outside the spans this alike (difflib's ratio, word by word) to the source's are a copy
-COPY_RATIO = 0.9
 #: what a text of n characters may take to translate, in tokens: generous for the scripts that
 #: take a token a character (Chinese, Japanese), bounded by the stage's ``max_tokens``
 _TOKENS_PER_CHAR, _TOKENS_OVER = 0.6, 64
@@ -45,21 +42,6 @@ class Translation(BaseModel):
 class TranslatedContext(BaseModel):
     question: str
     context: str
-
-
-def checked_language(source_words: str, words: str, target: str) -> None:
-    """Raise the failure of words that are a copy of the source's or not in ``target``."""
-    # compared word by word, not character by character: a 4,000-character context took 2.7 s
-    # by characters (measured), its 700 words a few milliseconds
-    alike = difflib.SequenceMatcher(None, source_words.split(), words.split(), autojunk=False)
-    if source_words and (
-        words.casefold() == source_words.casefold()
-        or (alike.quick_ratio() >= COPY_RATIO and alike.ratio() >= COPY_RATIO)
-    ):
-        raise ParseFailure(NOT_TRANSLATED, "the words around the spans are the source's, copied")
-    found = identify(words)
-    if found is not None and found != target:
-        raise ParseFailure(WRONG_LANGUAGE, f"written in {found}, asked for {target}")
 
 
 def _budget(stage: Stage, text: str) -> int:
@@ -100,7 +82,10 @@ class TranslateAnswerStage(Stage):
             answer, spans = unmark(text, marked)
         except MarkupError as err:
             raise ParseFailure(err.reason, err.detail) from None
-        checked_language(unmarked_words(marked.text), unmarked_words(text), item["language"])
+        checked_language(
+            unmarked_words(marked.text), unmarked_words(text), item["source_language"], item["language"]
+        )
+        checked_places(item, answer, spans)
         labels = [
             {**label, "start": start, "end": end, "text": answer[start:end]}
             for label, (start, end) in zip(item["labels"], spans, strict=True)
@@ -154,7 +139,7 @@ class TranslateContextStage(Stage):
             raise ParseFailure(NOT_TRANSLATED, "the question was dropped, or one was made up")
         source = " ".join(unmarked_words(marked[f].text) for f in ("question", "context"))
         words = " ".join(unmarked_words(mark(translated[f], []).text) for f in ("question", "context"))
-        checked_language(source, words, item["language"])
+        checked_language(source, words, item["source_language"], item["language"])
         return {
             "translated_question": translated["question"],
             "translated_context": translated["context"],

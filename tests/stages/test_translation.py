@@ -1,6 +1,6 @@
 """A translated answer is kept only when its spans came back and the words around them are a
-translation into the asked language: a copy of the English, or another language, is a failure
-with its reason. Real sentences of German, French, Polish and Chinese, translated by hand."""
+translation into the asked language: a copy of the English (or of one sentence), another
+language, or tags around other words than the span's is a failure with its reason. Real sentences of German, French, Polish and Chinese, translated by hand."""
 
 import pytest
 
@@ -103,3 +103,61 @@ def test_the_context_and_question_are_translated_with_their_code_kept():
     with pytest.raises(ParseFailure) as failed:
         TranslateContextStage().parse(item("de"), copied)
     assert failed.value.reason == "not_translated"
+
+
+#: three sentences, the last with a span that holds no number
+THREE = "Pebblemq stores messages on disk. It replays them after a crash. It does not encrypt them."
+GERMAN_THREE = (
+    "Pebblemq speichert Nachrichten auf der Festplatte. Nach einem Absturz spielt es sie erneut ab. "
+    "Es <h1>verschlüsselt sie nicht</h1>."
+)
+
+
+def spanned(answer: str, span: str, language: str = "de") -> dict:
+    start = answer.index(span)
+    label = {**item(language)["labels"][0], "start": start, "end": start + len(span), "text": span}
+    return {**item(language), "answer": answer, "labels": [label]}
+
+
+def test_a_span_that_stays_in_its_sentence_with_its_numbers_is_kept_in_any_notation():
+    made = TranslateAnswerStage().parse(spanned(THREE, "does not encrypt"), Translation(text=GERMAN_THREE))
+    [label] = made["translated_labels"]
+    assert label["text"] == "verschlüsselt sie nicht"
+    answer = "The queue holds 10,000 messages at most."
+    french = "La file contient au plus <h1>10 000</h1> messages."
+    made = TranslateAnswerStage().parse(spanned(answer, "10,000", "fr"), Translation(text=french))
+    assert made["translated_labels"][0]["text"] == "10 000"
+
+
+@pytest.mark.parametrize(
+    ("answer", "span", "text", "reason"),
+    [
+        (  # the tags around the version, not the port: the span's number stayed outside it
+            ANSWER,
+            "8080",
+            "Installieren Sie Pebblemq mit <c1/>; es benötigt Python <h1>3.10</h1> oder neuer und "
+            "lauscht auf Port 8080.",
+            "span_moved",
+        ),
+        (  # the tags around a word of the first sentence
+            THREE,
+            "does not encrypt",
+            "Pebblemq <h1>speichert</h1> Nachrichten auf der Festplatte. Nach einem Absturz spielt es "
+            "sie erneut ab. Es verschlüsselt sie nicht.",
+            "span_moved",
+        ),
+        (  # one sentence left in English
+            THREE,
+            "does not encrypt",
+            "Pebblemq speichert Nachrichten auf der Festplatte. It replays them after a crash. "
+            "Es <h1>verschlüsselt sie nicht</h1>.",
+            "not_translated",
+        ),
+    ],
+)
+def test_tags_around_other_words_or_a_sentence_left_in_english_fail_with_their_reason(
+    answer, span, text, reason
+):
+    with pytest.raises(ParseFailure) as failed:
+        TranslateAnswerStage().parse(spanned(answer, span), Translation(text=text))
+    assert failed.value.reason == reason, failed.value.detail
