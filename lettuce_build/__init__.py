@@ -28,7 +28,6 @@ from lettuce_build.core.errors import (  # noqa: E402 (after the allocator's set
     RecipeError,
     SourceError,
 )
-from lettuce_build.core.version import VERSION as __version__
 
 __all__ = [
     "BackendError",
@@ -63,4 +62,9 @@ def __getattr__(name: str) -> object:
         from lettuce_build.sources.registry import register_source
 
         return register_source
+    if name == "__version__":  # read from the installed metadata (40 ms): the command's start-up,
+        # when a Ctrl-C is not yet its own (see __main__.py), does without it
+        from lettuce_build.core.version import VERSION
+
+        return VERSION
     raise AttributeError(f"module 'lettuce_build' has no attribute {name!r}")

@@ -7,19 +7,11 @@ command installs its own handlers once it runs (core/interrupts.py).
 
 from __future__ import annotations
 
-import signal
-import sys
-from types import FrameType
-
-
-def _stopped_while_loading(signum: int, frame: FrameType | None) -> None:
-    sys.stderr.write("\ninterrupted before the command started: nothing was done\n")
-    raise SystemExit(128 + signum)
-
 
 def main() -> None:
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, _stopped_while_loading)
+    from lettuce_build.core import interrupts  # the standard library's signal, os and sys only
+
+    interrupts.until_started()
     from lettuce_build.cli import main as command_line
 
     command_line()

@@ -46,6 +46,8 @@ class Interrupted(KeyboardInterrupt):
 class _State:
     active = False
     received: int | None = None
+    #: a signal that came while the command was still loading (see `until_started`)
+    before_start: int | None = None
     unraisable = sys.unraisablehook  # the hook before ours, that every other exception goes to
 
 
@@ -54,6 +56,22 @@ def _handler(signum: int, frame: FrameType | None) -> None:
         os._exit(128 + signum)  # the second Ctrl-C: at once (every committed answer is on disk)
     _State.received = signum
     raise Interrupted(signum)
+
+
+def _while_loading(signum: int, frame: FrameType | None) -> None:
+    _State.before_start = signum
+    sys.stderr.write("\ninterrupted before the command started: nothing was done\n")
+    raise SystemExit(128 + signum)
+
+
+def until_started() -> None:
+    """Until the command runs (`stops_when_asked`), a SIGINT or SIGTERM ends the process with
+    the shell's status and one line. A stop that lands in a finalizer while modules load is
+    dropped by Python (see the module): it is remembered, and the command stops as it starts."""
+    for number in SIGNALS:
+        signal.signal(number, _while_loading)
+    if sys.unraisablehook is not _unraisable:
+        _State.unraisable, sys.unraisablehook = sys.unraisablehook, _unraisable
 
 
 def asked() -> bool:
@@ -72,6 +90,8 @@ def check() -> None:
 def _unraisable(hook: sys.UnraisableHookArgs) -> None:
     if isinstance(hook.exc_value, Interrupted):
         return  # a stop that landed in a finalizer: `check` raises it where it is seen
+    if isinstance(hook.exc_value, SystemExit) and _State.before_start is not None:
+        return  # the same while the command loads: it stops as it starts
     _State.unraisable(hook)
 
 
@@ -92,11 +112,17 @@ def stops_when_asked() -> Iterator[None]:
         yield
         return
     _State.active, _State.received = True, None
-    _State.unraisable, sys.unraisablehook = sys.unraisablehook, _unraisable
+    hook_before = sys.unraisablehook
+    if hook_before is not _unraisable:  # (already ours since `until_started`)
+        _State.unraisable = hook_before
+    sys.unraisablehook = _unraisable
     try:
+        if _State.before_start is not None:  # asked while loading, and dropped there
+            _State.received, _State.before_start = _State.before_start, None
+            raise Interrupted(_State.received)
         yield
     finally:
         _State.active = False
-        sys.unraisablehook = _State.unraisable
+        sys.unraisablehook = hook_before
         for number, handler in previous.items():
             signal.signal(number, handler)

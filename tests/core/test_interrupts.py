@@ -4,6 +4,7 @@ finalizer during a garbage collection) is raised by the next `check`, without a 
 import gc
 import os
 import signal
+import sys
 
 import pytest
 
@@ -32,3 +33,23 @@ def test_check_does_nothing_when_nothing_was_asked():
     with stops_when_asked():
         interrupts.check()
     interrupts.check()  # and nothing outside a command
+
+
+def test_a_signal_dropped_while_the_command_loads_stops_it_as_it_starts(capsys):
+    before = {number: signal.getsignal(number) for number in interrupts.SIGNALS}
+    hook = sys.unraisablehook
+    try:
+        interrupts.until_started()
+        SignalledWhenCollected()  # lands in a finalizer while "modules load": its exit is dropped
+        gc.collect()
+        printed = capsys.readouterr().err
+        assert "interrupted before the command started" in printed and "Exception ignored" not in printed
+        with pytest.raises(Interrupted) as stopped, stops_when_asked():
+            pass  # the command's body never runs
+        assert stopped.value.exit_code == 143
+        with stops_when_asked():  # a stop is taken once: the next command runs
+            pass
+    finally:
+        sys.unraisablehook = hook
+        for number, handler in before.items():
+            signal.signal(number, handler)
