@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import KW_ONLY, dataclass
 
 from datasets import Dataset
 from pydantic import BaseModel, ConfigDict
@@ -46,37 +47,27 @@ class LoopResult(BaseModel):
     verdicts: VerdictLog | None = None
 
 
+@dataclass
 class StageLoop:
     """Runs stages in order over work items on one runner, recording each stage in the build folder.
 
     An injecting stage (`Stage.hallucinates`) is run by `balance` instead: every item stays a sample
     and exactly the requested share of each split comes out hallucinated, when enough
     injections succeed (within ``max_waves`` of balancing, when set: see balance.py).
-    ``judges``: one runner per judge; each asks a stage's check (`run`'s ``checks``) about the
-    items that stage finishes.
     """
 
-    def __init__(
-        self,
-        build: BuildDir,
-        manifest: Manifest,
-        runner: Runner,
-        ratio: float | None = None,
-        *,
-        max_waves: int | None = None,
-        judges: Sequence[Runner] = (),
-        plausibility: PlausibilityCheck | None = None,
-        verdicts: VerdictLog | None = None,
-    ) -> None:
-        self.build = build
-        self.manifest = manifest
-        self.runner = runner
-        self.ratio = ratio
-        self.max_waves = max_waves
-        self.judges = judges
-        #: asked of the build's own model about every hallucinating stage's spans
-        self.plausibility = plausibility
-        self.verdicts = verdicts
+    build: BuildDir
+    manifest: Manifest
+    runner: Runner
+    ratio: float | None = None
+    _: KW_ONLY
+    max_waves: int | None = None
+    #: one runner per judge; each asks a stage's check (`run`'s ``checks``) about the items that
+    #: stage finishes
+    judges: Sequence[Runner] = ()
+    #: asked of the build's own model about every hallucinating stage's spans
+    plausibility: PlausibilityCheck | None = None
+    verdicts: VerdictLog | None = None
 
     def run(
         self, stages: Sequence[Stage], items: Dataset, checks: Mapping[str, CheckStage] | None = None

@@ -25,6 +25,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import numpy as np
@@ -75,25 +76,18 @@ def seeded_request(
     return request.with_params(seed=seed, json_schema=schema)  # one copy of the request, not two
 
 
+@dataclass
 class Runner:
-    """Runs stages over datasets, taking their answers from one `Completions`; ``passes``: where
-    finished passes are kept for a re-run (none: every pass runs, from the request cache);
-    ``verdicts``: where the verdicts of the stages' checks are written (none: not kept)."""
+    """Runs stages over datasets, taking their answers from one `Completions`."""
 
-    def __init__(
-        self,
-        completions: Completions,
-        *,
-        seed: int = 0,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        passes: PassStore | None = None,
-        verdicts: VerdictLog | None = None,
-    ) -> None:
-        self.completions = completions
-        self.seed = seed
-        self.batch_size = batch_size
-        self.passes = passes
-        self.verdicts = verdicts
+    completions: Completions
+    _: KW_ONLY
+    seed: int = 0
+    batch_size: int = DEFAULT_BATCH_SIZE
+    #: where finished passes are kept for a re-run (none: every pass runs, from the request cache)
+    passes: PassStore | None = None
+    #: where the verdicts of the stages' checks are written (none: not kept)
+    verdicts: VerdictLog | None = None
 
     def run(self, dataset: Dataset, stage: Stage, checks: Sequence[Check] = ()) -> StageResult:
         """Run ``stage`` over ``dataset``; each of ``checks`` judges every item it finishes, and an

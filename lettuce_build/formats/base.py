@@ -65,6 +65,24 @@ class ExportFormat(ABC):
         return False
 
 
+class JsonLinesFormat(ExportFormat):
+    """A format of JSON lines: each sample written as the records `records_of` makes of it (none:
+    the sample is not in the export, and not counted)."""
+
+    @abstractmethod
+    def records_of(self, number: int, sample: HallucinationSample) -> list[dict[str, Any]]:
+        """The records of the ``number``-th sample."""
+
+    def write(self, samples: Iterable[HallucinationSample], out: Path) -> ExportCounts:
+        counts = ExportCounts()
+        with out.open("w", encoding="utf-8") as file:
+            for number, sample in enumerate(samples):
+                if written := self.records_of(number, sample):
+                    file.writelines(json_line(record) for record in written)
+                    counts.add(sample, records=len(written))
+        return counts
+
+
 def records(path: Path) -> Iterator[tuple[str, dict[str, Any] | Violation]]:
     """(where, record) of each record of a JSON array or JSONL file; one that is no JSON object
     is a `Violation` in its place."""

@@ -3,7 +3,7 @@ metadata as JSON text, as the Hub's parquet holds them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,17 +11,12 @@ from lettuce_build.core.schema import COLUMNS, HallucinationSample, sample_to_ro
 from lettuce_build.formats import base
 
 
-class JsonlFormat(base.ExportFormat):
+class JsonlFormat(base.JsonLinesFormat):
     name = "jsonl"
     summary = "our own schema, one row per line"
 
-    def write(self, samples: Iterable[HallucinationSample], out: Path) -> base.ExportCounts:
-        counts = base.ExportCounts()
-        with out.open("w", encoding="utf-8") as file:
-            for sample in samples:
-                file.write(base.json_line({**sample_to_row(sample), "category": sample.category}))
-                counts.add(sample)
-        return counts
+    def records_of(self, number: int, sample: HallucinationSample) -> list[dict[str, Any]]:
+        return [{**sample_to_row(sample), "category": sample.category}]
 
     def read(self, path: Path) -> Iterator[base.Foreign]:
         for where, record in base.records(path):

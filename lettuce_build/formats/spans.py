@@ -5,7 +5,7 @@ hallucinated samples, each with all of its spans."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,29 +16,24 @@ from lettuce_build.formats import base
 SAMPLE_FIELDS = ("prompt", "context", "question", "answer", "task_type", "language", "context_modality")
 
 
-class SpansFormat(base.ExportFormat):
+class SpansFormat(base.JsonLinesFormat):
     name = "spans"
     summary = "one row per hallucinated span (text, offsets, category, subcategory, and its sample)"
 
-    def write(self, samples: Iterable[HallucinationSample], out: Path) -> base.ExportCounts:
-        counts = base.ExportCounts()
-        with out.open("w", encoding="utf-8") as file:
-            for number, sample in enumerate(samples):
-                if not sample.labels:
-                    continue
-                for index, span in enumerate(sample.labels):
-                    row = {
-                        "sample": number,
-                        "span_index": index,
-                        **span.model_dump(),
-                        "split": sample.split,
-                        "dataset": sample.dataset,
-                        **{field: getattr(sample, field) for field in SAMPLE_FIELDS},
-                        "metadata": sample.metadata,
-                    }
-                    file.write(base.json_line(row))
-                counts.add(sample, records=len(sample.labels))
-        return counts
+    def records_of(self, number: int, sample: HallucinationSample) -> list[dict[str, Any]]:
+        shared = {field: getattr(sample, field) for field in SAMPLE_FIELDS}
+        return [
+            {
+                "sample": number,
+                "span_index": index,
+                **span.model_dump(),
+                "split": sample.split,
+                "dataset": sample.dataset,
+                **shared,
+                "metadata": sample.metadata,
+            }
+            for index, span in enumerate(sample.labels)
+        ]
 
     def read(self, path: Path) -> Iterator[base.Foreign]:
         group: list[tuple[str, dict[str, Any]]] = []

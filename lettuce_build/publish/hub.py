@@ -20,6 +20,7 @@ import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, DatasetCard, HfApi
@@ -119,23 +120,16 @@ def _reaching_the_hub(repo_id: str) -> Iterator[None]:
         ) from err
 
 
+@dataclass
 class HubTarget(Target):
-    def __init__(
-        self,
-        api: HfApi,
-        repo_id: str,
-        *,
-        private: bool = False,
-        revision: str | None = None,
-        create_pr: bool = False,
-    ) -> None:
-        self.api = api
-        self.repo_id = repo_id
-        self.private = private
-        self.revision = revision
-        #: open a pull request with the commit instead of committing to the branch
-        self.create_pr = create_pr
-        self._created = False
+    api: HfApi
+    repo_id: str
+    _: KW_ONLY
+    private: bool = False
+    revision: str | None = None
+    #: open a pull request with the commit instead of committing to the branch
+    create_pr: bool = False
+    _created: bool = field(default=False, init=False)
 
     def _ensure_repo(self) -> None:
         with _reaching_the_hub(self.repo_id):

@@ -150,17 +150,10 @@ class Executor:
             return [self._result(c, skipped=f"cannot export the tree: {err}") for c in calls]
 
     def _result(self, call: ToolCall, **values: object) -> ToolResult:
-        return ToolResult(
-            instance_id=call.instance_id,
-            repo=call.repo,
-            tool_type=call.tool_type,
-            command=call.command,
-            query=call.query,
-            target=call.target,
-            is_patch_file=call.is_patch_file,
-            isolation=self.isolation.mode,
-            **values,
+        said = call.model_dump(
+            include={"instance_id", "repo", "tool_type", "query", "target", "is_patch_file"}
         )
+        return ToolResult(**said, command=call.command, isolation=self.isolation.mode, **values)
 
     def run(
         self, call: ToolCall, worker: int = 0, tree: Path | None = None, env: EnvStatus | None = None

@@ -33,7 +33,7 @@ from lettuce_build.core.taxonomy import BUILTIN_SUBCATEGORIES, DEFAULT_TAXONOMY,
 from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, length_checked
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.injection import DEFAULT_CONTEXT_CHARS, INJECTION_FEATURES
-from lettuce_build.stages.judge import SpanJudgeStage
+from lettuce_build.stages.judge import judge_spans
 
 #: below this similarity (difflib's ratio) the diff of two answers marks nearly everything
 MIN_DIFF_SIMILARITY = 0.5
@@ -201,9 +201,7 @@ class GenerateStage(Stage):
     response_model = Generated
     sampling = Sampling(temperature=0.8, max_tokens=900)
 
-    def check(self) -> SpanJudgeStage:
-        """A verifying build's judge reads each span: false against the context, and of its type."""
-        return SpanJudgeStage()
+    check = judge_spans
 
     def __init__(
         self,

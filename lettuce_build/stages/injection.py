@@ -31,7 +31,7 @@ from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, item_langu
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.stages.anchors import candidates
 from lettuce_build.stages.asked import AskedEdits
-from lettuce_build.stages.judge import SpanJudgeStage
+from lettuce_build.stages.judge import judge_spans
 from lettuce_build.stages.menus import MENUS, MODALITY_NOTES
 
 DEFAULT_CONTEXT_CHARS = 6000
@@ -106,9 +106,7 @@ class InjectStageBase(Stage):
     #: (`narrowed_to_insertions`); off where a whole replacement is the claim
     narrows_insertions: bool = False
 
-    def check(self) -> SpanJudgeStage:
-        """A verifying build's judge reads each span: false against the context, and of its type."""
-        return SpanJudgeStage()
+    check = judge_spans
 
     def __init__(
         self,

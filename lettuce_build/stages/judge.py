@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.core.sentences import split_sentences
 from lettuce_build.core.taxonomy import INJECTABLE_CATEGORIES, SUPPORTED
 from lettuce_build.engine.records import Judgement
-from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling, item_language
+from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling, Stage, item_language
 from lettuce_build.llm.protocol import ChatRequest
 
 JUDGE_CONTEXT_CHARS = 6000
@@ -290,3 +290,9 @@ def _paired(by_item: LabelsByItem) -> list[tuple[Hashable, Hashable]]:
             first, second = list(verdicts.values())[:2]
             pairs.extend(zip(first, second, strict=False))
     return pairs
+
+
+def judge_spans(stage: Stage) -> SpanJudgeStage:
+    """What a verifying build's judge asks of an injecting stage (its `Stage.check`): each span
+    false against the context, and of its type."""
+    return SpanJudgeStage()

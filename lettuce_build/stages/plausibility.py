@@ -176,19 +176,21 @@ class PlausibilityReport(ScoreReport):
     """What the plausibility check found, as the summary, manifest, card and audit show it
     (``scored``: spans, every attempt counted; ``unscored``: items)."""
 
+    title = "plausibility"
+    unscored_kind = "items"
+
     max_drop: float = MAX_DROP
     #: spans refused as implausible
     implausible: int = 0
     #: the drop (nats) of every scored span at these quantiles
     quantiles: dict[str, float] = Field(default_factory=dict)
 
-    def lines(self) -> list[str]:
+    def found(self) -> str:
         spread = ", ".join(f"{q} {v:.1f}" for q, v in self.quantiles.items())
-        line = (
-            f"plausibility: {self.scored} spans scored, {self.implausible} refused as implausible "
+        return (
+            f"{self.scored} spans scored, {self.implausible} refused as implausible "
             f"(likelihood drop > {self.max_drop:g} nats); drop quantiles: {spread}"
         )
-        return self.reported("plausibility", line, "items")
 
 
 def plausibility_report(

@@ -100,6 +100,9 @@ class QuestionFitReport(ScoreReport):
     """What the question check found, as the summary, manifest and card show it (``scored``:
     questions, every attempt counted)."""
 
+    title = "question fit"
+    unscored_kind = "questions"
+
     min_gain: float = MIN_GAIN
     #: questions refused
     refused: int = 0
@@ -107,13 +110,12 @@ class QuestionFitReport(ScoreReport):
     kept: dict[str, float] = Field(default_factory=dict)
     refused_gains: dict[str, float] = Field(default_factory=dict)
 
-    def lines(self) -> list[str]:
+    def found(self) -> str:
         kept = ", ".join(f"{q} {v:.1f}" for q, v in self.kept.items())
-        line = (
-            f"question fit: {self.scored} questions scored, {self.refused} refused (likelihood gain over "
+        return (
+            f"{self.scored} questions scored, {self.refused} refused (likelihood gain over "
             f"a generic question < {self.min_gain:g} nats); kept gains: {kept}"
         )
-        return self.reported("question fit", line, "questions")
 
 
 def question_fit_report(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import BaseModel
@@ -18,20 +18,32 @@ POINTS = (("p10", 0.1), ("p50", 0.5), ("p90", 0.9))
 
 
 class ScoreReport(BaseModel):
-    """How many a check scored, and those it could not (no prompt log-probabilities), and why."""
+    """How many a check scored, and those it could not (no prompt log-probabilities), and why.
+    A check's report says its name, what it leaves unscored, and what its scores found."""
+
+    #: the check's name in a summary, and what it cannot score (items, questions)
+    title: ClassVar[str]
+    unscored_kind: ClassVar[str]
 
     scored: int = 0
     unscored: int = 0
     why_unscored: str = ""
 
-    def reported(self, name: str, line: str, what: str) -> list[str]:
-        """``line`` with the unscored ones said after it (``what``: items, questions), or only
-        that nothing was scored."""
+    def found(self) -> str:
+        """What the scores found, in the words of the summary line after the check's name."""
+        raise NotImplementedError
+
+    def lines(self) -> list[str]:
+        """The summary's line, with the unscored ones said after it, or only that nothing was
+        scored."""
+        what = self.unscored_kind
         if not self.scored:
             return (
-                [f"{name}: not scored ({self.unscored} {what}: {self.why_unscored})"] if self.unscored else []
+                [f"{self.title}: not scored ({self.unscored} {what}: {self.why_unscored})"]
+                if self.unscored
+                else []
             )
-        return [line] + (
+        return [f"{self.title}: {self.found()}"] + (
             [f"not scored: {self.unscored} {what} ({self.why_unscored})"] if self.unscored else []
         )
 

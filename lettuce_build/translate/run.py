@@ -69,7 +69,11 @@ def translate(
     build, out, seed = BuildDir(options.out), options.out, options.seed
     with build.lock():
         manifest = Manifest(
-            source="translate", backend=backend.info(), seed=seed, limit=options.limit, pricing=options.pricing
+            source="translate",
+            backend=backend.info(),
+            seed=seed,
+            limit=options.limit,
+            pricing=options.pricing,
         )
         manifest.judges = [judge.info() for judge in judges]
         previous = build.previous_manifest()

@@ -1,6 +1,7 @@
 """A translated answer is kept only when its spans came back and the words around them are a
 translation into the asked language: a copy of the English (or of one sentence), another
-language, or tags around other words than the span's is a failure with its reason. Real sentences of German, French, Polish and Chinese, translated by hand."""
+language, or tags around other words than the span's is a failure with its reason. Real
+sentences of German, French, Polish and Chinese, translated by hand."""
 
 import pytest
 
