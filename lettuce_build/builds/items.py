@@ -26,11 +26,13 @@ from pydantic import BaseModel, ConfigDict
 from lettuce_build.core.files import walk_files
 from lettuce_build.core.version import code_fingerprint
 from lettuce_build.engine.passes import PassFiles
+from lettuce_build.engine.runner import MAP_BATCH
 from lettuce_build.sources.base import LoadOptions, Source, Tally
 
 WORK_DIR = "work"
-#: items per part file: the most the driver holds while writing them
-PART_ITEMS = 2000
+#: items per part file: the most the driver holds while writing them (a whole number of the
+#: runner's record batches, which line up with its passes' then)
+PART_ITEMS = MAP_BATCH
 
 
 class StoredItems(BaseModel):
@@ -137,7 +139,7 @@ def _store(rows: Iterable[dict[str, Any]], work: Path, name: str) -> Dataset:
     number = 0
     while part := list(islice(stream, PART_ITEMS)):
         with ArrowWriter(path=str(work / f"{name}-part-{number:05d}.arrow")) as writer:
-            writer.write_table(pa.Table.from_pylist(part))
+            writer.write_table(pa.Table.from_pylist(part), writer_batch_size=MAP_BATCH)
             writer.finalize()
         number += 1
     return _read(work, name)

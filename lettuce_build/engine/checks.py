@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from datasets import Dataset, Value
 
+from lettuce_build.core.memory import pages_released
 from lettuce_build.engine.columns import arrow_column
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.progress import StageBar
@@ -98,10 +99,11 @@ class Judging:
                     failure.key, failure_of(self.stage.name, failure.key, attempt, reason, detail)
                 )
             verdicts = result.ok.select_columns(["key", "judgement"]).iter(batch_size=VERDICT_BATCH)
-            for batch in verdicts:
-                for key, raw in zip(batch["key"], batch["judgement"], strict=True):
-                    if raw is not None:  # None: the check does not apply to this item
-                        self._verdict(check, key, raw, attempt, rejected)
+            with pages_released(result.ok):  # read once: a million verdicts' pages need not stay
+                for batch in verdicts:
+                    for key, raw in zip(batch["key"], batch["judgement"], strict=True):
+                        if raw is not None:  # None: the check does not apply to this item
+                            self._verdict(check, key, raw, attempt, rejected)
         if not rejected:
             return mapped
         bar.rejected(len(rejected))

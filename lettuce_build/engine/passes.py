@@ -56,7 +56,7 @@ def flattened(dataset: Dataset, path: Path, fingerprint: str, batch: int) -> Dat
         rows = dataset.with_format("arrow")
         with ArrowWriter(path=str(staged), features=dataset.features) as writer, pages_released(dataset):
             for start in range(0, len(dataset), batch):
-                writer.write_table(rows[start : start + batch])
+                writer.write_table(rows[start : start + batch], writer_batch_size=batch)
             writer.finalize()
         staged.replace(path)
     flat = Dataset.from_file(str(path))
