@@ -26,7 +26,7 @@ def finished_rows(count: int, empty_answer_at: int | None = None) -> Dataset:
 
 
 def test_each_split_is_its_own_file_holding_its_rows_in_order(tmp_path, monkeypatch):
-    monkeypatch.setattr(samples, "MAP_BATCH", 7)  # several batches, each feeding every split
+    monkeypatch.setattr(samples, "SAMPLE_BATCH", 7)  # several batches, each feeding every split
     made = assemble(get_source("readme"), finished_rows(40), tmp_path)
     assert {name: len(split) for name, split in made.splits.items()} == {
         "train": 24,
