@@ -32,6 +32,9 @@ _ABBREVIATIONS = {
     ),
     "fr": ("c.-à-d.", "M.", "Dr."),
 }  # fmt: skip
+#: how far before a boundary an abbreviation is looked for (the longest, its word's start and
+#: the spaces after it): a boundary of an English text, or one far into a long text, copies nothing
+_LOOK_BACK = 24
 
 
 @functools.lru_cache(maxsize=1024)
@@ -45,7 +48,7 @@ def sentence_spans(text: str, language: str = "en") -> tuple[tuple[int, int], ..
         at = boundary["end_index"]
         if 0 < at < len(text) and not text[at - 1].isspace() and _RUN.match(text[at]):
             continue  # inside a run with no space ("./bin/run.sh"): no sentence ends there
-        if _after_abbreviation(text[:at], language):
+        if language in _ABBREVIATIONS and _after_abbreviation(text[max(0, at - _LOOK_BACK) : at], language):
             continue
         cuts.append(at)
     cuts.append(len(text))
@@ -60,8 +63,8 @@ def sentence_spans(text: str, language: str = "en") -> tuple[tuple[int, int], ..
 
 
 def _after_abbreviation(before: str, language: str) -> bool:
-    """Whether ``before`` ends with an abbreviation of the language that never ends a sentence
-    (a whole word: "blok." does not end with "ok.")."""
+    """Whether ``before`` (the text just before a boundary) ends with an abbreviation of the
+    language that never ends a sentence (a whole word: "blok." does not end with "ok.")."""
     before = before.rstrip()
     for abbreviation in _ABBREVIATIONS.get(language, ()):
         if before.endswith(abbreviation):
