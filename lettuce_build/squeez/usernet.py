@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -101,6 +102,7 @@ class UserNetwork:
         user = None if os.geteuid() == 0 else os.open(f"/proc/{self.pid}/ns/user", os.O_RDONLY)
         fds = (net,) if user is None else (net, user)
         try:
+            self._await_loopback(net, user, fds)
             self._start_pasta(net, user, fds)
             self._close_routes(net, user, fds)
         except (UserNetError, subprocess.TimeoutExpired) as err:
@@ -141,12 +143,29 @@ class UserNetwork:
                 raise UserNetError(f"pasta failed: {' '.join(lines)[:200] or 'not ready in 30 s'}")
             time.sleep(0.005)
 
+    def _await_loopback(self, net: int, user: int | None, fds: tuple[int, ...]) -> None:
+        """Wait until bubblewrap has set up the namespace's loopback (it adds 127.0.0.1, then
+        brings ``lo`` up). bubblewrap reports its first process before that set-up, and pasta
+        brings ``lo`` up too, which adds 127.0.0.1 by itself: bubblewrap's own request for the
+        address then fails, and the sandbox dies with "loopback: Failed RTM_NEWADDR"."""
+        deadline = time.monotonic() + 30
+        while True:
+            shown = subprocess.run(
+                [*_entering(net, user), "--", "ip", "-o", "link", "show", "dev", "lo"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                pass_fds=fds,
+            )
+            if re.search(r"<[^>]*\bUP\b", shown.stdout):
+                return
+            if not Path(f"/proc/{self.pid}").exists() or time.monotonic() > deadline:
+                raise UserNetError(f"the sandbox's loopback never came up: {shown.stderr.strip()[:200]}")
+            time.sleep(0.002)
+
     def _close_routes(self, net: int, user: int | None, fds: tuple[int, ...]) -> None:
-        enter = ["nsenter", f"--net=/proc/self/fd/{net}"]
-        if user is not None:
-            enter += [f"--user=/proc/self/fd/{user}", "--preserve-credentials"]
         routes = subprocess.run(
-            [*enter, "--", "ip", "-batch", "-"],
+            [*_entering(net, user), "--", "ip", "-batch", "-"],
             input="\n".join(blocked_routes()) + "\n",
             capture_output=True,
             text=True,
@@ -162,3 +181,11 @@ class UserNetwork:
             self._pasta.wait()
             self._pasta = None
         shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def _entering(net: int, user: int | None) -> list[str]:
+    """nsenter into the namespaces whose descriptors are ``net`` and ``user``."""
+    enter = ["nsenter", f"--net=/proc/self/fd/{net}"]
+    if user is not None:
+        enter += [f"--user=/proc/self/fd/{user}", "--preserve-credentials"]
+    return enter

@@ -129,6 +129,7 @@ def test_repository_code_reaches_no_service_of_the_host_in_any_kind_of_step(tmp_
         everywhere.close()
     assert run.returncode == 0, run.stdout + run.stderr
     assert loopback.accepted == everywhere.accepted == 0
+    assert "network: own namespace for every step" in run.stdout, run.stdout  # else no build ran
     out = tmp_path / "out"
     build_log = next((out / "envs").glob("*.log")).read_text()
     assert build_log.count("UNREACHABLE") >= 3 and not reached(build_log)  # (a)
@@ -141,4 +142,3 @@ def test_repository_code_reaches_no_service_of_the_host_in_any_kind_of_step(tmp_
         assert "UNREACHABLE 127.0.0.1" in ran[kind]["output"], ran[kind]["output"]
         assert not reached(ran[kind]["output"])
     assert ran["curl"]["exit_code"] != 0  # curl could not connect
-    assert "network: own namespace for every step" in run.stdout

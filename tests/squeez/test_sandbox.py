@@ -4,6 +4,8 @@ loopback, its own addresses, link-local); nothing inside keeps a capability; the
 on the command line, so they hold with worker threads; a detached process cannot hold a step."""
 
 import os
+import subprocess
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -157,6 +159,30 @@ def test_limits_hold_in_each_of_two_worker_threads(run):
         if sandbox_uid(0) is not None:  # the process count binds a uid other than root
             refused = int(captured.text.split("FORKS REFUSED after")[1].split()[0])
             assert refused < 256
+
+
+@needs_pasta
+@needs_test_host
+def test_pasta_attaches_only_once_the_namespace_has_set_up_its_own_loopback():
+    """bubblewrap reports its first process before it sets up the loopback. pasta brings ``lo``
+    up too, which adds 127.0.0.1, and bubblewrap's own request for it then fails ("loopback:
+    Failed RTM_NEWADDR"): one network step in a few hundred died that way, and a failed probe
+    turned the whole run's network off. Here the loopback comes up half a second late."""
+    holder = subprocess.Popen(["unshare", "--net", "sleep", "60"])
+    try:
+        own = os.readlink("/proc/self/ns/net")
+        while os.readlink(f"/proc/{holder.pid}/ns/net") == own:
+            time.sleep(0.01)
+        bring_up = ["nsenter", f"--net=/proc/{holder.pid}/ns/net", "ip", "link", "set", "lo", "up"]
+        threading.Timer(0.5, subprocess.run, [bring_up]).start()
+        started = time.monotonic()
+        attached = usernet.UserNetwork(holder.pid).attach()
+        waited = time.monotonic() - started
+        attached.close()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert waited >= 0.5
 
 
 def test_without_pasta_the_network_is_none_and_the_reason_says_what_to_install(monkeypatch):
