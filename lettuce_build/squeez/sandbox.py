@@ -253,7 +253,7 @@ class Sandbox:
             init = first_process(info_read, process)
             if network and init is not None:
                 try:
-                    attached = UserNetwork(init).attach()
+                    attached = UserNetwork(init, self.state).attach()
                 except UserNetError as err:
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait()

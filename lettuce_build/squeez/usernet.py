@@ -85,11 +85,13 @@ def resolv_conf() -> str:
 
 class UserNetwork:
     """pasta attached to the network namespace of a sandbox's first process (``pid``), and that
-    namespace's routes closed to the host; `close` stops pasta."""
+    namespace's routes closed to the host; `close` stops pasta. Its pid file and errors are kept
+    under ``state``."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, state: Path) -> None:
         self.pid = pid
-        self._folder = Path(tempfile.mkdtemp(prefix="lb-pasta-"))
+        # in the sandbox's state folder, not /tmp: a SIGKILL of the command leaves it no time to clean up
+        self._folder = Path(tempfile.mkdtemp(prefix="pasta-", dir=state))
         self._pasta: subprocess.Popen[str] | None = None
 
     def attach(self) -> UserNetwork:

@@ -163,7 +163,7 @@ def test_limits_hold_in_each_of_two_worker_threads(run):
 
 @needs_pasta
 @needs_test_host
-def test_pasta_attaches_only_once_the_namespace_has_set_up_its_own_loopback():
+def test_pasta_attaches_only_once_the_namespace_has_set_up_its_own_loopback(tmp_path):
     """bubblewrap reports its first process before it sets up the loopback. pasta brings ``lo``
     up too, which adds 127.0.0.1, and bubblewrap's own request for it then fails ("loopback:
     Failed RTM_NEWADDR"): one network step in a few hundred died that way, and a failed probe
@@ -176,7 +176,7 @@ def test_pasta_attaches_only_once_the_namespace_has_set_up_its_own_loopback():
         bring_up = ["nsenter", f"--net=/proc/{holder.pid}/ns/net", "ip", "link", "set", "lo", "up"]
         threading.Timer(0.5, subprocess.run, [bring_up]).start()
         started = time.monotonic()
-        attached = usernet.UserNetwork(holder.pid).attach()
+        attached = usernet.UserNetwork(holder.pid, tmp_path).attach()
         waited = time.monotonic() - started
         attached.close()
     finally:
