@@ -201,14 +201,17 @@ def _published(
         plain = plain.add_column(
             column, [None] * len(items), new_fingerprint=f"{name}-plain-{column}", feature=feature
         )
-    rest = np.flatnonzero(~chosen)
-    parts, where = [plain.select(rest, new_fingerprint=f"{name}-rest")], [rest]
-    for number, (done, positions) in enumerate(waves):
+    # One selection over the parts laid end to end: each item's row is its own plain one, or, when
+    # chosen, its row in the wave that injected it. (A selection of each part, then of their
+    # concatenation, composed three index mappings: a million items' peak, +109 MB against +74.)
+    parts = [plain, *(done for done, _ in waves)]
+    source = np.arange(len(items), dtype=np.int64)
+    start = len(plain)
+    for done, positions in waves:
         picked = np.flatnonzero(chosen[positions])
-        parts.append(done.select(picked, new_fingerprint=f"{name}-wave{number}"))
-        where.append(positions[picked])
-    order = np.argsort(np.concatenate(where), kind="stable")
-    return concatenate_datasets(parts).select(order, new_fingerprint=f"{name}-ordered")
+        source[positions[picked]] = start + picked
+        start += len(done)
+    return concatenate_datasets(parts).select(source, new_fingerprint=f"{name}-ordered")
 
 
 def _digest(array: np.ndarray) -> str:
