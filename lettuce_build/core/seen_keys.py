@@ -1,11 +1,12 @@
 """Which keys (or digests) a stream has shown already, in 8 to 16 bytes a key.
 
 A Python set of a million keys holds each key's object (about 80 bytes for an item's key, 50 for
-a document's digest) and a slot for it: the one thing reading a million documents kept per
-document. `SeenKeys` keeps only each key's 64-bit
-hash, in an open-addressed table that doubles as it fills. Two different keys share a hash with
-a probability of about n^2 / 2^65 (3 in 100 million for a million keys); such a key would be
-taken for one seen before.
+a document's digest, 113 for a request's) and a slot for it: the one thing reading a million
+documents kept per document, and streaming a pass of a million requests per request.
+`SeenKeys` keeps only each key's 64-bit hash, in an open-addressed table that doubles as it
+fills. Two different keys share a hash with a probability of about n^2 / 2^65 (3 in 100 million
+for a million keys); such a key would be taken for one seen before. (A request taken so is not
+streamed: its batch asks for it when the pass meets it, so it is still answered.)
 """
 
 from __future__ import annotations
@@ -35,6 +36,16 @@ class SeenKeys:
 
     def __len__(self) -> int:
         return self._count
+
+    def __contains__(self, key: object) -> bool:
+        slots = self._slots
+        code, mask = hash(key) or 1, len(slots) - 1
+        at = code & mask
+        while (held := slots[at]) != 0:
+            if held == code:
+                return True
+            at = (at + 1) & mask
+        return False
 
     @staticmethod
     def _insert(slots: np.ndarray, code: int) -> bool:

@@ -30,13 +30,14 @@ a provider that is down should not burn through a dataset one failure row at a t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from lettuce_build.core import interrupts
 from lettuce_build.core.errors import CostCapError, ProviderFailuresError
+from lettuce_build.core.seen_keys import SeenKeys
 from lettuce_build.engine.records import StageStats
 from lettuce_build.llm.cache import RequestCache, request_key
 from lettuce_build.llm.pricing import Pricing, estimated_tokens
@@ -151,7 +152,7 @@ class Completions:
             for r in requests
         ]
 
-    def prefetch(self, prompt_version: str, pass_requests: PassRequests, stats: StageStats) -> set[str]:
+    def prefetch(self, prompt_version: str, pass_requests: PassRequests, stats: StageStats) -> Container[str]:
         """Called before each pass with a way to go through the pass's requests, a batch of
         (key, request) pairs at a time; returns the keys it asked the backend for. Here nothing
         (each batch asks for its own misses) beyond checking the pass against the cap."""
@@ -189,7 +190,7 @@ class Completions:
         keys: Sequence[str],
         requests: Sequence[ChatRequest],
         stats: StageStats,
-        prefetched: set[str],
+        prefetched: Container[str],
     ) -> tuple[list[Completion], list[bool]]:
         """The answers in request order, and which of them are fresh (asked of the model in this
         run: now, or by the pass's prefetch); misses are committed before this returns."""
@@ -206,7 +207,7 @@ class Completions:
                 raise RuntimeError(f"backend answered {len(fresh)} of {len(missing)} requests")
             self.commit(prompt_version, list(zip(missing, fresh, strict=True)), stats)
             found.update(zip(missing, fresh, strict=True))
-        fresh_keys = set(missing) | prefetched.intersection(keys)
+        fresh_keys = set(missing) | {key for key in keys if key in prefetched}
         hits = len(keys) - len(fresh_keys)
         self.cache.count(hits, len(fresh_keys))
         stats.cache_hits += hits
@@ -223,21 +224,21 @@ class StreamingCompletions(Completions):
 
     backend: StreamingBackend  # made so by `ExecutionPlan.completions`
 
-    def prefetch(self, prompt_version: str, pass_requests: PassRequests, stats: StageStats) -> set[str]:
+    def prefetch(self, prompt_version: str, pass_requests: PassRequests, stats: StageStats) -> Container[str]:
         """Every request of the pass that the cache lacks, sent as one stream that is rendered
         only as the backend takes it, each answered chunk committed as it arrives: the driver
         holds a batch of the pass's requests at a time, never the pass."""
         super().prefetch(prompt_version, pass_requests, stats)  # the cap, when there is one
-        asked: set[str] = set()  # the n-th key asked is the stream's position n
+        asked = SeenKeys()  # the n-th key asked is the stream's position n (16 bytes a key, not 150)
         unanswered: dict[int, str] = {}  # positions taken by the backend, not yet answered
 
         def misses() -> Iterator[ChatRequest]:
             for batch in pass_requests():
                 held = self.cache.present([key for key, _ in batch])
                 for key, request in batch:
-                    if key not in held and key not in asked:
-                        unanswered[len(asked)] = key
-                        asked.add(key)
+                    position = len(asked)
+                    if key not in held and asked.add(key):
+                        unanswered[position] = key
                         yield request
 
         started = time.perf_counter()
@@ -246,7 +247,7 @@ class StreamingCompletions(Completions):
             answered = [(unanswered.pop(index), completion) for index, completion in chunk]
             self.unanswered.update((key, c) for key, c in answered if not c.answered)
             self.commit(prompt_version, answered, stats)
-        if not asked:
+        if not len(asked):
             return set()
         # the time of the pass's rendering and cache look-ups is in it too: they are done as
         # the engines take requests, behind the engines' own work

@@ -25,7 +25,7 @@ import json
 import math
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
@@ -151,7 +151,7 @@ class _StageRun:
             yield list(zip(self.keys(requests), requests, strict=True))
 
     def batch(
-        self, batch: dict[str, list[Any]], attempt: int, prefetched: set[str], bar: StageBar
+        self, batch: dict[str, list[Any]], attempt: int, prefetched: Container[str], bar: StageBar
     ) -> pa.Table:
         """One step of `Dataset.map` (`MAP_BATCH` rows, written at once): its items asked in
         batches of the runner's size, each parsed into outputs or failure rows. Returned as an
@@ -171,7 +171,7 @@ class _StageRun:
         return pa.Table.from_pydict(out, schema=self.features.arrow_schema)
 
     def answered(
-        self, items: list[dict[str, Any]], attempt: int, prefetched: set[str], bar: StageBar
+        self, items: list[dict[str, Any]], attempt: int, prefetched: Container[str], bar: StageBar
     ) -> list[tuple[dict[str, Any], FailureRow | None, bool]]:
         """One model batch: per item its outputs, its failure (or None) and whether its answer
         was fresh; answers are committed to the cache before anything is parsed."""
@@ -248,7 +248,7 @@ class _StageRun:
             pending = flattened(pending, files.selection, f"{name}-items", MAP_BATCH)
         before = (stats.passed_through, stats.cache_hits + stats.cache_misses, stats.provider_failures)
         with pages_released(pending):  # the pass reads its items once: their pages go back as it goes
-            prefetched: set[str] = set()
+            prefetched: Container[str] = set()
             if not reuse:
                 prefetched = self.completions.prefetch(
                     stage.cache_version, functools.partial(self.pass_requests, pending, attempt), stats

@@ -19,3 +19,13 @@ def test_the_table_grows_and_still_knows_every_key() -> None:
     assert all(seen.add(key) for key in keys)
     assert not any(seen.add(key) for key in keys)
     assert len(seen) == 5000
+
+
+def test_membership_is_asked_without_adding() -> None:
+    seen = SeenKeys(slots=4)
+    keys = [f"request-{n:064x}" for n in range(3000)]
+    for key in keys[::2]:
+        seen.add(key)
+    assert all(key in seen for key in keys[::2])
+    assert not any(key in seen for key in keys[1::2])
+    assert len(seen) == 1500
