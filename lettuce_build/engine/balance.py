@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 from datasets import Dataset, Features, Value, concatenate_datasets
 from pydantic import BaseModel, Field
 
+from lettuce_build.core.memory import pages_released
 from lettuce_build.core.seeding import fraction
 from lettuce_build.engine.checks import Check
 from lettuce_build.engine.columns import arrow_column, empty_dataset, per_key
@@ -123,7 +124,8 @@ def balance(
             ok=empty, failures=[], stats=StageStats.of(stage, 0), report=RatioReport(requested=ratio)
         )
     rank = per_key(items, lambda key: fraction(runner.seed, key, "inject"), np.float64)  # each item's draw
-    encoded = pc.dictionary_encode(arrow_column(items, "split")).combine_chunks()  # codes by first appearance
+    with pages_released(items):  # codes by first appearance
+        encoded = pc.dictionary_encode(arrow_column(items, "split")).combine_chunks()
     codes = encoded.indices.to_numpy(zero_copy_only=False)
     order: dict[str, np.ndarray] = {}  # per split, its items' positions in draw order
     for code, split in enumerate(encoded.dictionary.to_pylist()):
