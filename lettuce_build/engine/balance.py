@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.core.memory import pages_released
 from lettuce_build.core.seeding import fraction
 from lettuce_build.engine.checks import Check
-from lettuce_build.engine.columns import arrow_column, empty_dataset, per_key
+from lettuce_build.engine.columns import arrow_column, empty_dataset, per_key, selected
 from lettuce_build.engine.records import FailureRow, StageResult, StageStats
 from lettuce_build.engine.runner import Runner
 from lettuce_build.engine.stage import Stage
@@ -186,7 +186,7 @@ def _offered(items: Dataset, indices: np.ndarray, wave: int) -> Dataset:
     marked = items.add_column(
         "inject", [True] * len(items), new_fingerprint=f"{name}-inject", feature=Value("bool")
     )
-    return marked.select(indices, new_fingerprint=f"{name}-items")
+    return selected(marked, indices, f"{name}-items")
 
 
 def _published(
@@ -213,7 +213,7 @@ def _published(
         picked = np.flatnonzero(chosen[positions])
         source[positions[picked]] = start + picked
         start += len(done)
-    return concatenate_datasets(parts).select(source, new_fingerprint=f"{name}-ordered")
+    return selected(concatenate_datasets(parts), source, f"{name}-ordered")
 
 
 def _digest(array: np.ndarray) -> str:

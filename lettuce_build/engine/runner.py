@@ -39,7 +39,7 @@ from lettuce_build.core.memory import give_back, pages_released, release_read
 from lettuce_build.core.seeding import number
 from lettuce_build.core.version import code_fingerprint
 from lettuce_build.engine.checks import FAILURE_COLUMNS, RAW_EXCERPT_CHARS, Check, Judging, failure_of
-from lettuce_build.engine.columns import arrow_column, batch_rows, duplicate_keys, empty_dataset
+from lettuce_build.engine.columns import arrow_column, batch_rows, duplicate_keys, empty_dataset, selected
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.passes import PassRecord, PassStore, flattened
 from lettuce_build.engine.progress import StageBar
@@ -329,10 +329,10 @@ class _StageRun:
                     mapped = self.judging.judged(mapped, attempt, f"{fingerprint}-judged{attempt}", bar)
                 flags = arrow_column(mapped, "_ok").to_numpy().astype(bool)
                 ok_at, failed_at = np.flatnonzero(flags), np.flatnonzero(~flags)
-                ok_rows = mapped.select(ok_at, new_fingerprint=f"{fingerprint}-ok{attempt}")
+                ok_rows = selected(mapped, ok_at, f"{fingerprint}-ok{attempt}")
                 done.append(ok_rows.remove_columns(list(FAILURE_COLUMNS)))
                 done_rows.append(rows[ok_at])
-                failed = mapped.select(failed_at, new_fingerprint=f"{fingerprint}-failed{attempt}")
+                failed = selected(mapped, failed_at, f"{fingerprint}-failed{attempt}")
                 failed_rows = [FailureRow.model_validate_json(raw) for raw in failed["_failure"][:]]
                 for row, was_fresh in zip(failed_rows, failed["_fresh"][:], strict=True):
                     calls_used[row.key] += self.completions.counts_as_call(was_fresh)
@@ -361,7 +361,7 @@ class _StageRun:
         # which items finished is part of the name: a re-run that finishes more of them (a
         # provider that failed some the first time) must not find the next stage's kept passes
         held = hashlib.sha256(np.sort(finished).tobytes()).hexdigest()[:16]
-        ok = concatenate_datasets(done).select(order, new_fingerprint=f"{fingerprint}-done-{held}")
+        ok = selected(concatenate_datasets(done), order, f"{fingerprint}-done-{held}")
         # passed through counts attempts: an item a check refused passes through again on its
         # retry, so more may have passed than finished (seen: "-6 ok")
         stats.passed_through = min(stats.passed_through, len(ok))

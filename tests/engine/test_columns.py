@@ -1,8 +1,9 @@
 """A dataset's column as Arrow, in the dataset's own order, whether it is a file, a slice or a selection."""
 
+import numpy as np
 from datasets import Dataset
 
-from lettuce_build.engine.columns import arrow_column, batch_rows
+from lettuce_build.engine.columns import arrow_column, batch_rows, selected
 
 
 def test_a_column_of_a_selection_holds_the_selected_rows_in_the_selections_order(tmp_path):
@@ -19,3 +20,16 @@ def test_a_column_of_a_selection_holds_the_selected_rows_in_the_selections_order
 
 def test_a_batch_becomes_one_dict_per_row():
     assert batch_rows({"a": [1, 2], "b": ["x", "y"]}) == [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]
+
+
+def test_a_selection_made_by_arrow_holds_what_select_would(tmp_path):
+    Dataset.from_dict({"key": [f"k{i}" for i in range(100)], "n": list(range(100))}).save_to_disk(
+        str(tmp_path)
+    )
+    dataset = Dataset.load_from_disk(str(tmp_path))
+    picked = np.array([97, 3, 50, 3, 0])
+    assert selected(dataset, picked, "a")[:] == dataset.select(picked)[:]
+    assert selected(dataset.select(range(90, -1, -1)), np.array([5, 3, 50]), "b")["n"] == [85, 87, 40]
+    run = selected(dataset, np.arange(10, 20), "c")  # a contiguous run is a slice, not a mapping
+    assert run["n"] == list(range(10, 20)) and run._indices is None
+    assert len(selected(dataset, np.array([], dtype=np.int64), "d")) == 0
