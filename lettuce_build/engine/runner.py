@@ -360,7 +360,7 @@ class _StageRun:
         order = np.argsort(finished, kind="stable")
         # which items finished is part of the name: a re-run that finishes more of them (a
         # provider that failed some the first time) must not find the next stage's kept passes
-        held = hashlib.sha256(np.sort(finished).tobytes()).hexdigest()[:16]
+        held = hashlib.sha256(np.sort(finished)).hexdigest()[:16]  # the array hashed as it lies: no copy
         ok = selected(concatenate_datasets(done), order, f"{fingerprint}-done-{held}")
         # passed through counts attempts: an item a check refused passes through again on its
         # retry, so more may have passed than finished (seen: "-6 ok")
