@@ -358,9 +358,10 @@ class _StageRun:
             bar.close()
         finished = np.concatenate(done_rows)
         order = np.argsort(finished, kind="stable")
+        in_order = finished[order]  # the rows finished, sorted: named by, and handed back
         # which items finished is part of the name: a re-run that finishes more of them (a
         # provider that failed some the first time) must not find the next stage's kept passes
-        held = hashlib.sha256(np.sort(finished)).hexdigest()[:16]  # the array hashed as it lies: no copy
+        held = hashlib.sha256(in_order).hexdigest()[:16]  # the array hashed as it lies: no copy
         ok = selected(concatenate_datasets(done), order, f"{fingerprint}-done-{held}")
         # passed through counts attempts: an item a check refused passes through again on its
         # retry, so more may have passed than finished (seen: "-6 ok")
@@ -370,7 +371,7 @@ class _StageRun:
         stats.failure_reasons = dict(Counter(f.reason for f in failure_rows))
         stats.seconds = time.perf_counter() - started
         checks = StageStats.per_name(self.judging.check_stats)
-        return StageResult(ok=ok, failures=failure_rows, stats=stats, checks=checks, rows=finished[order])
+        return StageResult(ok=ok, failures=failure_rows, stats=stats, checks=checks, rows=in_order)
 
 
 def call_stage(
