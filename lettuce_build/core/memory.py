@@ -38,6 +38,9 @@ RELEASE_EVERY = 0.002
 #: they are handed back once the process holds this many more bytes of files than after the last
 #: time: a step that waits on the model reads little, and handing back walks every mapping
 RELEASE_AFTER_BYTES = 16 << 20
+#: the same for a read of rows spread all over their files (a selection's): each row read maps
+#: the pages around it, so the pages held grow fast for the rows read
+SCATTERED_RELEASE_AFTER_BYTES = 4 << 20
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 #: glibc's ``mallopt`` parameter for the size from which a block gets pages of its own
 _M_MMAP_THRESHOLD = -3

@@ -12,7 +12,7 @@ import pyarrow as pa
 from datasets import Dataset, Features
 from datasets.table import InMemoryTable
 
-from lettuce_build.core.memory import pages_released
+from lettuce_build.core.memory import SCATTERED_RELEASE_AFTER_BYTES, pages_released
 
 
 def arrow_column(dataset: Dataset, name: str) -> pa.ChunkedArray:
@@ -77,10 +77,11 @@ def duplicate_keys(dataset: Dataset) -> list[str]:
 def per_key(dataset: Dataset, value: Callable[[str], Any], dtype: type) -> np.ndarray:
     """``value`` of each item's key, in order, read 10,000 keys at a time (never all of them as
     Python strings), the pages read handed back as it goes (a million keys' pages and those
-    read around them: about 100 MB)."""
+    read around them: about 100 MB; the keys of a million items' injections held 39 MB more
+    than before at once, handed back every 16 MB)."""
     values = np.empty(len(dataset), dtype=dtype)
     start = 0
-    with pages_released(dataset):
+    with pages_released(dataset, after=SCATTERED_RELEASE_AFTER_BYTES):  # a selection's keys, often
         for batch in dataset.select_columns(["key"]).iter(batch_size=10_000):
             values[start : start + len(batch["key"])] = [value(key) for key in batch["key"]]
             start += len(batch["key"])

@@ -12,10 +12,7 @@ from datasets import Dataset
 from datasets.arrow_writer import ArrowWriter
 from pydantic import BaseModel
 
-from lettuce_build.core.memory import pages_released
-
-#: how many more bytes of files a selection's copy may hold before it hands their pages back
-SELECTION_RELEASE_BYTES = 4 << 20
+from lettuce_build.core.memory import SCATTERED_RELEASE_AFTER_BYTES, pages_released
 
 
 class PassRecord(BaseModel):
@@ -57,9 +54,9 @@ def flattened(dataset: Dataset, path: Path, fingerprint: str, batch: int) -> Dat
     if not path.exists():
         staged = path.with_suffix(".tmp")
         rows = dataset.with_format("arrow")
-        # a selection's rows lie all over its files, and each row read maps the pages around it:
-        # handed back every few MB, not the usual 16 (a million items' first wave: +20 MB of them)
-        released = pages_released(dataset, after=SELECTION_RELEASE_BYTES)
+        # a selection's rows lie all over its files (a million items' first wave: +20 MB of pages
+        # held at 16 MB)
+        released = pages_released(dataset, after=SCATTERED_RELEASE_AFTER_BYTES)
         with ArrowWriter(path=str(staged), features=dataset.features) as writer, released:
             for start in range(0, len(dataset), batch):
                 writer.write_table(rows[start : start + batch], writer_batch_size=batch)
