@@ -3,7 +3,7 @@
 import numpy as np
 from datasets import Dataset
 
-from lettuce_build.engine.columns import arrow_column, batch_rows, selected
+from lettuce_build.engine.columns import arrow_column, batch_rows, per_key, selected
 
 
 def test_a_column_of_a_selection_holds_the_selected_rows_in_the_selections_order(tmp_path):
@@ -33,3 +33,13 @@ def test_a_selection_made_by_arrow_holds_what_select_would(tmp_path):
     run = selected(dataset, np.arange(10, 20), "c")  # a contiguous run is a slice, not a mapping
     assert run["n"] == list(range(10, 20)) and run._indices is None
     assert len(selected(dataset, np.array([], dtype=np.int64), "d")) == 0
+
+
+def test_each_keys_value_comes_in_the_datasets_order_for_a_selection_too(tmp_path):
+    Dataset.from_dict({"key": [f"k{i}" for i in range(100)]}).save_to_disk(str(tmp_path))
+    dataset = Dataset.load_from_disk(str(tmp_path))
+    picked = np.array([97, 3, 50, 4, 0, 61])
+    number = lambda key: int(key[1:])  # noqa: E731
+    assert per_key(dataset.select(picked), number, np.int64).tolist() == picked.tolist()
+    assert per_key(selected(dataset, picked, "p"), number, np.int64).tolist() == picked.tolist()
+    assert per_key(dataset, number, np.int64).tolist() == list(range(100))
