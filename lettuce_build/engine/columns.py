@@ -3,6 +3,7 @@ keys that are not unique."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -85,7 +86,8 @@ def per_key(dataset: Dataset, value: Callable[[str], Any], dtype: type) -> np.nd
     order = np.arange(len(dataset))
     if dataset._indices is not None:
         order = np.argsort(dataset._indices.column(0).to_numpy(), kind="stable")
-        keys = selected(keys, order, f"{dataset._fingerprint}-in-file-order")
+        named = hashlib.sha256(f"{dataset._fingerprint}-in-file-order".encode()).hexdigest()[:32]
+        keys = selected(keys, order, named)  # (a fingerprint may be 64 characters at most)
     start = 0
     with pages_released(dataset, after=SCATTERED_RELEASE_AFTER_BYTES):
         for batch in keys.iter(batch_size=10_000):
