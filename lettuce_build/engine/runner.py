@@ -39,7 +39,14 @@ from lettuce_build.core.memory import give_back, pages_released, release_read
 from lettuce_build.core.seeding import number
 from lettuce_build.core.version import code_fingerprint
 from lettuce_build.engine.checks import FAILURE_COLUMNS, RAW_EXCERPT_CHARS, Check, Judging, failure_of
-from lettuce_build.engine.columns import arrow_column, batch_rows, duplicate_keys, empty_dataset, selected
+from lettuce_build.engine.columns import (
+    arrow_column,
+    batch_rows,
+    duplicate_keys,
+    empty_dataset,
+    in_row_order,
+    selected,
+)
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.passes import PassRecord, PassStore, flattened
 from lettuce_build.engine.progress import StageBar
@@ -331,7 +338,7 @@ class _StageRun:
                 ok_at, failed_at = np.flatnonzero(flags), np.flatnonzero(~flags)
                 ok_rows = selected(mapped, ok_at, f"{fingerprint}-ok{attempt}")
                 done.append(ok_rows.remove_columns(list(FAILURE_COLUMNS)))
-                done_rows.append(rows[ok_at])
+                done_rows.append(rows if len(ok_at) == len(rows) else rows[ok_at])
                 failed = selected(mapped, failed_at, f"{fingerprint}-failed{attempt}")
                 failed_rows = [FailureRow.model_validate_json(raw) for raw in failed["_failure"][:]]
                 for row, was_fresh in zip(failed_rows, failed["_fresh"][:], strict=True):
@@ -356,13 +363,9 @@ class _StageRun:
                 rows = rows[failed_at][retry]
         finally:
             bar.close()
-        finished = np.concatenate(done_rows)
-        order = np.argsort(finished, kind="stable")
-        in_order = finished[order]  # the rows finished, sorted: named by, and handed back
         # which items finished is part of the name: a re-run that finishes more of them (a
         # provider that failed some the first time) must not find the next stage's kept passes
-        held = hashlib.sha256(in_order).hexdigest()[:16]  # the array hashed as it lies: no copy
-        ok = selected(concatenate_datasets(done), order, f"{fingerprint}-done-{held}")
+        ok, in_order = in_row_order(done, done_rows, f"{fingerprint}-done")
         # passed through counts attempts: an item a check refused passes through again on its
         # retry, so more may have passed than finished (seen: "-6 ok")
         stats.passed_through = min(stats.passed_through, len(ok))
