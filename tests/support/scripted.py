@@ -18,7 +18,8 @@ class ScriptedBackend:
 
     ``fail_on_call`` raises on that (1-based) generate call, like a backend dying
     mid-build; ``delay`` sleeps per call; ``log`` appends one line per request;
-    ``record=False`` keeps no request (a benchmark's backend, whose memory is not the driver's);
+    ``record=False`` keeps no request, nor a list per call (a benchmark's backend, whose memory
+    is not the driver's);
     ``scores``: ``respond`` answers scoring requests (`ChatRequest.continuations`) too.
     """
 
@@ -41,7 +42,9 @@ class ScriptedBackend:
         self.record = record
         #: True: ``respond`` answers scoring requests too (else they are answered unscored)
         self.scores = scores
+        #: each generate call's requests (none kept with ``record=False``)
         self.calls: list[list[ChatRequest]] = []
+        self.call_count = 0
 
     @property
     def model_id(self) -> str:
@@ -55,10 +58,12 @@ class ScriptedBackend:
         return BackendInfo(backend="scripted", model=self.model)
 
     def generate(self, requests: Sequence[ChatRequest]) -> list[Completion]:
-        if self.fail_on_call is not None and len(self.calls) + 1 == self.fail_on_call:
+        self.call_count += 1
+        if self.fail_on_call == self.call_count:
             self.calls.append([])
             raise RuntimeError(f"scripted backend failure on call {self.fail_on_call}")
-        self.calls.append(list(requests) if self.record else [])
+        if self.record:  # a benchmark's million items make tens of thousands of calls
+            self.calls.append(list(requests))
         if self.delay:
             time.sleep(self.delay)
         answers = []
