@@ -24,7 +24,7 @@ from datasets.arrow_writer import ArrowWriter
 from pydantic import BaseModel, ConfigDict
 
 from lettuce_build.builds.output import ROW_GROUP_BYTES
-from lettuce_build.core.memory import pages_released
+from lettuce_build.core.memory import RELEASE_AFTER_BYTES, SCATTERED_RELEASE_AFTER_BYTES, pages_released
 from lettuce_build.core.schema import (
     CATEGORY_FEATURE,
     FEATURES,
@@ -76,12 +76,16 @@ def assemble(source: Source, finished: Dataset, work: Path) -> Assembled:
             os.utime(path)  # still in use (see builds/items.prune)
     else:
         _write_splits(source, finished, paths)
+    files = {split: Dataset.from_file(str(path)) for split, path in paths.items()}
+    with pages_released(*files.values()):  # the columns read here touch pages all over the files
+        return _assembled({split: made for split, made in files.items() if len(made)})
+
+
+def _assembled(files: dict[str, Dataset]) -> Assembled:
+    """The splits' files as samples, the failure rows among them and their figures."""
     splits = DatasetDict()
     invalid: list[FailureRow] = []
-    for split, path in paths.items():
-        made = Dataset.from_file(str(path))
-        if not len(made):
-            continue
+    for split, made in files.items():
         failed = made.data.column(_FAILURE)
         if failed.null_count < len(failed):  # else the split is its file as it is, not a selection of it
             invalid += [FailureRow.model_validate_json(raw) for raw in failed.drop_null().to_pylist()]
@@ -121,7 +125,9 @@ def _write_splits(source: Source, finished: Dataset, paths: dict[str, Path]) -> 
     as a selection of their own, every batch of them would touch pages across every work file."""
     features = Features({**FEATURES, _FAILURE: Value("string")})
     staged = {split: path.with_suffix(".tmp") for split, path in paths.items()}
-    with ExitStack() as open_writers, pages_released(finished):
+    # a selection (balancing's published rows) reads from all over its files: handed back sooner
+    after = RELEASE_AFTER_BYTES if finished._indices is None else SCATTERED_RELEASE_AFTER_BYTES
+    with ExitStack() as open_writers, pages_released(finished, after=after):
         writers = {
             split: _Gathered(open_writers.enter_context(ArrowWriter(path=str(path), features=features)))
             for split, path in staged.items()

@@ -84,9 +84,10 @@ def empty_dataset(features: Features) -> Dataset:
 def duplicate_keys(dataset: Dataset) -> list[str]:
     """Keys that more than one item has. Each key is hashed a batch at a time and only the
     hashes are compared (8 bytes a key: a hash table of a million keys held 70 MB); the keys
-    of a hash seen twice are then compared themselves, so a collision is never a duplicate."""
-    hashes = per_key(dataset, hash, np.int64)
-    keys = dataset.select_columns(["key"])
+    of a hash seen twice are then compared themselves, so a collision is never a duplicate.
+    Which keys repeat does not depend on their order: they are read as they lie in their files."""
+    keys, _ = _keys_in_file_order(dataset)
+    hashes = _values(keys, hash, np.int64)
     ordered = np.sort(hashes)  # one copy; np.unique would make three
     repeated = ordered[1:][ordered[1:] == ordered[:-1]]
     del ordered
@@ -103,16 +104,32 @@ def per_key(dataset: Dataset, value: Callable[[str], Any], dtype: type) -> np.nd
     read around them: about 100 MB). A selection's keys are read in the order they lie in their
     files and put back in its order: read in its own order, 10,000 rows spread over a million
     map the pages around each, the whole key column at once (39 MB more, a build's peak)."""
-    values = np.empty(len(dataset), dtype=dtype)
+    keys, order = _keys_in_file_order(dataset)
+    found = _values(keys, value, dtype)
+    if order is None:
+        return found
+    values = np.empty_like(found)
+    values[order] = found
+    return values
+
+
+def _keys_in_file_order(dataset: Dataset) -> tuple[Dataset, np.ndarray | None]:
+    """The key column, its rows in the order they lie in their files, and where each of them is
+    in ``dataset`` (None: in the same place)."""
     keys = dataset.select_columns(["key"])
-    order = np.arange(len(dataset))
-    if dataset._indices is not None:
-        order = np.argsort(dataset._indices.column(0).to_numpy(), kind="stable")
-        named = hashlib.sha256(f"{dataset._fingerprint}-in-file-order".encode()).hexdigest()[:32]
-        keys = selected(keys, order, named)  # (a fingerprint may be 64 characters at most)
+    if dataset._indices is None:
+        return keys, None
+    order = np.argsort(dataset._indices.column(0).to_numpy(), kind="stable")
+    named = hashlib.sha256(f"{dataset._fingerprint}-in-file-order".encode()).hexdigest()[:32]
+    return selected(keys, order, named), order  # (a fingerprint may be 64 characters at most)
+
+
+def _values(keys: Dataset, value: Callable[[str], Any], dtype: type) -> np.ndarray:
+    """``value`` of each key of ``keys`` (a dataset of one column, ``key``), in its order."""
+    values = np.empty(len(keys), dtype=dtype)
     start = 0
-    with pages_released(dataset, after=SCATTERED_RELEASE_AFTER_BYTES):
+    with pages_released(keys, after=SCATTERED_RELEASE_AFTER_BYTES):
         for batch in keys.iter(batch_size=10_000):
-            values[order[start : start + len(batch["key"])]] = [value(key) for key in batch["key"]]
+            values[start : start + len(batch["key"])] = [value(key) for key in batch["key"]]
             start += len(batch["key"])
     return values
