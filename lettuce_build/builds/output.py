@@ -22,7 +22,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from pydantic import BaseModel
 
 from lettuce_build.core.errors import CorruptOutput
-from lettuce_build.core.memory import pages_released
+from lettuce_build.core.memory import COPY_RELEASE_AFTER_BYTES, pages_released
 
 DATASET_DIR = "dataset"
 HUB_DIR = "hub"
@@ -134,7 +134,7 @@ def write_output(dataset_dict: DatasetDict, out_dir: str | Path, config_name: st
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     if len(dataset_dict):
-        with pages_released(*dataset_dict.values()):
+        with pages_released(*dataset_dict.values(), after=COPY_RELEASE_AFTER_BYTES):
             dataset_dict.save_to_disk(str(staging / DATASET_DIR))
             write_hub_folder(dataset_dict, staging / HUB_DIR, config_name)
     for name in (DATASET_DIR, HUB_DIR):

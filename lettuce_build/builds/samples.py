@@ -24,7 +24,7 @@ from datasets.arrow_writer import ArrowWriter
 from pydantic import BaseModel, ConfigDict
 
 from lettuce_build.builds.output import ROW_GROUP_BYTES
-from lettuce_build.core.memory import RELEASE_AFTER_BYTES, SCATTERED_RELEASE_AFTER_BYTES, pages_released
+from lettuce_build.core.memory import pages_released
 from lettuce_build.core.schema import (
     CATEGORY_FEATURE,
     FEATURES,
@@ -125,9 +125,7 @@ def _write_splits(source: Source, finished: Dataset, paths: dict[str, Path]) -> 
     as a selection of their own, every batch of them would touch pages across every work file."""
     features = Features({**FEATURES, _FAILURE: Value("string")})
     staged = {split: path.with_suffix(".tmp") for split, path in paths.items()}
-    # a selection (balancing's published rows) reads from all over its files: handed back sooner
-    after = RELEASE_AFTER_BYTES if finished._indices is None else SCATTERED_RELEASE_AFTER_BYTES
-    with ExitStack() as open_writers, pages_released(finished, after=after):
+    with ExitStack() as open_writers, pages_released(finished):
         writers = {
             split: _Gathered(open_writers.enter_context(ArrowWriter(path=str(path), features=features)))
             for split, path in staged.items()

@@ -13,7 +13,7 @@ import pyarrow as pa
 from datasets import Dataset, Features, concatenate_datasets
 from datasets.table import InMemoryTable
 
-from lettuce_build.core.memory import SCATTERED_RELEASE_AFTER_BYTES, pages_released
+from lettuce_build.core.memory import pages_released
 
 
 def arrow_column(dataset: Dataset, name: str) -> pa.ChunkedArray:
@@ -128,7 +128,7 @@ def _values(keys: Dataset, value: Callable[[str], Any], dtype: type) -> np.ndarr
     """``value`` of each key of ``keys`` (a dataset of one column, ``key``), in its order."""
     values = np.empty(len(keys), dtype=dtype)
     start = 0
-    with pages_released(keys, after=SCATTERED_RELEASE_AFTER_BYTES):
+    with pages_released(keys):
         for batch in keys.iter(batch_size=10_000):
             values[start : start + len(batch["key"])] = [value(key) for key in batch["key"]]
             start += len(batch["key"])

@@ -12,7 +12,7 @@ from datasets import Dataset
 from datasets.arrow_writer import ArrowWriter
 from pydantic import BaseModel
 
-from lettuce_build.core.memory import SCATTERED_RELEASE_AFTER_BYTES, pages_released
+from lettuce_build.core.memory import pages_released
 
 
 class PassRecord(BaseModel):
@@ -56,7 +56,7 @@ def flattened(dataset: Dataset, path: Path, fingerprint: str, batch: int) -> Dat
         rows = dataset.with_format("arrow")
         # a selection's rows lie all over its files (a million items' first wave: +20 MB of pages
         # held at 16 MB)
-        released = pages_released(dataset, after=SCATTERED_RELEASE_AFTER_BYTES)
+        released = pages_released(dataset)
         with ArrowWriter(path=str(staged), features=dataset.features) as writer, released:
             for start in range(0, len(dataset), batch):
                 writer.write_table(rows[start : start + batch], writer_batch_size=batch)
