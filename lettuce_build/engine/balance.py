@@ -149,10 +149,11 @@ def balance(
     while True:
         if len(wave):  # a first wave may be empty: no item drew low enough
             offered[wave] = True
-            asked = np.sort(wave)
-            result = runner.run(_offered(items, asked, waves), stage, checks)
+            wave.sort()  # in place: a million items' first wave is 6 MB
+            result = runner.run(_offered(items, wave, waves), stage, checks)
+            done_at.append(wave[result.rows])
+            result.rows = result.rows[:0]  # where they were is in done_at now
             results.append(result)
-            done_at.append(asked[result.rows])
             failures += result.failures
             succeeded[done_at[-1]] = True
             for split, indices in order.items():
