@@ -54,10 +54,7 @@ def flattened(dataset: Dataset, path: Path, fingerprint: str, batch: int) -> Dat
     if not path.exists():
         staged = path.with_suffix(".tmp")
         rows = dataset.with_format("arrow")
-        # a selection's rows lie all over its files (a million items' first wave: +20 MB of pages
-        # held at 16 MB)
-        released = pages_released(dataset)
-        with ArrowWriter(path=str(staged), features=dataset.features) as writer, released:
+        with ArrowWriter(path=str(staged), features=dataset.features) as writer, pages_released(dataset):
             for start in range(0, len(dataset), batch):
                 writer.write_table(rows[start : start + batch], writer_batch_size=batch)
             writer.finalize()
