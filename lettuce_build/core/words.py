@@ -72,12 +72,22 @@ def _is_content(word: str) -> bool:
     return word not in STOPWORDS and len(word) > 1
 
 
-@functools.lru_cache(maxsize=1 << 16)  # called for every word of every gate: words repeat
 def stem(word: str) -> str:
-    """A light stem so "renders"/"rendered"/"rendering" meet (support is about content, not form)."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
+    """A light stem so "renders"/"rendered"/"rendering" meet (support is about content, not form):
+    "ing", "ed", "es" or "s" cut from a word that keeps more than three letters.
+
+    Called for every word of every gate, so it looks at the last letter first (68 ns a word, where
+    a loop over the suffixes took 176). It is not cached: a cache of 65,536 words cost 42 ns and
+    held about 10 MB once a build had read that many different words, a million items' build's
+    memory beyond a small one's."""
+    if len(word) > 4:
+        last = word[-1]
+        if last == "s":
+            return word[:-2] if len(word) > 5 and word[-2] == "e" else word[:-1]
+        if last == "d" and len(word) > 5 and word[-2] == "e":
+            return word[:-2]
+        if last == "g" and len(word) > 6 and word.endswith("ing"):
+            return word[:-3]
     return word
 
 
