@@ -7,7 +7,7 @@ PIP := $(VENV)/bin/pip --disable-pip-version-check
 # The CPU wheel of torch. It goes in first so that nothing later pulls a CUDA build.
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: install test test-fast lint demo docs
+.PHONY: install test test-fast lint demo docs keywords
 
 install: $(VENV)/.installed
 
@@ -32,6 +32,11 @@ test-fast: install
 # The documentation site, warnings as errors (a broken link or a stale reference fails it); in site/.
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# The API's typed keywords (lettuce_build/builds/api_keywords.py), written from the recipe's fields; run it
+# after adding a setting (tests/test_api.py fails while the file is stale).
+keywords: install
+	$(VENV)/bin/python -m lettuce_build.builds.keywords
 
 lint: install
 	$(VENV)/bin/ruff check lettuce_build tests benchmarks

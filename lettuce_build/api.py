@@ -19,11 +19,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypedDict, Unpack
+from typing import Any, Unpack
 
 from datasets import DatasetDict, load_from_disk
 from pydantic import BaseModel, ConfigDict
 
+from lettuce_build.builds.api_keywords import Settings
 from lettuce_build.builds.dry_run import DryRun, estimate
 from lettuce_build.builds.output import DATASET_DIR
 from lettuce_build.builds.recipe import RECIPE_FILE, Recipe
@@ -34,73 +35,12 @@ from lettuce_build.core.quiet import quiet
 from lettuce_build.core.tables import write_jsonl
 from lettuce_build.formats import ExportCounts
 from lettuce_build.llm.protocol import Backend
+from lettuce_build.llm.settings import BackendKind
 from lettuce_build.prompts import prompts_from
 from lettuce_build.publish import DEFAULT_MAX_FAILURE_RATE
 
 #: where rows given in memory (``build(input=[...])``) are written for the build to read
 IN_MEMORY_INPUT = "input.jsonl"
-
-
-class Settings(TypedDict, total=False):
-    """A recipe's settings as `build` and `dry_run` take them (keywords; each is a `Recipe`
-    field, which declares its default and meaning, and validates it: tests/test_api.py checks
-    that these are its fields)."""
-
-    # what is built
-    ratio: float
-    mode: Literal["inject", "generate"]
-    answers: Literal["auto", "free", "extractive"]
-    edit_anchors: Literal["auto", "rules", "constrained", "free"]
-    verify: bool
-    plausibility: bool
-    limit: int | None
-    seed: int
-    language: str
-    repo_url: str
-    struct_ratio: float
-    shard: str | None  # "I/N"
-    strict_input: bool
-    # screening before any model call
-    dedup: bool
-    decontaminate_against: list[str]
-    mark_only: bool
-    decontaminate_repos: bool
-    # your own data (the custom source)
-    columns: Mapping[str, str]
-    error_types: list[str]
-    intensity: int
-    # the model and how it runs
-    model: str
-    backend: Literal["vllm", "openai"]
-    batch_size: int
-    prompts: str | Path | None
-    sampling: Mapping[str, Mapping[str, Any]]
-    engine: Mapping[str, Any]
-    executor: Literal["local", "ray"]
-    ray_address: str | None
-    ray_actors: int
-    # an OpenAI-compatible endpoint
-    base_url: str
-    api_key_env: str
-    concurrency: int
-    request_timeout: float
-    max_retries: int
-    max_provider_failures: float
-    rpm: int | None
-    tpm: int | None
-    batch: bool
-    batch_window: str
-    batch_max_requests: int
-    batch_max_bytes: int
-    batch_poll_seconds: float
-    # what it costs
-    price_per_mtok: tuple[float, float] | None
-    batch_discount: float
-    max_cost: float | None
-    # --verify's judges
-    judge_model: list[str]
-    judge_backend: Literal["vllm", "openai"] | None
-    judge_base_url: str | None
 
 
 class BuildResult(BaseModel):
@@ -118,7 +58,7 @@ def build(
     *,
     out: str | Path | None = None,
     recipe: Recipe | str | Path | None = None,
-    backend: Backend | str | None = None,
+    backend: Backend | BackendKind | None = None,
     judges: Sequence[Backend] | None = None,
     verbose: bool = False,
     refresh: str | None = None,
@@ -133,12 +73,12 @@ def build(
     judges of a ``verify=True`` build; ``refresh`` names a stage to ask anew, with
     the stages after it, ignoring their cached answers (after a prompt or model change)."""
     quiet(verbose)
-    if isinstance(backend, str):  # the backend's kind, as the command line's --backend names it
-        settings["backend"], backend = backend, None
+    # the backend's kind (as the command line's --backend names it) is a setting of the recipe
+    kind, backend = (backend, None) if isinstance(backend, str) else (None, backend)
     path = str(input) if isinstance(input, str | Path) else None
-    recipe = _recipe(source, recipe, {"out": out, "input": path, **settings})
+    recipe = _recipe(source, recipe, {"out": out, "input": path, "backend": kind, **settings})
     check_writable(recipe.out)  # before any input is read or model started
-    if input is not None and path is None:  # rows in memory: a file the build (and a replay) reads
+    if input is not None and not isinstance(input, str | Path):  # rows in memory: a file the build reads
         recipe = recipe.model_copy(update={"input": str(_input_file(input, recipe.out))})
     summary = run_build(recipe, backend, judges=judges, refresh=refresh)
     return _result(summary, recipe.out / RECIPE_FILE)
@@ -150,12 +90,14 @@ def dry_run(
     out: str | Path | None = None,
     recipe: Recipe | str | Path | None = None,
     input: str | Path | None = None,
+    backend: BackendKind | None = None,
     **settings: Unpack[Settings],
 ) -> DryRun:
     """What `build` with the same arguments would ask of its model, without starting an engine
     or writing anything (see `lettuce_build.builds.dry_run`)."""
     quiet()
-    recipe = _recipe(source, recipe, {"out": out, "input": None if input is None else str(input), **settings})
+    given = {"out": out, "input": None if input is None else str(input), "backend": backend}
+    recipe = _recipe(source, recipe, {**given, **settings})
     with prompts_from(recipe.prompts):
         return estimate(recipe.build_options(), recipe.make_backend(), recipe.stage_sampling())
 

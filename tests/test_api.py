@@ -1,6 +1,11 @@
 """The Python API: `lettuce_build.build` returns the dataset and the summary and writes the recipe
 that replays it; a custom backend is passed in; sources register with a decorator."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from datasets import Dataset
 
@@ -15,6 +20,8 @@ from lettuce_build.stages.answers import AnswerStage
 
 from .support.documents import respond, write_readmes
 from .support.scripted import ScriptedBackend
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_build_returns_the_dataset_and_summary_and_its_recipe_replays_it(tmp_path):
@@ -140,10 +147,47 @@ def test_the_backend_may_be_named_by_its_kind_as_on_the_command_line(tmp_path):
     assert result.summary.items > 0 and BuildDir(tmp_path / "out").read_manifest().backend.backend == "openai"
 
 
-def test_the_keywords_of_build_are_the_recipes_fields():
-    """`build(**settings)` is typed: its keywords are the recipe's fields, declared by `Recipe`."""
-    from lettuce_build.api import Settings
+def test_a_type_checker_accepts_the_keywords_of_build_and_names_a_wrong_one(tmp_path):
+    """What an editor shows a user: the keywords are typed (a keyword that was also a parameter
+    left them all untyped, which only a type checker's run showed)."""
+    calls = tmp_path / "calls.py"
+    calls.write_text(
+        "from lettuce_build.api import build, dry_run\n"
+        'build("readme", ratio=0.3, shard="0/2", prompts="p", engine={"dtype": "bf16"}, backend="openai")\n'
+        'dry_run("readme", limit=3, backend="vllm")\n'
+        'build("readme", ratio="high")\n'
+        'build("readme", ratoi=0.3)\n'
+        'dry_run("readme", backend="claude")\n'
+    )
+    checked = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--follow-imports=silent",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(calls),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MYPYPATH": str(ROOT)},
+    )
+    wrong = sorted({int(line.split(":")[1]) for line in checked.stdout.splitlines() if ": error:" in line})
+    assert wrong == [4, 5, 6], checked.stdout
+    assert 'incompatible type "str"; expected "float"' in checked.stdout and '"ratoi"' in checked.stdout
 
-    explicit = {"source", "out", "input"}  # parameters of their own
+
+def test_the_keywords_of_build_are_the_recipes_fields_written_from_them():
+    """`build(**settings)` is typed: its keywords are the recipe's fields, in a file written from
+    `Recipe` (``make keywords``), which is never stale."""
+    from lettuce_build.api import Settings
+    from lettuce_build.builds.keywords import KEYWORDS_FILE, keywords_source
+
+    explicit = {"source", "out", "input", "backend"}  # parameters of their own
     recorded = {"stages"}  # written by the build, not chosen
     assert set(Settings.__annotations__) == set(Recipe.model_fields) - explicit - recorded
+    assert KEYWORDS_FILE.read_text(encoding="utf-8") == keywords_source(), "stale: run `make keywords`"
+    written = keywords_source()
+    assert "    shard: Shard | str | None\n" in written  # given as "I/N" too
+    assert "    prompts: str | Path | None\n" in written and "    ratio: float\n" in written

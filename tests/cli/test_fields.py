@@ -13,6 +13,7 @@ import lettuce_build
 import lettuce_build.api
 import lettuce_build.builds.recipe
 import lettuce_build.cli.build
+from lettuce_build.builds.keywords import keywords_source
 from lettuce_build.builds.recipe import Recipe
 from lettuce_build.cli.fields import field_option, model_options
 from lettuce_build.core.flags import flag_names
@@ -56,6 +57,8 @@ def test_a_field_added_to_the_recipe_is_a_flag_and_an_api_keyword_with_nothing_e
     with pytest.raises(SystemExit):
         lettuce_build.build("readme", out=tmp_path / "b", warmth=0.75)
     assert [recipe.warmth for recipe in seen] == [0.5, 0.75]
+    # and for type checkers, `make keywords` writes it from the field
+    assert "    #: How warm the answers are.\n    warmth: float\n" in keywords_source(Wider)
 
 
 def test_every_setting_of_the_recipe_and_the_engine_is_a_flag_with_its_field_s_help_and_default():
