@@ -21,9 +21,11 @@ from lettuce_build.builds.items import WORK_DIR, WorkPasses
 from lettuce_build.builds.log import log
 from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.core import interrupts
+from lettuce_build.core.errors import SourceError
 from lettuce_build.core.memory import give_back
 from lettuce_build.engine.balance import RatioReport, balance
 from lettuce_build.engine.checks import Check
+from lettuce_build.engine.columns import duplicate_keys
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Runner
 from lettuce_build.engine.stage import CheckStage, Stage
 from lettuce_build.engine.verdicts import VerdictLog
@@ -73,6 +75,11 @@ class StageLoop:
         self, stages: Sequence[Stage], items: Dataset, checks: Mapping[str, CheckStage] | None = None
     ) -> LoopResult:
         """Run ``stages`` in order; ``checks``: per stage name, the check each judge asks."""
+        # the cache and the kept passes know an item by its key. Checked here, once: a stage's
+        # items are some of the ones before it (read at every stage and wave, a million items'
+        # keys were a build's peak of memory)
+        if shared := duplicate_keys(items):
+            raise SourceError(f"work items share keys, e.g. {shared[:3]}: each item needs a key of its own")
         result = LoopResult(done=items, verdicts=self.verdicts)
         for stage in stages:
             log.info("stage %s starts: %d items", stage.name, len(result.done))

@@ -181,12 +181,6 @@ def test_items_the_stage_does_not_apply_to_pass_through_without_a_call(tmp_path)
     assert len(backend.requests) == 1 and result.stats.passed_through == 1
 
 
-def test_duplicate_keys_are_refused(tmp_path):
-    dataset = Dataset.from_list([{"key": "a", "n": 1}, {"key": "a", "n": 2}])
-    with pytest.raises(ValueError, match="duplicate work item keys"):
-        run(ScriptedBackend(correct), tmp_path, dataset)
-
-
 def test_the_build_seed_changes_request_seeds(tmp_path):
     first, second = ScriptedBackend(correct), ScriptedBackend(correct)
     run(first, tmp_path / "a", items(2), seed=1)
