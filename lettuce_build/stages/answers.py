@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.core import english
 from lettuce_build.core.gates import DEFAULT_GATES, GateConfig, answer_problem, markup_share
 from lettuce_build.core.sentences import complete_prefix, is_complete, split_sentences
-from lettuce_build.core.words import content_words
+from lettuce_build.core.words import content_words, stem
 from lettuce_build.engine.stage import CutText, ParseFailure, Sampling, Stage, item_language
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.judge import AnswerJudgeStage
@@ -264,9 +264,7 @@ class ExtractiveAnswerStage(AnswerStage):
             )
         chosen = set(response.sentences)
         if self.focused and item["focus"] in offered:
-            chosen.add(item["focus"])  # the sentence the question was asked about answers it
-            if (best := best_sentence(item["question"], offered)) is not None:
-                chosen.add(best)  # and the one its words point at, when that is a neighbour
+            chosen = _on_topic(item["question"], item["focus"], offered, chosen)
         picked = [s for s in offered if s in chosen]  # evidence order, each once
         if not picked:
             raise ParseFailure(
@@ -279,6 +277,31 @@ class ExtractiveAnswerStage(AnswerStage):
 
 #: a focused answer may take up to this many sentences either side of its focus
 NEIGHBOURS = 2
+
+
+def _on_topic(question: str, focus: str, offered: Sequence[str], chosen: set[str]) -> set[str]:
+    """A focused answer's sentences: the focus (asked about, it answers the question), the one
+    the question's words point at, and the neighbours the model chose that share a content word
+    with either. The embedded model often chose a neighbour about something else ("The field
+    outline may be a GeoJSON polygon" under a question on rootstocks), which then took the
+    injected error: a span in a sentence off the question. Others are kept, nearest first, only
+    while the answer is too short without them."""
+    kept = {focus}
+    if (best := best_sentence(question, offered)) is not None:
+        kept.add(best)
+    topic = {stem(word) for word in content_words(f"{question} {focus}")}
+    others = []
+    for sentence in chosen.intersection(offered) - kept:  # one not offered is no sentence of it
+        if topic & {stem(word) for word in content_words(sentence)}:
+            kept.add(sentence)
+        else:
+            others.append(sentence)
+    at = offered.index(focus)
+    for sentence in sorted(others, key=lambda s: (abs(offered.index(s) - at), offered.index(s))):
+        if sum(len(s) + 1 for s in kept) > MIN_ANSWER_CHARS:
+            break
+        kept.add(sentence)
+    return kept
 
 
 def answer_stage(mode: AnswerMode, *, focused: bool = False) -> AnswerStage:

@@ -60,6 +60,28 @@ def test_a_focused_answer_is_its_questions_sentence_with_the_neighbours_the_mode
     assert "focus" in stage.requires and "focus" not in ExtractiveAnswerStage().requires
 
 
+def test_a_focused_answer_leaves_out_a_chosen_neighbour_about_something_else():
+    """A neighbour that shares no content word with the question or its sentence would take the
+    injected error into a sentence off the question; it is kept only to make the answer long
+    enough, the nearest first."""
+    from lettuce_build.stages.answers import Extracted, ExtractiveAnswerStage
+
+    evidence = (
+        "fastgrid renders large tables in the terminal. It is written in Python and needs no compiler. "
+        "The default page size is 50 rows, and the page-size option changes it. Themes are set in a "
+        "TOML file. Plugins live in a folder of their own."
+    )
+    focus = "The default page size is 50 rows, and the page-size option changes it."
+    item = {"question": "How many rows does a page show?", "focus": focus, "context": evidence}
+    stage = ExtractiveAnswerStage(focused=True)
+    chosen = ["It is written in Python and needs no compiler.", "Themes are set in a TOML file."]
+    assert stage.parse(item, Extracted(sentences=chosen))["answer"] == focus
+    alone = "The default page holds 50 rows."  # 31 characters: too short an answer alone
+    short = {**item, "focus": alone, "context": evidence.replace(focus, alone)}
+    made = stage.parse(short, Extracted(sentences=chosen))  # the nearer of the two joins, the first of a tie
+    assert made["answer"] == f"It is written in Python and needs no compiler. {alone}"
+
+
 @pytest.mark.skipif(not english.known(), reason="Debian's wamerican word list is not installed")
 def test_a_fragment_of_a_list_is_never_offered_but_a_lowercase_name_is():
     from lettuce_build.stages.answers import evidence_sentences
