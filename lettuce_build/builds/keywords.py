@@ -88,11 +88,10 @@ def _render(annotation: Any, imports: _Imports) -> str:
     if annotation is Any:
         return imports.name(Any, "typing")
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        given = (
-            "str" if _written_as_text(annotation) else f"{imports.name(Mapping, 'collections.abc')}[str, Any]"
-        )
-        imports.name(Any, "typing")
-        return f"{imports.name(annotation)} | {given}"
+        if _written_as_text(annotation):
+            return f"{imports.name(annotation)} | str"
+        mapping = f"{imports.name(Mapping, 'collections.abc')}[str, {imports.name(Any, 'typing')}]"
+        return f"{imports.name(annotation)} | {mapping}"
     if annotation is Path:
         return f"str | {imports.name(Path, 'pathlib')}"
     if origin is dict:

@@ -95,13 +95,19 @@ def stem(word: str) -> str:
 _ASCII_NOT_CONTENT = STOPWORDS | frozenset(string.ascii_lowercase + string.digits)
 
 
+def content_stems(text: str) -> frozenset[str]:
+    """The stems of a text's content words."""
+    found = set(words(text))  # each word once
+    # in ASCII text a set difference finds the content words without a call per word
+    content = found - _ASCII_NOT_CONTENT if text.isascii() else filter(_is_content, found)
+    return frozenset(map(stem, content))
+
+
 @functools.lru_cache(maxsize=256)  # one context is read by several gates of one item
 def context_stems(context: str) -> frozenset[str]:
-    """The stems of a context's content words, which a text's words are looked up in."""
-    found = set(words(context))  # each word once
-    # in ASCII text a set difference finds the content words without a call per word
-    content = found - _ASCII_NOT_CONTENT if context.isascii() else filter(_is_content, found)
-    return frozenset(map(stem, content))
+    """The stems of a context's content words, which a text's words are looked up in (cached:
+    for a context only; a sentence or a word read once would push contexts out)."""
+    return content_stems(context)
 
 
 def support(text: str, context: str) -> tuple[float, int]:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.core import english
 from lettuce_build.core.gates import DEFAULT_GATES, GateConfig, answer_problem, markup_share
 from lettuce_build.core.sentences import complete_prefix, is_complete, split_sentences
-from lettuce_build.core.words import content_words, stem
+from lettuce_build.core.words import content_stems, content_words
 from lettuce_build.engine.stage import CutText, ParseFailure, Sampling, Stage, item_language
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.judge import AnswerJudgeStage
@@ -289,10 +289,10 @@ def _on_topic(question: str, focus: str, offered: Sequence[str], chosen: set[str
     kept = {focus}
     if (best := best_sentence(question, offered)) is not None:
         kept.add(best)
-    topic = {stem(word) for word in content_words(f"{question} {focus}")}
+    topic = content_stems(f"{question} {focus}")
     others = []
     for sentence in chosen.intersection(offered) - kept:  # one not offered is no sentence of it
-        if topic & {stem(word) for word in content_words(sentence)}:
+        if topic & content_stems(sentence):
             kept.add(sentence)
         else:
             others.append(sentence)

@@ -12,7 +12,7 @@ from lettuce_build.core import gates
 from lettuce_build.core.gates import QUESTION_MARKS
 from lettuce_build.core.seeding import fraction, item_parts
 from lettuce_build.core.sentences import sentence_count, split_sentences
-from lettuce_build.core.words import STOPWORDS, content_words, context_stems
+from lettuce_build.core.words import STOPWORDS, content_stems, content_words, context_stems
 from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, item_language
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.answers import NEIGHBOURS, evidence_sentences, neighbourhood
@@ -236,7 +236,7 @@ MAX_FOREIGN_SHARE = 0.5
 def foreign_words(question: str, passage: str) -> list[str]:
     """The question's content words (stemmed) that its passage does not hold."""
     held = context_stems(passage)
-    return [word for word in content_words(question) if not context_stems(word) & held]
+    return [word for word in content_words(question) if not content_stems(word) & held]
 
 
 def uses_focus(question: str, sentence: str) -> bool:
