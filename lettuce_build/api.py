@@ -36,7 +36,6 @@ from lettuce_build.core.tables import write_jsonl
 from lettuce_build.formats import ExportCounts
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.llm.settings import BackendKind
-from lettuce_build.prompts import prompts_from
 from lettuce_build.publish import DEFAULT_MAX_FAILURE_RATE
 
 #: where rows given in memory (``build(input=[...])``) are written for the build to read
@@ -98,8 +97,7 @@ def dry_run(
     quiet()
     given = {"out": out, "input": None if input is None else str(input), "backend": backend}
     recipe = _recipe(source, recipe, {**given, **settings})
-    with prompts_from(recipe.prompts):
-        return estimate(recipe.build_options(), recipe.make_backend(), recipe.stage_sampling())
+    return estimate(recipe)
 
 
 def merge(

@@ -20,8 +20,9 @@ from typing import Any
 
 from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.recipe import RECIPE_FILE, Recipe
-from lettuce_build.builds.run import BuildSummary, Replay, run_build
+from lettuce_build.builds.run import BuildSummary, run_build
 from lettuce_build.builds.shards import check_complete, check_same_settings
+from lettuce_build.builds.work import Replay
 from lettuce_build.core.errors import ShardError
 from lettuce_build.core.paths import check_writable
 from lettuce_build.llm.cache import RequestCache

@@ -9,24 +9,24 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from datasets import DatasetDict
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from lettuce_build.builds.folder import BuildDir, Manifest, RunCost
-from lettuce_build.builds.items import WORK_DIR, StoredItems, load_items, prune, stored_list
+from lettuce_build.builds.items import WORK_DIR, prune
 from lettuce_build.builds.log import build_log, log
-from lettuce_build.builds.options import BuildCounts, BuildOptions
+from lettuce_build.builds.options import BuildCounts
 from lettuce_build.builds.output import write_output
 from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.builds.recipe import Recipe
 from lettuce_build.builds.samples import ASSEMBLE_STAGE, assemble
-from lettuce_build.builds.screening import screened_items, screened_list
-from lettuce_build.builds.shards import Shard, take_slice
+from lettuce_build.builds.shards import Shard
 from lettuce_build.builds.stage_loop import LoopResult, open_stage_loop
 from lettuce_build.builds.stages_of import build_stages, refreshed
+from lettuce_build.builds.work import Replay, work_items
 from lettuce_build.core.errors import SourceError
 from lettuce_build.core.interrupts import Interrupted
 from lettuce_build.core.memory import give_back, release_read, system_arrow_memory
@@ -36,7 +36,7 @@ from lettuce_build.engine.records import StageStats
 from lettuce_build.llm.batch_ledger import BATCHES_FILE, BatchLedger
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.prompts import prompts_from
-from lettuce_build.sources.base import LoadResult, Source, checks
+from lettuce_build.sources.base import checks
 from lettuce_build.sources.registry import get_source
 from lettuce_build.stages.judge import judge_report
 from lettuce_build.stages.plausibility import PlausibilityCheck, plausibility_report
@@ -66,16 +66,6 @@ class BuildSummary(BuildCounts):
 
     def counts(self) -> BuildCounts:
         return BuildCounts.model_validate(self.model_dump(include=set(BuildCounts.model_fields)))
-
-
-class Replay(BaseModel):
-    """A build made again from work items and responses already at hand: `merge` joins shards
-    this way. Nothing is loaded; the backend is asked only for what the cache lacks, and a
-    stage that retries failures on a re-run does not (see `ExecutionPlan.replay`)."""
-
-    loaded: LoadResult
-    #: the folders the items and responses came from (recorded in the manifest)
-    sources: list[str]
 
 
 def run_build(
@@ -185,49 +175,6 @@ def interrupted_line(build: BuildDir, manifest: Manifest) -> str:
     return f"interrupted: {answers} answers kept, {finished}{at_provider}; run the same command to continue"
 
 
-def _load(
-    options: BuildOptions,
-    source: Source,
-    build: BuildDir,
-    manifest: Manifest,
-    context_tokens: int | None,
-    replay: Replay | None,
-) -> StoredItems:
-    """The build's work items, on disk in the build's work folder: a replay's own, a shard's
-    slice (saved with positions for `merge`), or the whole load, streamed."""
-    work = build.path / WORK_DIR
-    if replay is not None:
-        loaded = replay.loaded
-        return StoredItems(
-            items=stored_list(loaded.items, work), documents=loaded.documents, skipped=dict(loaded.skipped)
-        )
-    load_options = options.load_options(context_tokens)
-    if options.shard is None:
-        stored = screened_items(
-            load_items(source, options.input, load_options, work), load_options, source.modality
-        )
-        if len(stored.items) == 0:
-            raise _no_items(options, stored.skipped)
-        return stored
-    loaded = screened_list(source.load(options.input, load_options), load_options, source.modality)
-    if not loaded.items:
-        raise _no_items(options, loaded.skipped)
-    part = take_slice(loaded, options.shard, source.document_of)
-    build.write_items(part.held)
-    manifest.shard = part.record
-    return StoredItems(
-        items=stored_list(part.loaded.items, work),
-        documents=part.loaded.documents,
-        skipped=dict(part.loaded.skipped),
-    )
-
-
-def _no_items(options: BuildOptions, skipped: Mapping[str, int]) -> SourceError:
-    return SourceError(
-        f"{options.source}: no work items from {options.input} (skipped: {dict(skipped) or 'nothing'})"
-    )
-
-
 def _run(
     options: Recipe,
     plan: ExecutionPlan,
@@ -246,7 +193,7 @@ def _run(
     if refresh:
         log.info("refreshing %s and the stages after it: %s", refresh, manifest.cache_namespaces)
     context_tokens = backend.info().context_tokens
-    loaded = _load(options, source, build, manifest, context_tokens, replay)
+    loaded = work_items(options, source, build, manifest, context_tokens, replay)
     give_back()  # what reading the input freed
     if options.strict_input and loaded.skipped:
         raise SourceError(

@@ -51,6 +51,7 @@ from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.passes import PassRecord, PassStore, flattened
 from lettuce_build.engine.progress import StageBar
 from lettuce_build.engine.records import FailureRow, StageResult, StageStats
+from lettuce_build.engine.rehearsal import STAND_IN, stand_in_outputs
 from lettuce_build.engine.responses import check_response
 from lettuce_build.engine.stage import ParseFailure, Stage, item_language
 from lettuce_build.engine.verdicts import VerdictLog
@@ -209,6 +210,9 @@ class _StageRun:
             )
             for i, completion, was_fresh in zip(pending, completions, fresh, strict=True):
                 fresh_flags[i] = was_fresh
+                if completion.finish_reason == STAND_IN:  # a rehearsal's (dry run): nothing to parse
+                    results[i] = stand_in_outputs(stage, items[i])
+                    continue
                 try:
                     results[i] = stage.parse(items[i], check_response(stage, completion))
                 except ParseFailure as failure:

@@ -54,7 +54,7 @@ def test_a_benchmark_holding_a_readme_keeps_it_out_before_any_model_call(tmp_pat
     options = Recipe(
         source="readme", input=str(docs), out=tmp_path / "out", decontaminate_against=[str(bench)]
     )
-    estimate = dry_run(options, ScriptedBackend(respond), {})
+    estimate = dry_run(options, ScriptedBackend(respond))
     assert estimate.skipped == {"contaminated (bench.jsonl, n-gram)": 1} and estimate.items == 2
     backend = ScriptedBackend(respond)
     summary = run_build(options, backend)
