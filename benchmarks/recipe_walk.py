@@ -4,6 +4,12 @@ module counted once), and how many distinct calls climb from a lower layer into 
 (the layers of tests/test_layers.py). A readme build of the suite's three READMEs, in this
 process, over a loopback endpoint that answers as the suite's scripted model does.
 
+Two walks are counted: every call between two of the package's modules, and the recipe's own:
+only the calls that are handed the build's settings (a recipe, its options or a part of them,
+as an argument or as the object called), which is where a recipe unpacked and packed again
+shows. For the recipe's walk, a return is counted each time (and per module) a module is
+entered again after the recipe left it.
+
     python benchmarks/recipe_walk.py
 """
 
@@ -25,15 +31,33 @@ from tests.test_layers import LAYERS, layer_of  # noqa: E402
 PACKAGE = "lettuce_build"
 
 
-class Walk:
-    """Module-to-module calls inside the package, as they happen."""
+#: the models that hold a build's settings (by name: the walk is also run on older trees)
+SETTINGS = {"Recipe", "BuildOptions", "ItemOptions", "LoadOptions", "EndpointSettings", "EngineSettings"}
 
-    def __init__(self) -> None:
+
+def holds_settings(frame: FrameType) -> bool:
+    """Whether a call that just began was handed the build's settings (its arguments are all
+    its locals yet)."""
+    return any(
+        type(value).__name__ in SETTINGS and type(value).__module__.startswith(PACKAGE)
+        for value in frame.f_locals.values()
+    )
+
+
+class Walk:
+    """Module-to-module calls inside the package, as they happen (``recipe``: only the calls
+    handed the build's settings)."""
+
+    def __init__(self, recipe: bool = False) -> None:
+        self.recipe = recipe
         self.lock = threading.Lock()
         self.active: Counter[str] = Counter()
         self.entered: set[str] = set()
         self.returned_to: set[str] = set()
+        self.returns = 0
         self.climbs: set[tuple[str, str]] = set()
+        #: the recipe's walk: the frames it counted (a return ends only those)
+        self.counted: set[int] = set()
 
     @staticmethod
     def module(frame: FrameType | None) -> str | None:
@@ -45,28 +69,36 @@ class Walk:
             return
         with self.lock:
             if event == "return":
-                self.active[here] -= 1
+                if not self.recipe or id(frame) in self.counted:
+                    self.counted.discard(id(frame))
+                    self.active[here] -= 1
                 return
+            if self.recipe:
+                if not holds_settings(frame):
+                    return
+                self.counted.add(id(frame))
             caller, outer = None, frame.f_back
             while outer is not None and (caller := self.module(outer)) is None:
                 outer = outer.f_back
             if caller is not None and caller != here:
                 if here in self.entered and self.active[here] == 0:
                     self.returned_to.add(here)
+                    self.returns += 1
                 if LAYERS[layer_of(here)] > LAYERS[layer_of(caller)]:
                     self.climbs.add((caller, here))
             self.entered.add(here)
             self.active[here] += 1
 
 
-def main() -> None:
+def walked(recipe: bool) -> Walk:
+    """One build, walked."""
     from lettuce_build.cli import main as cli
 
     with tempfile.TemporaryDirectory() as temporary, serve(respond) as url:
         docs = write_readmes(Path(temporary) / "docs")
         args = ["build", "--source", "readme", "--input", str(docs), "--out", f"{temporary}/out"]
         args += ["--backend", "openai", "--base-url", url, "--model", "scripted"]
-        walk = Walk()
+        walk = Walk(recipe)
         threading.setprofile(walk)
         sys.setprofile(walk)
         try:
@@ -74,11 +106,27 @@ def main() -> None:
         finally:
             sys.setprofile(None)
             threading.setprofile(None)  # type: ignore[arg-type]
-    print(f"modules entered: {len(walk.entered)}")
-    print(f"modules entered again after being left: {len(walk.returned_to)}")
-    print(f"climbs from a lower layer into a higher one: {len(walk.climbs)}")
-    for caller, callee in sorted(walk.climbs):
-        print(f"  {caller} -> {callee}")
+    return walk
+
+
+def main() -> None:
+    for recipe in (False, True):
+        walk = walked(recipe)
+        print("the recipe's walk (calls handed the settings):" if recipe else "every call:")
+        print(f"  modules entered: {len(walk.entered)}")
+        print(
+            f"  modules entered again after being left: {len(walk.returned_to)}"
+            + (f" ({walk.returns} returns)" if recipe else "")
+        )
+        print(f"  climbs from a lower layer into a higher one: {len(walk.climbs)}")
+        for caller, callee in sorted(walk.climbs):
+            print(f"    {caller} -> {callee}")
+        if recipe:
+            print("  entered: " + ", ".join(sorted(m.removeprefix(PACKAGE + ".") for m in walk.entered)))
+            print(
+                "  entered again: "
+                + ", ".join(sorted(m.removeprefix(PACKAGE + ".") for m in walk.returned_to))
+            )
 
 
 if __name__ == "__main__":

@@ -95,8 +95,9 @@ def _rehearsed(options: Recipe, backend: Backend) -> DryRun:
         rehearsal = BuildDir(scratch)
         manifest = Manifest(source=options.source, backend=backend.info(), seed=options.seed, options=options)
         loaded = work_items(options, source, rehearsal, manifest, backend.info().context_tokens, None)
-        # a build never run has no cache: look up in an empty one, never create the build's
-        cache = RequestCache(folder.cache_path if folder.cache_path.exists() else rehearsal.cache_path)
+        # the build's cache is only read; a build never run has none: an empty one stands in
+        exists = folder.cache_path.exists()
+        cache = RequestCache(folder.cache_path if exists else rehearsal.cache_path, read_only=exists)
         try:
             runner = Runner(
                 Rehearsal(backend, cache),

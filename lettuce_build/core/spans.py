@@ -109,6 +109,9 @@ def fenced_regions(answer: str) -> list[tuple[int, int]]:
 
 
 def _appears_as_word(word: str, text: str) -> bool:
+    # a pattern is compiled per word: first the test that rules out most
+    if word not in text:
+        return False
     return regex.search(rf"(?<![\p{{L}}\p{{N}}_]){regex.escape(word)}(?![\p{{L}}\p{{N}}_])", text) is not None
 
 

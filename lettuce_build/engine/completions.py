@@ -199,20 +199,28 @@ class Completions:
         missing = [k for k in dict.fromkeys(keys) if k not in found]
         if missing:
             by_key = dict(zip(keys, requests, strict=True))
-            started = time.perf_counter()
-            fresh = self.backend.generate([by_key[k] for k in missing])
-            stats.backend_seconds += time.perf_counter() - started
-            stats.backend_calls += 1
-            if len(fresh) != len(missing):
-                raise RuntimeError(f"backend answered {len(fresh)} of {len(missing)} requests")
-            self.commit(prompt_version, list(zip(missing, fresh, strict=True)), stats)
-            found.update(zip(missing, fresh, strict=True))
+            answers = self.ask(prompt_version, missing, [by_key[k] for k in missing], stats)
+            found.update(zip(missing, answers, strict=True))
         fresh_keys = set(missing) | {key for key in keys if key in prefetched}
         hits = len(keys) - len(fresh_keys)
         self.cache.count(hits, len(fresh_keys))
         stats.cache_hits += hits
         stats.cache_misses += len(fresh_keys)
         return [found[k] for k in keys], [k in fresh_keys for k in keys]
+
+    def ask(
+        self, prompt_version: str, keys: Sequence[str], requests: Sequence[ChatRequest], stats: StageStats
+    ) -> list[Completion]:
+        """The backend's answers to requests the cache lacks (``keys`` are theirs), committed
+        before they are returned."""
+        started = time.perf_counter()
+        fresh = self.backend.generate(list(requests))
+        stats.backend_seconds += time.perf_counter() - started
+        stats.backend_calls += 1
+        if len(fresh) != len(requests):
+            raise RuntimeError(f"backend answered {len(fresh)} of {len(requests)} requests")
+        self.commit(prompt_version, list(zip(keys, fresh, strict=True)), stats)
+        return fresh
 
     def counts_as_call(self, fresh: bool) -> bool:
         """Whether an answer uses up one of an item's model calls (see `Stage.max_attempts`)."""

@@ -32,30 +32,18 @@ FILLER = "lorem ipsum "
 
 class Rehearsal(Completions):
     """Cache hits as in a build; each miss counted, never sent, and answered by a stand-in.
-    Nothing is written to the cache (not even its hit counters)."""
+    Nothing is committed (its cache may be opened ``read_only``)."""
 
     def prefetch(self, prompt_version: str, pass_requests: PassRequests, stats: StageStats) -> Container[str]:
         return set()  # nothing is sent, so no cap is passed
 
-    def complete(
-        self,
-        prompt_version: str,
-        keys: Sequence[str],
-        requests: Sequence[ChatRequest],
-        stats: StageStats,
-        prefetched: Container[str],
-    ) -> tuple[list[Completion], list[bool]]:
-        found = self.cache.get_many(list(keys))
-        by_key = dict(zip(keys, requests, strict=True))
-        missing = [key for key in by_key if key not in found]
-        for key in missing:
-            found[key] = _stand_in(by_key[key])
-            stats.prompt_tokens += found[key].prompt_tokens
-            stats.completion_tokens += found[key].completion_tokens
-        stats.cache_hits += len(keys) - len(missing)
-        stats.cache_misses += len(missing)
-        missed = set(missing)
-        return [found[key] for key in keys], [key in missed for key in keys]
+    def ask(
+        self, prompt_version: str, keys: Sequence[str], requests: Sequence[ChatRequest], stats: StageStats
+    ) -> list[Completion]:
+        stand_ins = [_stand_in(request) for request in requests]
+        stats.prompt_tokens += sum(answer.prompt_tokens for answer in stand_ins)
+        stats.completion_tokens += sum(answer.completion_tokens for answer in stand_ins)
+        return stand_ins
 
 
 def _stand_in(request: ChatRequest) -> Completion:
@@ -69,14 +57,18 @@ def _stand_in(request: ChatRequest) -> Completion:
 def stand_in_outputs(stage: Stage, item: dict[str, Any]) -> dict[str, Any]:
     """The stage's columns for an item whose answer a rehearsal stood in for: texts of about half
     the stage's ``max_tokens``, made of the item's own context (a rule that looks for names
-    and numbers in an answer finds them as it would), one element in each list, so that a
-    check of the stage applies as it would; a check itself gives no verdict."""
+    and numbers in an answer finds them as it would), or a copy of the input column the stage
+    names (`Stage.stands_in_as`); one element in each list, so that a check of the stage
+    applies as it would; a check itself gives no verdict."""
     if isinstance(stage, CheckStage):
         return dict.fromkeys(stage.outputs)
     chars = max(1, round(stage.sampling.max_tokens * CHARS_PER_TOKEN / 2))
     words = str(item.get("context") or "") or FILLER
     text = (words * (chars // len(words) + 1))[:chars]
-    return {name: _value(feature, text) for name, feature in Features(stage.outputs).items()}
+    copied = {name: item[column] for name, column in stage.stands_in_as.items() if column in item}
+    return {
+        name: copied.get(name, _value(feature, text)) for name, feature in Features(stage.outputs).items()
+    }
 
 
 def _value(feature: Any, text: str) -> Any:

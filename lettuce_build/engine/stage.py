@@ -102,6 +102,9 @@ class Stage(ABC):
     hallucinates: ClassVar[bool] = False
     #: the work-item columns the stage reads (besides ``key``); the runner checks them
     requires: tuple[str, ...] = ()
+    #: per output column, the input column a dry run's stand-in copies (engine/rehearsal.py):
+    #: an answer with hallucinations in it is about as long as the answer
+    stands_in_as: ClassVar[dict[str, str]] = {}
 
     @property
     def template(self) -> PromptTemplate:

@@ -138,21 +138,31 @@ CHECKPOINT_PAGES = 10_000
 
 
 class RequestCache:
-    """One writer per process; `put_many` commits, so a crash loses at most the batch in flight."""
+    """One writer per process; `put_many` commits, so a crash loses at most the batch in flight.
+    ``read_only``: an existing cache only looked up (a dry run's of its build), which keeps no
+    counters either."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
         try:
-            self._db = sqlite3.connect(self.path)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            # the log is copied into the file every CHECKPOINT_PAGES pages, not SQLite's 1,000:
-            # each batch's keys land on pages all over the key index, and copying them back
-            # with every few batches was most of a write (benchmarks/cache_writes.py)
-            self._db.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
-            self._db.executescript(_SCHEMA)
-            self._db.commit()
+            if read_only:
+                # a log a killed run left holds answers: read through it; with none, the file is
+                # all there is, read as it is (a log opened to read it would be left behind)
+                log = self.path.with_name(self.path.name + "-wal").exists()
+                mode = "mode=ro" if log else "immutable=1"
+                self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?{mode}", uri=True)
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(self.path)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                # the log is copied into the file every CHECKPOINT_PAGES pages, not SQLite's
+                # 1,000: each batch's keys land on pages all over the key index, and copying
+                # them back with every few batches was most of a write (benchmarks/cache_writes.py)
+                self._db.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
+                self._db.executescript(_SCHEMA)
+                self._db.commit()
             # a half-written file opens fine and fails on first read: read its structure now
             self._db.execute("PRAGMA quick_check(1)").fetchone()
             self._db.execute("SELECT COUNT(*) FROM responses").fetchone()
@@ -232,6 +242,8 @@ class RequestCache:
 
     @_guarded
     def count(self, hits: int, misses: int) -> None:
+        if self.read_only:
+            return
         self._db.executemany(
             "INSERT INTO counters VALUES (?, ?) "
             "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",

@@ -32,7 +32,7 @@ from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import BUILTIN_SUBCATEGORIES, DEFAULT_TAXONOMY, UNSUPPORTED_ADDITION
 from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, length_checked
 from lettuce_build.llm.protocol import ChatRequest
-from lettuce_build.stages.injection import DEFAULT_CONTEXT_CHARS, INJECTION_FEATURES
+from lettuce_build.stages.injection import DEFAULT_CONTEXT_CHARS, INJECTION_FEATURES, STANDS_IN_AS
 from lettuce_build.stages.judge import judge_spans
 
 #: below this similarity (difflib's ratio) the diff of two answers marks nearly everything
@@ -198,6 +198,7 @@ class GenerateStage(Stage):
     #: ``inject``: balancing offers an item by setting it (see engine/balance.py)
     requires = ("context", "question", "answer", "inject")
     outputs = INJECTION_FEATURES
+    stands_in_as = STANDS_IN_AS
     response_model = Generated
     sampling = Sampling(temperature=0.8, max_tokens=900)
 

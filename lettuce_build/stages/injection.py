@@ -63,6 +63,8 @@ INJECTION_FEATURES: dict[str, Any] = {
     "labels": List(SPAN_FEATURES),
     "injection": SPAN_FEATURES["text"],  # JSON: applied and dropped edits with reasons
 }
+#: what a dry run stands in for a hallucinated answer it does not know (see `Stage.stands_in_as`)
+STANDS_IN_AS = {"hallucinated_answer": "answer"}
 
 
 def anchored_schema(schema: dict[str, Any], anchors: list[str]) -> dict[str, Any]:
@@ -101,6 +103,7 @@ class InjectStageBase(Stage):
     requires: tuple[str, ...] = ("context", "question", "answer", "inject")
 
     outputs = INJECTION_FEATURES
+    stands_in_as = STANDS_IN_AS
     sampling = Sampling(temperature=0.8, max_tokens=600)
     #: an edit that keeps its original and adds after it is labelled by what it added
     #: (`narrowed_to_insertions`); off where a whole replacement is the claim

@@ -60,8 +60,10 @@ def asked_about(original: str, question: str) -> bool:
     """Whether the question repeats the text an edit would change: a span its own question
     contradicts ("Is 2025-06-23 ...?" over "[2022]-06-23 ...") is no hard negative."""
     stripped = original.strip()
+    # a pattern is compiled per text asked about: first the test that rules out nearly all
     return (
         bool(stripped)
+        and stripped.casefold() in question.casefold()
         and regex.search(rf"(?<!\w){regex.escape(stripped)}(?!\w)", question, regex.I) is not None
     )
 

@@ -115,13 +115,21 @@ class ProseEdit(BaseModel):
 # -- where an edit may go -------------------------------------------------------------------
 
 
+#: the word (or number, or percentage) just before a position
+_WORD_BEFORE = regex.compile(r"[\w%]+\s+$")
+#: the name just before a position ("version", "Python", "chardet")
+_NAME_BEFORE = regex.compile(r"([\w.-]+)\s+$")
 #: a lowercase word (an added sentence's words must all be English or the context's)
 _LOWER_WORD = regex.compile(r"\b[a-z][a-z'-]*\b")
 
 
 def _first_bounded(text: str, needle: str) -> int:
     """Where `apply_edits` puts an edit of ``needle``: its first whole-word occurrence, else its first."""
-    starts = [m.start() for m in regex.finditer(regex.escape(needle), text, overlapped=True)]
+    starts = []
+    at = text.find(needle)
+    while at >= 0:  # every occurrence, overlapping ones too ("aa" twice in "aaa")
+        starts.append(at)
+        at = text.find(needle, at + 1)
     bounded = [s for s in starts if word_bounded(text, s, s + len(needle))]
     return (bounded or starts or [-1])[0]
 
@@ -141,7 +149,7 @@ def _settled(answer: str, start: int, end: int, new: str) -> tuple[str, str] | N
             return original, hallucinated
         if following := _FOLLOWING.match(answer, right):
             right = following.end()  # the next word, on the same run of text
-        elif left > 0 and (before := regex.search(r"[\w%]+\s+$", answer[:left])):
+        elif left > 0 and (before := _WORD_BEFORE.search(answer[:left])):
             left = before.start()
         else:
             return None
@@ -207,7 +215,7 @@ def _measured(text: str, end: int) -> bool:
 def _names_a_release(text: str, start: int) -> bool:
     """Whether the word before ``start`` names what a number there is a release of: "version",
     a capitalised name ("Python 3"), a package's name ("chardet 7.0")."""
-    before = regex.search(r"([\w.-]+)\s+$", text[:start])
+    before = _NAME_BEFORE.search(text[:start])
     word = before.group(1) if before else ""
     if word.lower() in VERSION_WORDS:
         return True

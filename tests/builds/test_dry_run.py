@@ -42,8 +42,11 @@ def test_after_a_build_every_request_is_found_in_its_cache(tmp_path):
     readmes = write_readmes(tmp_path / "readmes")
     options = Recipe(source="readme", input=str(readmes), out=tmp_path / "out", ratio=0.5)
     run_build(options, ScriptedBackend(respond))
+    before = {path: path.read_bytes() for path in (tmp_path / "out").rglob("*") if path.is_file()}
     dry = estimate(options, ScriptedBackend(respond))
     assert all(s.cache_misses == 0 and s.cache_hits >= s.items > 0 for s in dry.stages)
+    after = {path: path.read_bytes() for path in (tmp_path / "out").rglob("*") if path.is_file()}
+    assert after == before  # the build's folder is only read
     assert dry.prompt_tokens == dry.completion_tokens == 0
     changed = options.model_copy(update={"seed": 1})  # another seed: other questions, all to ask
     assert estimate(changed, ScriptedBackend(respond)).stages[0].cache_hits == 0
