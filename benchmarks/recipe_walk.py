@@ -58,6 +58,10 @@ class Walk:
         self.climbs: set[tuple[str, str]] = set()
         #: the recipe's walk: the frames it counted (a return ends only those)
         self.counted: set[int] = set()
+        #: per (caller, function entered again), how many times
+        self.events: Counter[tuple[str, str]] = Counter()
+        #: per (caller, function of a module still on the stack it called), how many times
+        self.callbacks: Counter[tuple[str, str]] = Counter()
 
     @staticmethod
     def module(frame: FrameType | None) -> str | None:
@@ -84,6 +88,9 @@ class Walk:
                 if here in self.entered and self.active[here] == 0:
                     self.returned_to.add(here)
                     self.returns += 1
+                    self.events[(caller, f"{here}.{frame.f_code.co_name}")] += 1
+                if self.active[here] > 0:  # called back from below: the walk climbs back up
+                    self.callbacks[(caller, f"{here}.{frame.f_code.co_name}")] += 1
                 if LAYERS[layer_of(here)] > LAYERS[layer_of(caller)]:
                     self.climbs.add((caller, here))
             self.entered.add(here)
@@ -123,10 +130,11 @@ def main() -> None:
             print(f"    {caller} -> {callee}")
         if recipe:
             print("  entered: " + ", ".join(sorted(m.removeprefix(PACKAGE + ".") for m in walk.entered)))
-            print(
-                "  entered again: "
-                + ", ".join(sorted(m.removeprefix(PACKAGE + ".") for m in walk.returned_to))
-            )
+            for (caller, entered), times in sorted(walk.events.items()):
+                print(f"    {caller} -> {entered}: {times}")
+            print(f"  calls back up into a module still on the stack: {sum(walk.callbacks.values())}")
+            for (caller, entered), times in sorted(walk.callbacks.items()):
+                print(f"    {caller} -> {entered}: {times}")
 
 
 if __name__ == "__main__":

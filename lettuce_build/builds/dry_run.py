@@ -87,7 +87,7 @@ def estimate(options: Recipe, backend: Backend | None = None) -> DryRun:
 
 def _rehearsed(options: Recipe, backend: Backend) -> DryRun:
     source = get_source(options.source)
-    stages = build_stages(options, source, options.stage_sampling(), backend.model_id)
+    stages = build_stages(options, source, options.sampling, backend.model_id)
     folder = BuildDir(options.out)
     previous = folder.previous_manifest()
     refreshed(stages, previous.cache_namespaces if previous else {}, None)

@@ -106,7 +106,7 @@ class Manifest(BaseModel):
     limit: int | None = None
     #: the build's options (none for squeez's teacher phase, which has its own)
     options: BuildOptions | None = None
-    #: what the tokens cost, for a run without build options (a translation's ``--price-per-mtok``)
+    #: what the tokens cost (``--price-per-mtok``; none: no price given)
     pricing: Pricing | None = None
     started: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
@@ -139,7 +139,7 @@ class Manifest(BaseModel):
         answers, prompt and completion tokens the build's cache holds; a run that was killed
         recorded none of its stages, yet every answer it cached was paid for, so the cost counts
         at least those."""
-        pricing = self.options.pricing() if self.options else self.pricing
+        pricing = self.pricing
         self.runs = [*self._earlier, RunCost.of(self.started, self.status, self.stages, pricing)]
         total = RunCost.total(self.runs)
         requests, prompt_tokens, completion_tokens = answered

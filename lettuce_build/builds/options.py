@@ -13,13 +13,10 @@ from lettuce_build.builds.shards import Shard
 from lettuce_build.core.flags import NO_FLAG, flag
 from lettuce_build.engine.balance import RatioReport
 from lettuce_build.engine.completions import DEFAULT_MAX_PROVIDER_FAILURES
-from lettuce_build.llm.embedded import EMBEDDED_MODELS
 from lettuce_build.llm.pricing import Pricing
 from lettuce_build.sources.base import ItemOptions, LoadOptions, Mode
-from lettuce_build.stages.answers import AnswerMode
 from lettuce_build.stages.judge import JudgeReport
 from lettuce_build.stages.plausibility import PlausibilityReport
-from lettuce_build.stages.prose_edits import EditMode
 from lettuce_build.stages.question_fit import QuestionFitReport
 
 #: LettuceDetect's methods (``--method``) as this package's modes
@@ -141,20 +138,6 @@ class BuildOptions(ItemOptions):
             return None
         prompt, completion = self.price_per_mtok
         return Pricing(prompt=prompt, completion=completion, batch_discount=self.batch_discount)
-
-    def answer_mode(self, model: str) -> AnswerMode:
-        """The answers this build makes with ``model``: the embedded model's free answers were
-        almost never grounded (measured: see the README), so ``auto`` makes it choose sentences."""
-        if self.answers == "auto":
-            return "extractive" if model in EMBEDDED_MODELS else "free"
-        return self.answers
-
-    def edit_mode(self, model: str) -> EditMode:
-        """How this build's edits are made with ``model``: the embedded model's own edits were
-        mostly garbage ("HTTPX" -> "True"), so ``auto`` has rules make them and it chooses."""
-        if self.edit_anchors == "auto":
-            return "rules" if model in EMBEDDED_MODELS else "constrained"
-        return self.edit_anchors
 
     def load_options(self, context_tokens: int | None = None) -> LoadOptions:
         """The options the source loads its items with; clones go under the build folder.

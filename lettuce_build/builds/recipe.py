@@ -114,13 +114,6 @@ class Recipe(BuildOptions, EndpointSettings):
                 raise RecipeError(message) from err
             raise RecipeError(f"{named}{detail}: {message}, got {first.get('input')!r}") from err
 
-    def build_options(self) -> BuildOptions:
-        return BuildOptions.model_validate(self.model_dump(include=set(BuildOptions.model_fields)))
-
-    def stage_sampling(self) -> dict[str, dict[str, Any]]:
-        """Per stage, the sampling values this recipe sets (as `run_build` takes them)."""
-        return {name: values.model_dump(exclude_none=True) for name, values in self.sampling.items()}
-
     def make_backend(self) -> Backend:
         """The recipe's model; how it is run (here, or on a Ray pool) is the plan's (`ray_pool`)."""
         from lettuce_build.llm.factory import make_backend
@@ -147,20 +140,21 @@ class Recipe(BuildOptions, EndpointSettings):
             engine=self.engine,
         )
 
-    def as_ran(self, info: BackendInfo, stages: list[str]) -> Recipe:
-        """The recipe with the stages that ran and the dtype the engine chose for this processor
-        (see `vllm_backend.cpu_settings`) written down, so the file says what ran; a dtype the
-        user chose stays."""
+    def write_as_ran(self, info: BackendInfo, stages: list[str]) -> Path:
+        """``OUT/recipe.yaml``: the recipe with the stages that ran and the dtype the engine chose
+        for this processor (see `vllm_backend.cpu_settings`) written down, so the file says what
+        ran; a dtype the user chose stays."""
         ran = self.model_copy(update={"stages": stages})
         dtype = info.options.get("dtype")
-        if self.engine.dtype is not None or not info.backend.endswith("vllm") or not isinstance(dtype, str):
-            return ran
-        return ran.model_copy(update={"engine": self.engine.model_copy(update={"dtype": dtype})})
+        if self.engine.dtype is None and info.backend.endswith("vllm") and isinstance(dtype, str):
+            ran = ran.model_copy(update={"engine": self.engine.model_copy(update={"dtype": dtype})})
+        return ran.write(self.out)
 
     def to_yaml(self) -> str:
         """The recipe as a file says it: credentials in ``base_url`` (``user:key@``, ``?api-key=``)
         never written; the key itself is never in a recipe, only its variable's name."""
-        dumped = {**self.model_dump(mode="json"), "sampling": self.stage_sampling()}
+        sampling = {name: values.model_dump(exclude_none=True) for name, values in self.sampling.items()}
+        dumped = {**self.model_dump(mode="json"), "sampling": sampling}
         # what is built first, then how; the fields' own order is that of the models they extend
         data = {name: dumped[name] for name in (*FIRST_IN_FILE, *dumped) if name in dumped}
         data["base_url"] = public_url(self.base_url)

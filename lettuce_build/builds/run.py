@@ -91,7 +91,7 @@ def run_build(
         judges = recipe.make_judges(backend) if recipe.verify else []
     with prompts_from(recipe.prompts):
         summary = _build(recipe, backend, replay, judges, refresh)
-    recipe.as_ran(backend.info(), summary.stages).write(recipe.out)
+    recipe.write_as_ran(backend.info(), summary.stages)
     return summary
 
 
@@ -99,12 +99,11 @@ def _build(
     recipe: Recipe, model: Backend, replay: Replay | None, judges: Sequence[Backend], refresh: str | None
 ) -> BuildSummary:
     """The build under its lock and log, its manifest kept true whatever stops it."""
-    options = recipe.build_options()
-    build = BuildDir(options.out)
+    build = BuildDir(recipe.out)
     plan = ExecutionPlan(
-        shard=options.shard,
+        shard=recipe.shard,
         replay=replay is not None,
-        max_provider_failures=options.max_provider_failures,
+        max_provider_failures=recipe.max_provider_failures,
         ray=recipe.ray_pool(),
     )
     backend = plan.engine(model)
@@ -113,30 +112,31 @@ def _build(
     with build.lock(), build_log(build.path), system_arrow_memory():
         log.info(
             "build %s into %s on %s (%s), seed %d, limit %s",
-            options.source,
-            options.out,
+            recipe.source,
+            recipe.out,
             backend.model_id,
             backend.info().backend,
-            options.seed,
-            options.limit,
+            recipe.seed,
+            recipe.limit,
         )
         previous = build.previous_manifest()
+        pricing = recipe.pricing()
         manifest = Manifest(
-            source=options.source,
+            source=recipe.source,
             backend=backend.info(),
-            seed=options.seed,
-            limit=options.limit,
-            options=options,
+            seed=recipe.seed,
+            limit=recipe.limit,
+            options=recipe,
+            pricing=pricing,
             merged_from=replay.sources if replay else [],
         ).after(previous)
-        pricing = options.pricing()
         spending = Spending(
             pricing=pricing,
-            max_cost=options.max_cost,
+            max_cost=recipe.max_cost,
             spent_before=previous.spent(pricing) if previous else 0.0,
         )
         plan = plan.model_copy(update={"spending": spending})
-        judges = (list(judges) or [backend]) if options.verify else []
+        judges = (list(judges) or [backend]) if recipe.verify else []
         manifest.judges = [judge.info() for judge in judges]
         try:
             return _run(recipe, plan, backend, build, manifest, replay, judges, refresh)
@@ -176,7 +176,7 @@ def interrupted_line(build: BuildDir, manifest: Manifest) -> str:
 
 
 def _run(
-    options: Recipe,
+    recipe: Recipe,
     plan: ExecutionPlan,
     backend: Backend,
     build: BuildDir,
@@ -186,18 +186,18 @@ def _run(
     refresh: str | None,
 ) -> BuildSummary:
     started, started_at = time.perf_counter(), time.time()
-    source = get_source(options.source)
+    source = get_source(recipe.source)
     # checked before any input is read
-    stages = build_stages(options, source, options.stage_sampling(), backend.model_id)
+    stages = build_stages(recipe, source, recipe.sampling, backend.model_id)
     manifest.cache_namespaces = refreshed(stages, manifest.cache_namespaces, refresh)
     if refresh:
         log.info("refreshing %s and the stages after it: %s", refresh, manifest.cache_namespaces)
     context_tokens = backend.info().context_tokens
-    loaded = work_items(options, source, build, manifest, context_tokens, replay)
+    loaded = work_items(recipe, source, build, manifest, context_tokens, replay)
     give_back()  # what reading the input freed
-    if options.strict_input and loaded.skipped:
+    if recipe.strict_input and loaded.skipped:
         raise SourceError(
-            f"--strict-input: {sum(loaded.skipped.values())} row(s) of {options.input} cannot be used "
+            f"--strict-input: {sum(loaded.skipped.values())} row(s) of {recipe.input} cannot be used "
             f"({dict(loaded.skipped)}); the first are named above and all in build.log; no model was "
             "asked anything"
         )
@@ -211,14 +211,14 @@ def _run(
     build.write_manifest(manifest)
     result = LoopResult(done=items)
     if len(items):  # a shard may hold no item of a small build
-        plausibility = PlausibilityCheck() if options.plausibility else None
+        plausibility = PlausibilityCheck() if recipe.plausibility else None
         with open_stage_loop(
             build,
             manifest,
             backend,
-            options.seed,
-            options.ratio,
-            options.batch_size,
+            recipe.seed,
+            recipe.ratio,
+            recipe.batch_size,
             plan,
             judges,
             plausibility,
@@ -244,14 +244,14 @@ def _run(
     give_back()  # what the stages freed, before the outputs are written
     # always written: a build with no samples removes the outputs of the build before it. The
     # config is named for the source, as `push` publishes it
-    write_output(made.splits, options.out, source.name)
+    write_output(made.splits, recipe.out, source.name)
     prune(build.path / WORK_DIR, started_at)  # what earlier runs with other settings left
     samples = made.samples
     verdicts = result.verdicts or ()
     summary = BuildSummary(
-        source=options.source,
+        source=recipe.source,
         dataset=source.dataset_name,
-        out=options.out,
+        out=recipe.out,
         documents=loaded.documents,
         items=len(items),
         skipped=loaded.skipped,
@@ -259,7 +259,7 @@ def _run(
         by_category=made.by_category,
         hallucinated=made.hallucinated,
         clean=samples - made.hallucinated,
-        requested_ratio=options.ratio,
+        requested_ratio=recipe.ratio,
         achieved_ratio=made.hallucinated / samples if samples else 0.0,
         ratio=result.ratio,
         yield_=samples / len(items) if len(items) else 0.0,
@@ -270,8 +270,8 @@ def _run(
         plausibility=plausibility_report(verdicts),
         question_fit=question_fit_report(verdicts),
         example=made.example,
-        shard=options.shard,
-        error_types=_spans_by_type(made.splits, options.error_types),
+        shard=recipe.shard,
+        error_types=_spans_by_type(made.splits, recipe.error_types),
         stages=[stage.name for stage in stages],
     )
     manifest.status = "finished"

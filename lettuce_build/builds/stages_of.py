@@ -3,26 +3,45 @@ sampling, the edit mode and the refreshes it asks for; options of other sources 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from lettuce_build.builds.options import BuildOptions
+from lettuce_build.builds.recipe import StageSampling
 from lettuce_build.core.errors import RecipeError, SourceError
 from lettuce_build.engine.stage import Stage
+from lettuce_build.llm.embedded import EMBEDDED_MODELS
 from lettuce_build.sources.base import Source, StageSettings
 from lettuce_build.sources.registry import SOURCES
+from lettuce_build.stages.answers import AnswerMode
+from lettuce_build.stages.prose_edits import EditMode
+
+
+def answer_mode(options: BuildOptions, model: str) -> AnswerMode:
+    """The answers a build makes with ``model``: the embedded model's free answers were almost
+    never grounded (measured: see the README), so ``auto`` makes it choose sentences."""
+    if options.answers == "auto":
+        return "extractive" if model in EMBEDDED_MODELS else "free"
+    return options.answers
+
+
+def edit_mode(options: BuildOptions, model: str) -> EditMode:
+    """How a build's edits are made with ``model``: the embedded model's own edits were mostly
+    garbage ("HTTPX" -> "True"), so ``auto`` has rules make them and it chooses."""
+    if options.edit_anchors == "auto":
+        return "rules" if model in EMBEDDED_MODELS else "constrained"
+    return options.edit_anchors
 
 
 def build_stages(
-    options: BuildOptions, source: Source, sampling: dict[str, dict[str, Any]], model: str
+    options: BuildOptions, source: Source, sampling: Mapping[str, StageSampling], model: str
 ) -> list[Stage]:
     """The source's stages as this build runs them: mode and per-stage sampling applied; the
     options of other sources refused, and a recipe's stages checked against them."""
     _refuse_options_of_other_sources(options, source)
     settings = StageSettings(
-        edit_anchors=options.edit_mode(model),
+        edit_anchors=edit_mode(options, model),
         seed=options.seed,
-        answers=options.answer_mode(model),
+        answers=answer_mode(options, model),
         error_types=options.error_types,
         intensity=options.intensity,
     )
@@ -38,8 +57,8 @@ def build_stages(
             f"sampling for {sorted(unknown)}: {options.source} has the stages {[s.name for s in stages]}"
         )
     for stage in stages:  # on the instance: the class keeps its defaults
-        if stage.name in sampling:
-            stage.sampling = stage.sampling.model_copy(update=sampling[stage.name])
+        if (changed := sampling.get(stage.name)) is not None:
+            stage.sampling = stage.sampling.model_copy(update=changed.model_dump(exclude_none=True))
     names = [stage.name for stage in stages]
     if options.stages and options.stages != names:
         raise RecipeError(

@@ -17,6 +17,7 @@ from lettuce_build.builds.output import DATASET_DIR
 from lettuce_build.builds.recipe import RECIPE_FILE
 from lettuce_build.builds.run import ASSEMBLE_STAGE
 from lettuce_build.builds.screening import screening_lines
+from lettuce_build.builds.stages_of import answer_mode
 from lettuce_build.core.errors import PublishError
 from lettuce_build.core.schema import row_to_sample
 from lettuce_build.core.version import VERSION
@@ -269,7 +270,7 @@ def _answer_mode(manifest: Manifest) -> str | None:
         return None
     if not any(stage.name == "answer" for stage in manifest.stages):
         return None
-    return manifest.options.answer_mode(manifest.backend.model)
+    return answer_mode(manifest.options, manifest.backend.model)
 
 
 def _request_mode(manifest: Manifest) -> str | None:

@@ -306,11 +306,9 @@ class Source(ABC):
         self, input_path: str | None, options: LoadOptions, tally: Tally
     ) -> Iterator[dict[str, Any]]:
         """The work items as they are read: checked, and at most ``options.limit`` of them."""
-        return islice(self._checked(self.items(input_path, options, tally), options, tally), options.limit)
+        return islice(self._checked(self.items(input_path, options, tally), tally), options.limit)
 
-    def _checked(
-        self, items: Iterator[dict[str, Any]], options: LoadOptions, tally: Tally
-    ) -> Iterator[dict[str, Any]]:
+    def _checked(self, items: Iterator[dict[str, Any]], tally: Tally) -> Iterator[dict[str, Any]]:
         seen = SeenKeys()
         donor = _Donor(self.document_of)
         for item in items:

@@ -87,8 +87,15 @@ class DocumentSource(Source):
         raise NotImplementedError
 
     def items(self, input_path: str | None, options: LoadOptions, tally: Tally) -> Iterator[dict[str, Any]]:
+        documents = self.documents(input_path, options, tally)
+        return self._chunked(documents, options.language, options.seed, tally)
+
+    def _chunked(
+        self, documents: Iterator[tuple[str, str]], language: str, seed: int, tally: Tally
+    ) -> Iterator[dict[str, Any]]:
+        """Each document's chunks as work items, the same text read twice once."""
         seen = SeenKeys()  # digests of the documents read: only the same text is a duplicate
-        for doc_id, text in self.documents(input_path, options, tally):
+        for doc_id, text in documents:
             digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
             if not seen.add(digest):
                 tally.skip(
@@ -100,7 +107,7 @@ class DocumentSource(Source):
             if len(text) < self.min_document_chars:
                 tally.skipped["too_short"] += 1
                 continue
-            chunks = chunk_markdown(text, self.chunking, options.language)
+            chunks = chunk_markdown(text, self.chunking, language)
             if not chunks:
                 tally.skipped["no_chunk"] += 1
                 continue
@@ -108,14 +115,14 @@ class DocumentSource(Source):
             split = hash_split(doc_id)
             for index, chunk in enumerate(chunks):
                 key = f"{self.name}::{doc_id}::{index}"
-                pick = int(fraction(options.seed, key, "question_type") * len(self.question_types))
+                pick = int(fraction(seed, key, "question_type") * len(self.question_types))
                 yield {
                     "key": key,
                     "split": split,
                     "chunk": chunk,
                     "context": chunk,
                     "question_type": self.question_types[pick],
-                    "language": options.language,
+                    "language": language,
                     "metadata": {
                         "doc_id": doc_id,
                         "chunk_index": index,
