@@ -15,7 +15,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -250,7 +250,7 @@ class BuildDir:
         manifest.tally(answered_totals(self.cache_path))
         write_atomic(self.path / MANIFEST_FILE, manifest.model_dump_json(indent=2))
 
-    def record_stage(self, manifest: Manifest, stats: StageStats, failures: list[FailureRow]) -> None:
+    def record_stage(self, manifest: Manifest, stats: StageStats, failures: Iterable[FailureRow]) -> None:
         """Replace the stage's entry and failure file with this run's, then save the manifest."""
         manifest.stages = [s for s in manifest.stages if s.name != stats.name] + [stats]
         log.info(
@@ -287,21 +287,26 @@ class BuildDir:
         return found
 
     def failures(self, stage: str | None = None, reason: str | None = None) -> list[FailureRow]:
+        return [
+            r
+            for r in self._failure_rows()
+            if (stage is None or r.stage == stage) and (reason is None or r.reason == reason)
+        ]
+
+    def _failure_rows(self) -> Iterator[FailureRow]:
         folder = self.path / FAILURES_DIR
-        rows: list[FailureRow] = []
         for file in sorted(folder.glob("*.jsonl")) if folder.exists() else []:
             for number, row in read_jsonl(file):
                 try:
-                    rows.append(FailureRow.model_validate(row))
+                    yield FailureRow.model_validate(row)
                 except ValidationError as err:
                     raise ManifestError(f"{file}:{number}: not a failure row: {err}") from err
-        return [
-            r for r in rows if (stage is None or r.stage == stage) and (reason is None or r.reason == reason)
-        ]
 
     def failure_summary(self) -> dict[str, dict[str, int]]:
+        """Per stage, its failures by reason (read a row at a time: a million of them are counted
+        in no more memory than ten)."""
         summary: dict[str, dict[str, int]] = {}
-        for row in self.failures():
+        for row in self._failure_rows():
             per_stage = summary.setdefault(row.stage, {})
             per_stage[row.reason] = per_stage.get(row.reason, 0) + 1
         return summary

@@ -38,7 +38,7 @@ from lettuce_build.core.memory import pages_released
 from lettuce_build.core.seeding import fraction
 from lettuce_build.engine.checks import Check
 from lettuce_build.engine.columns import arrow_column, empty_dataset, per_key, selected
-from lettuce_build.engine.records import FailureRow, StageResult, StageStats
+from lettuce_build.engine.records import FailureRows, StageResult, StageStats
 from lettuce_build.engine.runner import Runner
 from lettuce_build.engine.stage import Stage
 
@@ -122,7 +122,10 @@ def balance(
     if len(items) == 0:  # every item failed before this stage: an empty result with its columns
         empty = empty_dataset(Features({**items.features, "inject": Value("bool"), **stage.outputs}))
         return Balanced(
-            ok=empty, failures=[], stats=StageStats.of(stage, 0), report=RatioReport(requested=ratio)
+            ok=empty,
+            failures=FailureRows(),
+            stats=StageStats.of(stage, 0),
+            report=RatioReport(requested=ratio),
         )
     rank = per_key(items, lambda key: fraction(runner.seed, key, "inject"), np.float64)  # each item's draw
     with pages_released(items):  # codes by first appearance
@@ -140,7 +143,7 @@ def balance(
     )
     succeeded = np.zeros(len(items), dtype=bool)
     offered = np.zeros(len(items), dtype=bool)
-    failures: list[FailureRow] = []
+    failures = FailureRows()
     results: list[StageResult] = []
     done_at: list[np.ndarray] = []  # per wave, where the items it injected are among all
     wave = _first_wave(order, rank, report, ratio)
@@ -154,7 +157,7 @@ def balance(
             done_at.append(wave[result.rows])
             result.rows = result.rows[:0]  # where they were is in done_at now
             results.append(result)
-            failures += result.failures
+            failures.extend(result.failures)
             succeeded[done_at[-1]] = True
             for split, indices in order.items():
                 split_report = report.by_split[split]

@@ -4,10 +4,11 @@ and the result the runner returns."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from datasets import Dataset
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -111,13 +112,51 @@ class Judgement(BaseModel):
     verdict: dict[str, Any]
 
 
+#: failure rows read from their column at a time
+FAILURE_BATCH = 10_000
+
+
+class FailureRows:
+    """A stage's failure rows in order, left where they were written: each pass's are rows of its
+    ``_failure`` column (JSON, in its file, mapped from disk), read a batch at a time when gone
+    through. Held as objects, a million failed items were two gigabytes."""
+
+    def __init__(self, rows: Iterable[FailureRow] = ()) -> None:
+        listed = list(rows)
+        self._parts: list[tuple[pa.ChunkedArray, np.ndarray] | list[FailureRow]] = [listed] if listed else []
+        self._count = len(listed)
+
+    def add(self, column: pa.ChunkedArray, rows: np.ndarray) -> None:
+        """The failure rows at ``rows`` of ``column`` (JSON failure rows)."""
+        if len(rows):
+            self._parts.append((column, rows))
+            self._count += len(rows)
+
+    def extend(self, other: FailureRows) -> None:
+        self._parts += other._parts
+        self._count += other._count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[FailureRow]:
+        for part in self._parts:
+            if isinstance(part, list):
+                yield from part
+                continue
+            column, rows = part
+            for at in range(0, len(rows), FAILURE_BATCH):
+                for raw in column.take(pa.array(rows[at : at + FAILURE_BATCH])).to_pylist():
+                    yield FailureRow.model_validate_json(raw)
+
+
 class StageResult(BaseModel):
     """The items a stage finished (with its output columns), its failure rows and statistics."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     ok: Dataset
-    failures: list[FailureRow]
+    failures: FailureRows
     stats: StageStats
     #: where each of ``ok``'s rows was in the stage's input (they keep its order)
     rows: np.ndarray = Field(default_factory=lambda: np.zeros(0, dtype=np.int64))

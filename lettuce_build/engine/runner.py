@@ -35,9 +35,7 @@ import pyarrow.compute as pc
 from datasets import Dataset, Features, concatenate_datasets
 
 from lettuce_build.core.characters import displayable
-from lettuce_build.core.languages import NAMES
 from lettuce_build.core.memory import give_back, pages_released, release_read
-from lettuce_build.core.seeding import number
 from lettuce_build.core.version import code_fingerprint
 from lettuce_build.engine.checks import FAILURE_COLUMNS, RAW_EXCERPT_CHARS, Check, Judging, failure_of
 from lettuce_build.engine.columns import (
@@ -50,13 +48,14 @@ from lettuce_build.engine.columns import (
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.passes import PassRecord, PassStore, flattened
 from lettuce_build.engine.progress import StageBar
-from lettuce_build.engine.records import FailureRow, StageResult, StageStats
+from lettuce_build.engine.records import FAILURE_BATCH, FailureRow, FailureRows, StageResult, StageStats
 from lettuce_build.engine.rehearsal import STAND_IN, stand_in_outputs
 from lettuce_build.engine.responses import check_response
-from lettuce_build.engine.stage import ParseFailure, Stage, item_language
+from lettuce_build.engine.seeded import seeded_request
+from lettuce_build.engine.stage import ParseFailure, Stage
 from lettuce_build.engine.verdicts import VerdictLog
 from lettuce_build.llm.cache import schema_json
-from lettuce_build.llm.protocol import Backend, ChatRequest
+from lettuce_build.llm.protocol import ChatRequest
 
 #: items per batch: per model call and per step of `Dataset.map`
 DEFAULT_BATCH_SIZE = 64
@@ -70,24 +69,6 @@ DEFAULT_BATCH_SIZE = 64
 MAP_BATCH = 4096
 #: however many cached attempts a re-run replays, a stage never makes more passes than this
 MAX_ATTEMPT_PASSES = 16
-
-
-def request_seed(build_seed: int, key: str, attempt: int) -> int:
-    return number(build_seed, key, attempt, size=4) & 0x7FFFFFFF
-
-
-def seeded_request(
-    stage: Stage, item: dict[str, Any], build_seed: int, attempt: int, schema: dict[str, Any] | None
-) -> ChatRequest:
-    """The stage's request for an item, with the attempt's own seed and the stage's JSON schema."""
-    seed = request_seed(build_seed, item["key"], attempt)
-    schema = stage.item_schema(item) or schema
-    request = stage.render(item)
-    if (language := item_language(item)) != "en":  # an English build's requests stay as they were
-        request = request.written_in(NAMES.get(language, f"the language of ISO 639-1 code {language!r}"))
-    if schema is None:
-        return request.with_params(seed=seed)
-    return request.with_params(seed=seed, json_schema=schema)  # one copy of the request, not two
 
 
 @dataclass
@@ -113,7 +94,7 @@ class Runner:
             # nothing reached this stage (every item failed before it): a normal, empty result
             # with the stage's columns, which `map` would not add over zero rows
             empty = empty_dataset(Features({**dataset.features, **stage.outputs}))
-            return StageResult(ok=empty, failures=[], stats=stats)
+            return StageResult(ok=empty, failures=FailureRows(), stats=stats)
         _check_columns(dataset, stage)
         result = _StageRun(self, stage, stats, checks).over(dataset)
         # what the stage read of its files between passes (keys, flags, failures) goes back too
@@ -330,7 +311,7 @@ class _StageRun:
         pending, rows = dataset, np.arange(len(dataset), dtype=np.int64)
         done: list[Dataset] = []
         done_rows: list[np.ndarray] = []
-        failure_rows: list[FailureRow] = []
+        failures = FailureRows()
         passes = MAX_ATTEMPT_PASSES if stage.retries_failures_on_rerun else stage.max_attempts
         calls_used: Counter[str] = Counter()
         try:  # a stop closes the bar too, before the command says what was kept
@@ -343,28 +324,12 @@ class _StageRun:
                 ok_rows = selected(mapped, ok_at, f"{fingerprint}-ok{attempt}")
                 done.append(ok_rows.remove_columns(list(FAILURE_COLUMNS)))
                 done_rows.append(rows if len(ok_at) == len(rows) else rows[ok_at])
-                failed = selected(mapped, failed_at, f"{fingerprint}-failed{attempt}")
-                failed_rows = [FailureRow.model_validate_json(raw) for raw in failed["_failure"][:]]
-                for row, was_fresh in zip(failed_rows, failed["_fresh"][:], strict=True):
-                    calls_used[row.key] += self.completions.counts_as_call(was_fresh)
-                last = attempt == passes - 1
-                exhausted = [
-                    last or (stage.retries_failures_on_rerun and calls_used[f.key] >= stage.max_attempts)
-                    for f in failed_rows
-                ]
-                failure_rows.extend(
-                    f for f, spent in zip(failed_rows, exhausted, strict=True) if spent or not f.retryable
-                )
-                retry = [
-                    i
-                    for i, (f, spent) in enumerate(zip(failed_rows, exhausted, strict=True))
-                    if f.retryable and not spent
-                ]
-                if not retry:
+                retry = self.failed(mapped, failed_at, attempt == passes - 1, calls_used, failures)
+                if not len(retry):
                     break
-                pending = failed.select(retry, new_fingerprint=f"{fingerprint}-retry{attempt}")
+                pending = selected(mapped, retry, f"{fingerprint}-retry{attempt}")
                 pending = pending.remove_columns([*stage.outputs, *FAILURE_COLUMNS])
-                rows = rows[failed_at][retry]
+                rows = rows[retry]
         finally:
             bar.close()
         # which items finished is part of the name: a re-run that finishes more of them (a
@@ -374,20 +339,44 @@ class _StageRun:
         # retry, so more may have passed than finished (seen: "-6 ok")
         stats.passed_through = min(stats.passed_through, len(ok))
         stats.ok = len(ok) - stats.passed_through
-        stats.failed = len(failure_rows)
-        stats.failure_reasons = dict(Counter(f.reason for f in failure_rows))
+        stats.failed = len(failures)
         stats.seconds = time.perf_counter() - started
         checks = StageStats.per_name(self.judging.check_stats)
-        return StageResult(ok=ok, failures=failure_rows, stats=stats, checks=checks, rows=in_order)
+        return StageResult(ok=ok, failures=failures, stats=stats, checks=checks, rows=in_order)
 
-
-def call_stage(
-    stage: Stage, item: dict[str, Any], backend: Backend, *, seed: int = 0, attempt: int = 0
-) -> dict[str, Any]:
-    """Run one stage on one item, uncached: the single-item call notebooks use.
-
-    Returns the stage's output columns; raises `ParseFailure` as the batched run would record it.
-    """
-    schema = stage.response_model.model_json_schema() if stage.response_model else None
-    [completion] = backend.generate([seeded_request(stage, item, seed, attempt, schema)])
-    return stage.parse(item, check_response(stage, completion))
+    def failed(
+        self,
+        mapped: Dataset,
+        failed_at: np.ndarray,
+        last: bool,
+        calls_used: Counter[str],
+        failures: FailureRows,
+    ) -> np.ndarray:
+        """Of a pass's failed rows (``failed_at`` in ``mapped``), the ones spent (``last``: the
+        stage's last pass) or not worth retrying join ``failures`` and the stage's reasons; the
+        others' positions are returned, to retry. Read a batch at a time: a pass a million items
+        failed makes no million rows at once."""
+        stage, stats = self.stage, self.stats
+        reasons: Counter[str] = Counter(stats.failure_reasons)
+        column, at = mapped.data.column("_failure"), failed_at
+        fresh = mapped.data.column("_fresh")
+        if mapped._indices is not None:  # rows of a selection: where they lie in its table
+            at = mapped._indices.column(0).take(pa.array(failed_at)).to_numpy()
+        kept, retried = [], []
+        for start in range(0, len(at), FAILURE_BATCH):
+            part = pa.array(at[start : start + FAILURE_BATCH])
+            freshly = fresh.take(part).to_pylist() if stage.retries_failures_on_rerun else []
+            for offset, raw in enumerate(column.take(part).to_pylist()):
+                row = FailureRow.model_validate_json(raw)
+                spent = last
+                if stage.retries_failures_on_rerun:  # cached failed attempts do not use up its calls
+                    calls_used[row.key] += self.completions.counts_as_call(freshly[offset])
+                    spent = spent or calls_used[row.key] >= stage.max_attempts
+                if spent or not row.retryable:
+                    kept.append(start + offset)
+                    reasons[row.reason] += 1
+                else:
+                    retried.append(start + offset)
+        failures.add(column, at[kept])
+        stats.failure_reasons = dict(reasons)
+        return failed_at[retried]

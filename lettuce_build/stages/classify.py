@@ -21,7 +21,7 @@ from lettuce_build.core.taxonomy import (
     INJECTABLE_CATEGORIES,
     Taxonomy,
 )
-from lettuce_build.engine.runner import call_stage
+from lettuce_build.engine.seeded import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, length_checked
 from lettuce_build.llm.protocol import Backend, ChatRequest
 

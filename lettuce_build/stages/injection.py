@@ -26,7 +26,7 @@ from lettuce_build.core.schema import SPAN_FEATURES
 from lettuce_build.core.seeding import item_parts
 from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, map_label
-from lettuce_build.engine.runner import call_stage
+from lettuce_build.engine.seeded import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, item_language, length_checked
 from lettuce_build.llm.protocol import Backend, ChatRequest
 from lettuce_build.stages.anchors import candidates

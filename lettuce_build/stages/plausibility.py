@@ -97,6 +97,7 @@ def _span_pairs(
 ) -> tuple[tuple[str, str, str, str], ...]:
     """`span_pairs`, cached: an item's request and its parse both read them, and a character
     diff of a long code answer is the check's one cost outside the model."""
+    opcodes: Sequence[tuple[str, int, int, int, int]]
     if clean and clean == hallucinated:  # a dry run's stand-in: what the diff would find, at once
         opcodes = [("equal", 0, len(clean), 0, len(clean))]
     else:

@@ -14,7 +14,7 @@ from pathlib import Path
 from lettuce_build.builds.dry_run import DryRun, StageEstimate
 from lettuce_build.builds.folder import BuildDir
 from lettuce_build.engine.completions import Completions
-from lettuce_build.engine.runner import seeded_request
+from lettuce_build.engine.seeded import seeded_request
 from lettuce_build.llm.cache import RequestCache, schema_json
 from lettuce_build.llm.pricing import estimated_tokens
 from lettuce_build.llm.protocol import Backend

@@ -54,7 +54,7 @@ def test_a_re_run_asks_only_what_the_provider_did_not_answer(tmp_path):
     again = ScriptedBackend(correct)
     result, _ = run(tmp_path, again, 20)
     assert sorted(number_of(r) for r in again.requests) == [3, 7]
-    assert len(result.ok) == 20 and result.failures == []
+    assert len(result.ok) == 20 and len(result.failures) == 0
 
 
 def test_too_many_provider_failures_stop_the_build_after_committing(tmp_path):

@@ -11,7 +11,8 @@ from datasets import Dataset
 
 from lettuce_build.builds.items import WorkPasses
 from lettuce_build.engine.completions import Completions
-from lettuce_build.engine.runner import Runner, request_seed
+from lettuce_build.engine.runner import Runner
+from lettuce_build.engine.seeded import request_seed
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import PROMPT_TOO_LONG, ChatRequest, Completion
 
@@ -40,7 +41,7 @@ def test_a_clean_run_parses_every_item(tmp_path):
     backend = ScriptedBackend(correct)
     result = run(backend, tmp_path, items(20))
     assert result.ok["doubled"] == [2 * i for i in range(20)]
-    assert result.failures == [] and result.stats.ok == 20
+    assert len(result.failures) == 0 and result.stats.ok == 20
     assert len(backend.calls) == 3  # one backend call per batch of 8
 
 
@@ -157,7 +158,7 @@ def test_a_retry_is_a_new_attempt_with_its_own_seed(tmp_path):
         batch_size=8,
     )
     assert result.ok["doubled"] == [0, 2, 4]
-    assert result.failures == []
+    assert len(result.failures) == 0
     seeds_of_item_1 = [r.seed for r in seen if number_of(r) == 1]
     assert seeds_of_item_1 == [request_seed(0, "item-0001", 0), request_seed(0, "item-0001", 1)]
     assert len(set(seeds_of_item_1)) == 2
