@@ -17,6 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lettuce_build.core.tables import values_at
+
 #: names gathered into one Arrow chunk before they are appended
 _CHUNK = 10_000
 #: files of a folder being read at once, and at most this many read before they are used
@@ -52,7 +54,7 @@ class SortedNames:
     def __iter__(self) -> Iterator[str]:
         """The names as strings, in order, a chunk at a time (never the whole array as a list)."""
         for start in range(0, len(self.order), _CHUNK):
-            for name in self.names.take(self.order.slice(start, _CHUNK)).to_pylist():
+            for name in values_at(self.names, self.order.slice(start, _CHUNK).to_numpy()):
                 yield os.fsdecode(name)
 
 

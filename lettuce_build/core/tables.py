@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
@@ -213,6 +215,23 @@ def read_input(
             f"{dataset_id}: cannot read this Hugging Face dataset ({type(err).__name__}: {first}); "
             "offline, download it elsewhere and pass the local .jsonl or .parquet file as --input"
         ) from err
+
+
+def values_at(column: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> list[Any]:
+    """``column``'s values at ``rows`` (in that order) as Python values, taken chunk by chunk:
+    a chunked column's own `take` joins all its chunks into one array first (measured: 1.0 s and
+    400 MB to take 10,000 rows of a million rows' failure column, for every batch read)."""
+    if isinstance(column, pa.Array):
+        return column.take(pa.array(rows, type=pa.int64())).to_pylist()
+    starts = np.cumsum([0, *(len(chunk) for chunk in column.chunks)])
+    which = np.searchsorted(starts, rows, side="right") - 1
+    values: list[Any] = [None] * len(rows)
+    for index in np.unique(which):
+        mine = np.flatnonzero(which == index)
+        local = pa.array(rows[mine] - starts[index], type=pa.int64())
+        for position, value in zip(mine, column.chunk(int(index)).take(local).to_pylist(), strict=True):
+            values[position] = value
+    return values
 
 
 @contextmanager

@@ -8,10 +8,11 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 from datasets import Dataset
 from pydantic import BaseModel, ConfigDict, Field
 
+from lettuce_build.core.memory import pages_released
+from lettuce_build.core.tables import values_at
 from lettuce_build.engine.stage import Stage
 
 
@@ -119,17 +120,18 @@ FAILURE_BATCH = 10_000
 class FailureRows:
     """A stage's failure rows in order, left where they were written: each pass's are rows of its
     ``_failure`` column (JSON, in its file, mapped from disk), read a batch at a time when gone
-    through. Held as objects, a million failed items were two gigabytes."""
+    through, the pages read handed back. Held as objects, a million failed items were two
+    gigabytes."""
 
     def __init__(self, rows: Iterable[FailureRow] = ()) -> None:
         listed = list(rows)
-        self._parts: list[tuple[pa.ChunkedArray, np.ndarray] | list[FailureRow]] = [listed] if listed else []
+        self._parts: list[tuple[Dataset, np.ndarray] | list[FailureRow]] = [listed] if listed else []
         self._count = len(listed)
 
-    def add(self, column: pa.ChunkedArray, rows: np.ndarray) -> None:
-        """The failure rows at ``rows`` of ``column`` (JSON failure rows)."""
+    def add(self, dataset: Dataset, rows: np.ndarray) -> None:
+        """The failure rows at ``rows`` of ``dataset``'s table (its ``_failure`` column)."""
         if len(rows):
-            self._parts.append((column, rows))
+            self._parts.append((dataset, rows))
             self._count += len(rows)
 
     def extend(self, other: FailureRows) -> None:
@@ -144,10 +146,12 @@ class FailureRows:
             if isinstance(part, list):
                 yield from part
                 continue
-            column, rows = part
-            for at in range(0, len(rows), FAILURE_BATCH):
-                for raw in column.take(pa.array(rows[at : at + FAILURE_BATCH])).to_pylist():
-                    yield FailureRow.model_validate_json(raw)
+            dataset, rows = part
+            column = dataset.data.column("_failure")
+            with pages_released(dataset):
+                for at in range(0, len(rows), FAILURE_BATCH):
+                    for raw in values_at(column, rows[at : at + FAILURE_BATCH]):
+                        yield FailureRow.model_validate_json(raw)
 
 
 class StageResult(BaseModel):

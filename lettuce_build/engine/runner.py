@@ -36,6 +36,7 @@ from datasets import Dataset, Features, concatenate_datasets
 
 from lettuce_build.core.characters import displayable
 from lettuce_build.core.memory import give_back, pages_released, release_read
+from lettuce_build.core.tables import values_at
 from lettuce_build.core.version import code_fingerprint
 from lettuce_build.engine.checks import FAILURE_COLUMNS, RAW_EXCERPT_CHARS, Check, Judging, failure_of
 from lettuce_build.engine.columns import (
@@ -362,21 +363,20 @@ class _StageRun:
         fresh = mapped.data.column("_fresh")
         if mapped._indices is not None:  # rows of a selection: where they lie in its table
             at = mapped._indices.column(0).take(pa.array(failed_at)).to_numpy()
-        kept, retried = [], []
-        for start in range(0, len(at), FAILURE_BATCH):
-            part = pa.array(at[start : start + FAILURE_BATCH])
-            freshly = fresh.take(part).to_pylist() if stage.retries_failures_on_rerun else []
-            for offset, raw in enumerate(column.take(part).to_pylist()):
-                row = FailureRow.model_validate_json(raw)
-                spent = last
-                if stage.retries_failures_on_rerun:  # cached failed attempts do not use up its calls
-                    calls_used[row.key] += self.completions.counts_as_call(freshly[offset])
-                    spent = spent or calls_used[row.key] >= stage.max_attempts
-                if spent or not row.retryable:
-                    kept.append(start + offset)
-                    reasons[row.reason] += 1
-                else:
-                    retried.append(start + offset)
-        failures.add(column, at[kept])
+        kept = np.zeros(len(at), dtype=bool)  # the rest are retried
+        with pages_released(mapped):
+            for start in range(0, len(at), FAILURE_BATCH):
+                part = at[start : start + FAILURE_BATCH]
+                freshly = values_at(fresh, part) if stage.retries_failures_on_rerun else []
+                for offset, raw in enumerate(values_at(column, part)):
+                    row = FailureRow.model_validate_json(raw)
+                    spent = last
+                    if stage.retries_failures_on_rerun:  # cached failed attempts do not use up its calls
+                        calls_used[row.key] += self.completions.counts_as_call(freshly[offset])
+                        spent = spent or calls_used[row.key] >= stage.max_attempts
+                    if spent or not row.retryable:
+                        kept[start + offset] = True
+                        reasons[row.reason] += 1
+        failures.add(mapped, at[kept])
         stats.failure_reasons = dict(reasons)
-        return failed_at[retried]
+        return failed_at[~kept]

@@ -1,7 +1,7 @@
 """Failure rows are left in the column the runner wrote them to, and read back in order."""
 
 import numpy as np
-import pyarrow as pa
+from datasets import Dataset
 
 from lettuce_build.engine.records import FailureRow, FailureRows
 
@@ -10,12 +10,13 @@ def row(key: str, reason: str = "wrong_value") -> FailureRow:
     return FailureRow(key=key, stage="double", reason=reason, attempt=0)
 
 
-def test_rows_of_a_column_are_read_in_order_and_joined_with_others():
-    column = pa.chunked_array([[row("a").model_dump_json(), None], [row("b").model_dump_json()]])
+def test_rows_of_a_pass_are_read_from_its_column_in_order_and_joined_with_others():
+    written = [row("a").model_dump_json(), None, row("b").model_dump_json()]
+    passed = Dataset.from_dict({"_failure": written})
     failures = FailureRows()
-    failures.add(column, np.array([2, 0]))
+    failures.add(passed, np.array([2, 0]))
     failures.extend(FailureRows([row("c", "no_edit_rule")]))
-    failures.add(column, np.array([], dtype=np.int64))  # a pass nothing failed adds nothing
+    failures.add(passed, np.array([], dtype=np.int64))  # a pass nothing failed adds nothing
     assert len(failures) == 3
     assert [(f.key, f.reason) for f in failures] == [
         ("b", "wrong_value"),
