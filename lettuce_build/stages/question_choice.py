@@ -45,11 +45,14 @@ class ChosenQuestionStage(FocusedQuestionStage):
         return item.get("language") in ("en", None)
 
     def shaped(self, item: dict[str, Any]) -> dict[str, tuple[Shaped, ...]]:
-        """The item's sentences that offer questions (none in a language other than English:
-        the shapes are English)."""
+        """The item's sentences that offer questions, of those its own answer holds when it
+        brings one (none in a language other than English: the shapes are English)."""
         if not self.english(item):
             return {}
-        return shaped_sentences(item["chunk"][: self.chunk_chars], subject_name(item))
+        chunk = item["chunk"][: self.chunk_chars]
+        shaped = shaped_sentences(chunk, subject_name(item))
+        held = set(self.answered(item, evidence_sentences(chunk, item_language(item))))
+        return {sentence: shapes for sentence, shapes in shaped.items() if sentence in held}
 
     def focus(self, item: dict[str, Any]) -> str:
         shaped = self.shaped(item)
@@ -65,8 +68,11 @@ class ChosenQuestionStage(FocusedQuestionStage):
         return [shape.question for shape in ordered]
 
     def applies(self, item: dict[str, Any]) -> bool:
-        # a model call to choose among several; to write one in another language
-        return super().applies(item) and (len(self.offered(item)) > 1 or not self.english(item))
+        # a model call to choose among several; to write one in another language, or about an
+        # answer the row brings that offers no shape
+        offered = self.offered(item)
+        written = not self.english(item) or (not offered and bool(self.given_answer(item)))
+        return super().applies(item) and (len(offered) > 1 or written)
 
     def passed(self, item: dict[str, Any]) -> dict[str, Any]:
         if self.brought(item):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 import regex
@@ -105,6 +106,10 @@ def clean_question(text: str) -> str:
     return next((line for line in lines if question_problem(line) is None), lines[0] if lines else "")
 
 
+#: the share of a sentence's content words an answer must hold to say that sentence
+MOSTLY_SAID = 0.8
+
+
 class QuestionStage(Stage):
     """One question of a given type that a chunk answers, written freely (capable models)."""
 
@@ -123,11 +128,32 @@ class QuestionStage(Stage):
         #: carried through as written, when it is about its context, and never asked for
         self.keeps_given = keeps_given
         if keeps_given:
-            self.requires = (*type(self).requires, "given_question")
+            self.requires = (*type(self).requires, "given_question", "given_answer")
 
     def brought(self, item: dict[str, Any]) -> bool:
         """Whether the item brings its question."""
         return self.keeps_given and bool(item["given_question"])
+
+    def given_answer(self, item: dict[str, Any]) -> str:
+        """The answer the row brings without its question ("" when it brings none): its question
+        is asked about that answer (asked about another part of the context, it went unanswered
+        by it: seen)."""
+        return (self.keeps_given and item["given_answer"]) or ""
+
+    def answered(self, item: dict[str, Any], sentences: Iterable[str]) -> list[str]:
+        """Of the chunk's ``sentences``, those the row's own answer says (most of their content
+        words are its: an answer may reword a sentence a little); all of them when it brings
+        none, or says none of them."""
+        listed = list(sentences)
+        if not (answer := self.given_answer(item)):
+            return listed
+        said = content_stems(answer)
+
+        def says(sentence: str) -> bool:
+            stems = content_stems(sentence)
+            return bool(stems) and len(stems & said) >= MOSTLY_SAID * len(stems)
+
+        return [sentence for sentence in listed if says(sentence)] or listed
 
     def applies(self, item: dict[str, Any]) -> bool:
         return not self.brought(item)
@@ -154,7 +180,7 @@ class QuestionStage(Stage):
         return {
             "question_type": question_type,
             "question_type_definition": QUESTION_TYPES[question_type].definition,
-            "chunk": item["chunk"][: self.chunk_chars],
+            "chunk": self.given_answer(item) or item["chunk"][: self.chunk_chars],
         }
 
     def checked(self, item: dict[str, Any], question: str) -> str:
@@ -274,7 +300,8 @@ class FocusedQuestionStage(QuestionStage):
     def focus(self, item: dict[str, Any]) -> str:
         """The sentence the question is about (the chunk's opening, when it has no prose
         sentence: its answer will fail for want of sentences anyway)."""
-        sentences = evidence_sentences(item["chunk"][: self.chunk_chars], item_language(item))
+        chunk = item["chunk"][: self.chunk_chars]
+        sentences = self.answered(item, evidence_sentences(chunk, item_language(item)))
         if not sentences:
             return item["chunk"][:MAX_QUESTION_CHARS]
         return sentences[int(fraction(*item_parts(item["key"], self.seed), "focus") * len(sentences))]

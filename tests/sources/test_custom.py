@@ -10,6 +10,7 @@ import pytest
 
 import lettuce_build
 from lettuce_build.core.errors import RecipeError, SourceError
+from lettuce_build.core.words import content_words
 from lettuce_build.formats import FORMATS
 from lettuce_build.llm.protocol import ChatRequest
 
@@ -479,3 +480,16 @@ def test_a_given_question_about_nothing_in_its_context_is_a_failure_row(tmp_path
     )
     assert [r["question"] for r in rows_of(result)] == ["How often does Pebble sync its folder?"]
     assert result.summary.failures["question"] == {"given_question_off_context": 1}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_row_that_brings_only_its_answer_is_asked_about_that_answer(tmp_path, seed):
+    # asked about another sentence of its context ("What does Pebble store?"), the question
+    # went unanswered by the answer; this one's sentence offers no question shape, so the
+    # model writes one about it
+    answer = "Pebble syncs the folder every 5 minutes and keeps 30 days of history for each note."
+    given = {"id": "a", "context": PEBBLE, "answer": answer}
+    result, _ = build(tmp_path, [given], answers="extractive", ratio=0.0, seed=seed)
+    [row] = rows_of(result)
+    asked = set(content_words(row["question"]))
+    assert row["answer"] == answer and asked and asked <= set(content_words(answer))
