@@ -15,31 +15,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+from scale_inputs import inputs, scale_parser
+
 ROOT = Path(__file__).resolve().parents[1]
-WORDS = Path("/usr/share/dict/american-english")
-
-
-def write_rows(path: Path, count: int, seed: int = 0) -> None:
-    """``count`` rows of five twelve-word sentences, each asking about a word none of them holds."""
-    draw = random.Random(seed)
-    words = [w for w in WORDS.read_text().split() if w.isalpha()][:20000]
-    with path.open("w", encoding="utf-8") as out:
-        for index in range(count):
-            sentences = [" ".join(draw.choice(words) for _ in range(12)).capitalize() for _ in range(5)]
-            row = {
-                "id": f"row{index}",
-                "context": ". ".join(sentences) + ".",
-                "question": "What is a quuxfrob?",
-            }
-            out.write(json.dumps(row) + "\n")
+#: about nothing any row says: every item fails the question gate
+QUESTION = "What is a quuxfrob?"
 
 
 def child(rows: Path, out: Path) -> None:
@@ -63,33 +49,23 @@ def child(rows: Path, out: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--big", action="store_true", help="also 1,000,000 rows")
-    parser.add_argument("--sizes", default="10000,100000", help="row counts, comma-separated")
-    parser.add_argument("--work", type=Path, help="where the inputs go (default: a temporary folder)")
+    parser = scale_parser(__doc__)
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
-    sizes = [int(size) for size in args.sizes.split(",")] + ([1_000_000] if args.big else [])
-    with tempfile.TemporaryDirectory() as temporary:
-        work = args.work or Path(temporary)
-        work.mkdir(parents=True, exist_ok=True)
-        first = None
-        print(f"{'rows':>9} {'failed':>9} {'seconds':>8} {'peak MB':>8} {'x first':>7}")
-        for size in sizes:
-            rows = work / f"failing{size}.jsonl"
-            if not rows.exists():
-                write_rows(rows, size)
-            command = [sys.executable, __file__, "--child", str(rows), str(work / f"out{size}")]
-            result = subprocess.run(command, check=True, capture_output=True, text=True)
-            figures = json.loads(result.stdout.strip().splitlines()[-1])
-            first = first or figures["peak_kb"]
-            print(
-                f"{size:>9} {figures['failed']:>9} {figures['seconds']:>8.1f} "
-                f"{figures['peak_kb'] / 1024:>8.0f} {figures['peak_kb'] / first:>7.2f}"
-            )
+    first = None
+    print(f"{'rows':>9} {'failed':>9} {'seconds':>8} {'peak MB':>8} {'x first':>7}")
+    for size, rows, out in inputs(args, "failing", lambda _: QUESTION):
+        command = [sys.executable, __file__, "--child", str(rows), str(out)]
+        result = subprocess.run(command, check=True, capture_output=True, text=True)
+        figures = json.loads(result.stdout.strip().splitlines()[-1])
+        first = first or figures["peak_kb"]
+        print(
+            f"{size:>9} {figures['failed']:>9} {figures['seconds']:>8.1f} "
+            f"{figures['peak_kb'] / 1024:>8.0f} {figures['peak_kb'] / first:>7.2f}"
+        )
 
 
 if __name__ == "__main__":
