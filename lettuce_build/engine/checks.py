@@ -32,6 +32,7 @@ FAILURE_COLUMNS = {
     "_ok": Value("bool"),
     "_failure": Value("string"),  # a FailureRow as JSON, for failed rows
     "_fresh": Value("bool"),  # whether this attempt's answer came from the model, not the cache
+    "_asked": Value("bool"),  # whether the stage asked about the item at all (or passed it through)
 }
 
 
@@ -135,12 +136,17 @@ class Judging:
 
 def _rejected(mapped: Dataset, rejected: dict[str, FailureRow], fingerprint: str) -> Dataset:
     """``mapped`` with the items its checks rejected failed: ``_ok`` false and their failure row
-    in ``_failure`` (an item that had failed already keeps its own)."""
+    in ``_failure`` (an item that had failed already keeps its own). An item the stage passed
+    through is not retried: no new attempt changes what no model made (seen: one question
+    scored and refused six times)."""
     keys = pa.array(list(rejected), pa.string())
-    rows = pa.array([failure.model_dump_json() for failure in rejected.values()], pa.string())
     ok = arrow_column(mapped, "_ok")
     where = pc.index_in(arrow_column(mapped, "key"), value_set=keys)  # null: not rejected
     now_rejected = pc.and_(ok, pc.is_valid(where))
+    passed = pc.and_(now_rejected, pc.invert(arrow_column(mapped, "_asked")))
+    for key in pc.filter(arrow_column(mapped, "key"), passed).to_pylist():
+        rejected[key] = rejected[key].model_copy(update={"retryable": False})
+    rows = pa.array([failure.model_dump_json() for failure in rejected.values()], pa.string())
     now_ok = pc.and_(ok, pc.invert(now_rejected))
     now_failed = pc.if_else(now_rejected, pc.take(rows, where), arrow_column(mapped, "_failure"))
     mapped = mapped.remove_columns(["_ok", "_failure"])

@@ -153,17 +153,19 @@ class _StageRun:
             for at in range(0, len(items), size)
         ]
         rows = [row for part in done for row in part]
-        out: dict[str, list[Any]] = {name: [r.get(name) for r, _, _ in rows] for name in stage.outputs}
-        out["_ok"] = [f is None for _, f, _ in rows]
-        out["_failure"] = [f.model_dump_json() if f else None for _, f, _ in rows]
-        out["_fresh"] = [fresh for _, _, fresh in rows]
+        out: dict[str, list[Any]] = {name: [r.get(name) for r, *_ in rows] for name in stage.outputs}
+        out["_ok"] = [f is None for _, f, *_ in rows]
+        out["_failure"] = [f.model_dump_json() if f else None for _, f, *_ in rows]
+        out["_fresh"] = [fresh for _, _, fresh, _ in rows]
+        out["_asked"] = [asked for *_, asked in rows]
         return pa.Table.from_pydict(out, schema=self.features.arrow_schema)
 
     def answered(
         self, items: list[dict[str, Any]], attempt: int, prefetched: Container[str], bar: StageBar
-    ) -> list[tuple[dict[str, Any], FailureRow | None, bool]]:
-        """One model batch: per item its outputs, its failure (or None) and whether its answer
-        was fresh; answers are committed to the cache before anything is parsed."""
+    ) -> list[tuple[dict[str, Any], FailureRow | None, bool, bool]]:
+        """One model batch: per item its outputs, its failure (or None), whether its answer was
+        fresh and whether it was asked at all (not passed through); answers are committed to the
+        cache before anything is parsed."""
         stage, stats = self.stage, self.stats
         results: list[dict[str, Any]] = [{} for _ in items]
         failures: list[FailureRow | None] = [None] * len(items)
@@ -216,7 +218,10 @@ class _StageRun:
             cached=stats.cache_hits,
             tokens=stats.completion_tokens,
         )
-        return list(zip(results, failures, fresh_flags, strict=True))
+        asked = [False] * len(items)
+        for i in pending:
+            asked[i] = True
+        return list(zip(results, failures, fresh_flags, asked, strict=True))
 
     def one_pass(
         self, pending: Dataset, attempt: int, name: str, keep: PassStore | None, bar: StageBar

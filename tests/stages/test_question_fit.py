@@ -1,5 +1,6 @@
 """A question is kept only if the build's model finds its answer more likely after it than after
-a generic question: refused questions are asked again, figures reach the summary and manifest."""
+a generic question: refused questions a model made are asked again, figures reach the summary
+and manifest."""
 
 import json
 
@@ -104,3 +105,17 @@ def test_a_yes_no_question_is_not_judged_by_the_gain():
     assert not QuestionFitCheck().applies({**ITEM, "question": "Is the default page size 50 rows?"})
     assert not QuestionFitCheck().applies({**ITEM, "question": "Does fastgrid page rows?"})
     assert QuestionFitCheck().applies(ITEM)
+
+
+def test_a_refused_question_no_model_made_is_not_asked_again(tmp_path):
+    # its sentence turns into one question only, so no model chooses it: every retry would
+    # score and refuse the same question (seen: six times)
+    ferry = "A single crossing takes 25 minutes, and bicycles ride free on weekdays."
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"id": "ferry", "context": ferry}) + "\n")
+    backend = ScriptedBackend(gaining(MIN_GAIN - 1), scores=True)
+    options = Recipe(source="custom", input=str(rows), out=tmp_path / "out", answers="extractive")
+    summary = run_build(options, backend)
+    [failure] = BuildDir(tmp_path / "out").failures("question")
+    assert (failure.reason, failure.attempt, failure.retryable) == ("question_unfit", 0, False)
+    assert summary.question_fit.scored == 1 and len(backend.requests) == 1
