@@ -5,7 +5,9 @@ and its own Host; sample text is inert; audit, the card and `push --reviewed-onl
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -243,12 +245,15 @@ class Browser:
 def chromium() -> Iterator[Browser]:
     from websockets.sync.client import connect
 
-    with tempfile.TemporaryDirectory() as profile:
+    # its helpers may still be writing the profile when the browser is killed: they are killed
+    # with it (a group of their own), and what they left is removed as well as it can be
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         process = subprocess.Popen(
             [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0"]
             + [f"--user-data-dir={profile}", "about:blank"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         try:
             ready = Path(profile) / "DevToolsActivePort"
@@ -263,7 +268,7 @@ def chromium() -> Iterator[Browser]:
                 browser.call("Page.enable")
                 yield browser
         finally:
-            process.kill()
+            os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
 
 
