@@ -39,6 +39,11 @@ BAD_USE = {
         ["build", "--source", "readme", "--input", "{t}/readmes", "--out", "{t}/file.txt/out", *OFFLINE],
         "lies under",
     ),
+    "build: an error type the writing model's menu does not make": (
+        ["build", "--source", "readme", "--input", "{t}/readmes", "--out", "{t}/o", *OFFLINE]
+        + ["--edits", "constrained", "--error-types", "fabricated_reference/section"],
+        "makes markdown edits of the types contradiction/entity",
+    ),
     "build: --out is a file": (
         ["build", "--source", "readme", "--input", "{t}/readmes", "--out", "{t}/file.txt", *OFFLINE],
         "is a file",

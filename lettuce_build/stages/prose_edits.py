@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from lettuce_build.core.edits import Edit
 from lettuce_build.core.error_types import allows
+from lettuce_build.core.errors import RecipeError
 from lettuce_build.core.seeding import fraction, item_parts, rng
 from lettuce_build.core.taxonomy import map_label
 from lettuce_build.engine.stage import ParseFailure, Sampling, item_language
@@ -152,7 +153,12 @@ def prose_inject_stage(
         return InjectProseMenuStage(allowed=allowed, edits=edits, seed=seed)
     offered = menu_types(menu, allowed)
     if not offered:
-        raise ValueError(f"--error-types {allowed}: the {menu} menu makes none of them")
+        mapped = [map_label(native, menu) for native in MENUS[menu].types]
+        made = sorted({f"{m.category}/{m.subcategory}" for m in mapped})
+        raise RecipeError(
+            f"--error-types {' '.join(allowed)}: a model that writes its own edits (--edits {mode}) "
+            f"makes {menu} edits of the types {', '.join(made)}; ask for one of those"
+        )
     return InjectMenuStage(menu, offered=offered, anchors=mode, seed=seed)
 
 
