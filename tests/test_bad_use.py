@@ -42,7 +42,12 @@ BAD_USE = {
     "build: an error type the writing model's menu does not make": (
         ["build", "--source", "readme", "--input", "{t}/readmes", "--out", "{t}/o", *OFFLINE]
         + ["--edits", "constrained", "--error-types", "fabricated_reference/section"],
-        "makes markdown edits of the types contradiction/entity",
+        "markdown edits (--edits constrained) makes the types contradiction/entity",
+    ),
+    "build: an error type no rule makes": (
+        ["build", "--source", "custom", "--input", "{t}/readmes", "--out", "{t}/o", *OFFLINE]
+        + ["--edits", "rules", "--error-types", "unsupported_addition/subjective"],
+        "the rules that make edits (--edits rules) make the types contradiction/entity",
     ),
     "build: --out is a file": (
         ["build", "--source", "readme", "--input", "{t}/readmes", "--out", "{t}/file.txt", *OFFLINE],

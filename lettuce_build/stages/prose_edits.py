@@ -24,7 +24,7 @@ from lettuce_build.engine.stage import ParseFailure, Sampling, item_language
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.injection import InjectMenuStage, InjectStageBase
 from lettuce_build.stages.menus import MENUS
-from lettuce_build.stages.prose_mutations import ProseEdit, prose_edits
+from lettuce_build.stages.prose_mutations import RULE_TYPES, ProseEdit, prose_edits
 
 #: a menu offers at most this many edits (a seeded sample, in answer order)
 MAX_OFFERED = 8
@@ -87,6 +87,9 @@ class InjectProseMenuStage(InjectStageBase):
         super().__init__(seed=seed)
         self.allowed = list(allowed or [])
         self.edits = edits
+        made = set(RULE_TYPES.values())
+        if self.allowed and not any(allows(self.allowed, *kind) for kind in made):
+            raise _none_asked(self.allowed, "the rules that make edits (--edits rules) make", made)
 
     def offered(self, item: dict[str, Any]) -> tuple[ProseEdit, ...]:
         """The edits offered to ``item`` (see the module)."""
@@ -154,12 +157,16 @@ def prose_inject_stage(
     offered = menu_types(menu, allowed)
     if not offered:
         mapped = [map_label(native, menu) for native in MENUS[menu].types]
-        made = sorted({f"{m.category}/{m.subcategory}" for m in mapped})
-        raise RecipeError(
-            f"--error-types {' '.join(allowed)}: a model that writes its own edits (--edits {mode}) "
-            f"makes {menu} edits of the types {', '.join(made)}; ask for one of those"
-        )
+        made = {(m.category, m.subcategory or "") for m in mapped}
+        raise _none_asked(allowed, f"a model that writes its own {menu} edits (--edits {mode}) makes", made)
     return InjectMenuStage(menu, offered=offered, anchors=mode, seed=seed)
+
+
+def _none_asked(allowed: list[str], makes: str, made: set[tuple[str, str]]) -> RecipeError:
+    """``--error-types`` of which what ``makes`` (says it) makes none: refused before any model
+    call (every injection would fail, and the build would publish no hallucinated sample)."""
+    kinds = ", ".join(sorted(f"{category}/{subcategory}" for category, subcategory in made))
+    return RecipeError(f"--error-types {' '.join(allowed)}: {makes} the types {kinds}; ask for one of those")
 
 
 def menu_types(menu: str, allowed: list[str]) -> tuple[str, ...]:
