@@ -1,15 +1,15 @@
 """`build --dry-run`: what a build would ask of its model, without starting an engine.
 
 A dry run is the build rehearsed: its work items loaded into a scratch folder, and its stage
-loop run on the real runner over a `Rehearsal` (engine/rehearsal.py), which serves what the
-build's cache holds and counts the rest. So a cached answer feeds the next stage exactly as in
-the build, and a missed one is a request the build would send, with stand-in outputs for the
-stages after it (their prompts, and their sizes, are estimates). Balancing offers its first
-wave, as the build does; the checks the build's model answers about its own work (a question's
-fit, a span's plausibility) are counted as prefills. Retries of answers that fail, later waves
-and judges (``--verify``) come on top. Prompt tokens are the rendered prompts' characters over
-`CHARS_PER_TOKEN`; completion tokens are each missed request's ``max_tokens``, an upper bound.
-The build's folder is only read.
+loop run on the real runner over a `Rehearsal` (engine/rehearsal.py; the plan's
+``rehearsal``), which serves what the build's cache holds and counts the rest. So a cached
+answer feeds the next stage exactly as in the build, and a missed one is a request the build
+would send, with stand-in outputs for the stages after it (their prompts, and their sizes, are
+estimates). Balancing offers its first wave, as the build does; the checks the build's model
+answers about its own work (a question's fit, a span's plausibility) are counted as prefills.
+Retries of answers that fail, later waves and judges (``--verify``) come on top. Prompt tokens
+are the rendered prompts' characters over `CHARS_PER_TOKEN`; completion tokens are each missed
+request's ``max_tokens``, an upper bound. The build's folder is only read.
 """
 
 from __future__ import annotations
@@ -19,14 +19,12 @@ import tempfile
 from pydantic import BaseModel
 
 from lettuce_build.builds.folder import BuildDir, Manifest
-from lettuce_build.builds.items import WORK_DIR, WorkPasses
+from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.stage_loop import StageLoop
+from lettuce_build.builds.stage_loop import open_stage_loop
 from lettuce_build.builds.stages_of import build_stages, refreshed
 from lettuce_build.builds.work import work_items
 from lettuce_build.engine.records import StageStats
-from lettuce_build.engine.rehearsal import Rehearsal
-from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.pricing import Pricing
 from lettuce_build.llm.protocol import Backend
@@ -98,18 +96,19 @@ def _rehearsed(options: Recipe, backend: Backend) -> DryRun:
         # the build's cache is only read; a build never run has none: an empty one stands in
         exists = folder.cache_path.exists()
         cache = RequestCache(folder.cache_path if exists else rehearsal.cache_path, read_only=exists)
-        try:
-            runner = Runner(
-                Rehearsal(backend, cache),
-                seed=options.seed,
-                batch_size=options.batch_size,
-                passes=WorkPasses(rehearsal.path / WORK_DIR),
-            )
-            plausibility = PlausibilityCheck() if options.plausibility else None
-            loop = StageLoop(rehearsal, manifest, runner, options.ratio, plausibility=plausibility)
+        plausibility = PlausibilityCheck() if options.plausibility else None
+        with open_stage_loop(
+            rehearsal,
+            manifest,
+            backend,
+            options.seed,
+            options.ratio,
+            options.batch_size,
+            ExecutionPlan(rehearsal=True),
+            plausibility=plausibility,
+            cache=cache,
+        ) as loop:
             loop.run(stages, source.prepare(loaded.items))
-        finally:
-            cache.close()
         items = len(loaded.items)
     return DryRun(
         source=options.source,

@@ -17,6 +17,7 @@ from lettuce_build.engine.completions import (
     Spending,
     StreamingCompletions,
 )
+from lettuce_build.engine.rehearsal import Rehearsal
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import Backend, StreamingBackend
 from lettuce_build.llm.ray_pool import RayBackend, RayOptions
@@ -37,6 +38,9 @@ class ExecutionPlan(BaseModel):
     #: what requests cost, and the cap on what the build may spend (one per run: the build's
     #: model and its judges spend from the same)
     spending: Spending = Field(default_factory=Spending)
+    #: a dry run: what the cache holds is served, the rest counted and stood in for, never asked
+    #: (engine/rehearsal.py)
+    rehearsal: bool = False
 
     def engine(self, backend: Backend) -> Backend:
         """The build's model as this plan runs it: on a Ray pool, or as it is."""
@@ -57,6 +61,8 @@ class ExecutionPlan(BaseModel):
             "max_provider_failures": self.max_provider_failures,
             "spending": self.spending,
         }
+        if self.rehearsal:
+            return Rehearsal(backend, cache, **given)
         if backend.info().options.get("batch"):
             from lettuce_build.engine.batches import BatchCompletions
             from lettuce_build.llm.batch_api import BatchAPI

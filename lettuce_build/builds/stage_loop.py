@@ -29,6 +29,7 @@ from lettuce_build.engine.columns import duplicate_keys
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Runner
 from lettuce_build.engine.stage import CheckStage, Stage
 from lettuce_build.engine.verdicts import VerdictLog
+from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.stages.plausibility import PlausibilityCheck
 
@@ -127,11 +128,13 @@ def open_stage_loop(
     plan: ExecutionPlan | None = None,
     judges: Sequence[Backend] = (),
     plausibility: PlausibilityCheck | None = None,
+    cache: RequestCache | None = None,
 ) -> Iterator[StageLoop]:
-    """A stage loop on the build folder's request cache, run as ``plan`` says; closed when the
-    block ends. ``judges`` answer from the same cache (their model is part of every key)."""
+    """A stage loop on the build folder's request cache (or on ``cache``: a dry run's look at
+    the build it rehearses), run as ``plan`` says; closed when the block ends. ``judges``
+    answer from the same cache (their model is part of every key)."""
     plan = plan or ExecutionPlan()  # one local process, the whole build
-    cache = build.open_cache()
+    cache = cache or build.open_cache()
     verdicts = VerdictLog(build.path / WORK_DIR / VERDICTS_FILE)
     try:
         passes = WorkPasses(build.path / WORK_DIR)

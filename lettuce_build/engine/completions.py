@@ -13,6 +13,8 @@ crash loses at most the batch in flight. Two variants change how, never what:
 
 - `BatchCompletions` (engine/batches.py), for ``--batch``: each pass's misses go to the
   provider's Batch API, and the pass finds them in the cache.
+- `Rehearsal` (engine/rehearsal.py), for ``--dry-run``: the misses are counted and stood in
+  for, never asked.
 
 Which one a build uses is decided once, by the build (builds/plan.py).
 
