@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.stage_loop import open_stage_loop
+from lettuce_build.builds.stage_loop import open_recipe_loop
 from lettuce_build.builds.stages_of import build_stages, refreshed
 from lettuce_build.builds.work import work_items
 from lettuce_build.engine.records import StageStats
@@ -30,7 +30,6 @@ from lettuce_build.llm.pricing import Pricing
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.prompts import prompts_from
 from lettuce_build.sources.registry import get_source
-from lettuce_build.stages.plausibility import PlausibilityCheck
 
 
 class StageEstimate(BaseModel):
@@ -96,17 +95,8 @@ def _rehearsed(options: Recipe, backend: Backend) -> DryRun:
         # the build's cache is only read; a build never run has none: an empty one stands in
         exists = folder.cache_path.exists()
         cache = RequestCache(folder.cache_path if exists else rehearsal.cache_path, read_only=exists)
-        plausibility = PlausibilityCheck() if options.plausibility else None
-        with open_stage_loop(
-            rehearsal,
-            manifest,
-            backend,
-            options.seed,
-            options.ratio,
-            options.batch_size,
-            ExecutionPlan(rehearsal=True),
-            plausibility=plausibility,
-            cache=cache,
+        with open_recipe_loop(
+            options, rehearsal, manifest, backend, ExecutionPlan(rehearsal=True), cache=cache
         ) as loop:
             loop.run(stages, source.prepare(loaded.items))
         items = len(loaded.items)

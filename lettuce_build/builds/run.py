@@ -24,7 +24,7 @@ from lettuce_build.builds.plan import ExecutionPlan
 from lettuce_build.builds.recipe import Recipe
 from lettuce_build.builds.samples import ASSEMBLE_STAGE, assemble
 from lettuce_build.builds.shards import Shard
-from lettuce_build.builds.stage_loop import LoopResult, open_stage_loop
+from lettuce_build.builds.stage_loop import LoopResult, open_recipe_loop
 from lettuce_build.builds.stages_of import build_stages, refreshed
 from lettuce_build.builds.work import Replay, work_items
 from lettuce_build.core.errors import SourceError
@@ -39,7 +39,7 @@ from lettuce_build.prompts import prompts_from
 from lettuce_build.sources.base import checks
 from lettuce_build.sources.registry import get_source
 from lettuce_build.stages.judge import judge_report
-from lettuce_build.stages.plausibility import PlausibilityCheck, plausibility_report
+from lettuce_build.stages.plausibility import plausibility_report
 from lettuce_build.stages.question_fit import question_fit_report
 
 
@@ -211,18 +211,7 @@ def _run(
     build.write_manifest(manifest)
     result = LoopResult(done=items)
     if len(items):  # a shard may hold no item of a small build
-        plausibility = PlausibilityCheck() if recipe.plausibility else None
-        with open_stage_loop(
-            build,
-            manifest,
-            backend,
-            recipe.seed,
-            recipe.ratio,
-            recipe.batch_size,
-            plan,
-            judges,
-            plausibility,
-        ) as loop:
+        with open_recipe_loop(recipe, build, manifest, backend, plan, judges) as loop:
             result = loop.run(stages, source.prepare(items), checks(stages) if judges else None)
     made = assemble(source, source.finish(items, result.done) if len(items) else items, build.path / WORK_DIR)
     build.record_stage(

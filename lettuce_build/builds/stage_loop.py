@@ -4,13 +4,14 @@ The loop owns the order of stages and records each in the build folder; an injec
 (`Stage.hallucinates`) is balanced, so an item it fails on stays a clean sample; each stage's
 checks (the judges of ``--verify``, the build's own model scoring its work) are asked inside
 its success test. Stages never see the loop. A dataset build (builds/run.py) and squeez's
-teacher phase run their stages through it (`open_stage_loop`).
+teacher phase run their stages through it (`open_stage_loop`; a recipe's build and dry run
+through `open_recipe_loop`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import KW_ONLY, dataclass
 
 from datasets import Dataset
@@ -20,6 +21,7 @@ from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.items import WORK_DIR, WorkPasses
 from lettuce_build.builds.log import log
 from lettuce_build.builds.plan import ExecutionPlan
+from lettuce_build.builds.recipe import Recipe
 from lettuce_build.core import interrupts
 from lettuce_build.core.errors import SourceError
 from lettuce_build.core.memory import give_back
@@ -158,3 +160,29 @@ def open_stage_loop(
         verdicts.close()
         cache.close()
         plan.close([backend, *judges])
+
+
+def open_recipe_loop(
+    recipe: Recipe,
+    build: BuildDir,
+    manifest: Manifest,
+    backend: Backend,
+    plan: ExecutionPlan,
+    judges: Sequence[Backend] = (),
+    cache: RequestCache | None = None,
+) -> AbstractContextManager[StageLoop]:
+    """The stage loop a recipe's build runs in, and its dry run rehearses in: at the recipe's
+    seed, ratio and batch size, with its plausibility check."""
+    plausibility = PlausibilityCheck() if recipe.plausibility else None
+    return open_stage_loop(
+        build,
+        manifest,
+        backend,
+        recipe.seed,
+        recipe.ratio,
+        recipe.batch_size,
+        plan,
+        judges,
+        plausibility,
+        cache,
+    )

@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.engine.records import Judgement
 from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling
 from lettuce_build.llm.protocol import ChatRequest, Scores
-from lettuce_build.stages.scored import POINTS, ScoreReport, quantiles, tally
+from lettuce_build.stages.scored import POINTS, ScoreReport, quantiles, spread, tally
 
 #: an edit more than this many nats less likely than its original is implausible: set from real
 #: README edits (benchmarks/plausibility.py; the README quotes the distribution)
@@ -190,10 +190,9 @@ class PlausibilityReport(ScoreReport):
     quantiles: dict[str, float] = Field(default_factory=dict)
 
     def found(self) -> str:
-        spread = ", ".join(f"{q} {v:.1f}" for q, v in self.quantiles.items())
         return (
             f"{self.scored} spans scored, {self.implausible} refused as implausible "
-            f"(likelihood drop > {self.max_drop:g} nats); drop quantiles: {spread}"
+            f"(likelihood drop > {self.max_drop:g} nats); drop quantiles: {spread(self.quantiles)}"
         )
 
 

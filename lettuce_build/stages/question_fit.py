@@ -26,7 +26,7 @@ from pydantic import Field
 from lettuce_build.engine.records import Judgement
 from lettuce_build.engine.stage import CheckStage, ParseFailure, Sampling
 from lettuce_build.llm.protocol import ChatRequest, Scores
-from lettuce_build.stages.scored import ScoreReport, quantiles, tally
+from lettuce_build.stages.scored import ScoreReport, quantiles, spread, tally
 
 #: a question must make its answer more likely than the generic one does. Measured on 16 real
 #: READMEs with the embedded model (26 questions, benchmarks/prose_quality.py): the 13 with a
@@ -111,10 +111,9 @@ class QuestionFitReport(ScoreReport):
     refused_gains: dict[str, float] = Field(default_factory=dict)
 
     def found(self) -> str:
-        kept = ", ".join(f"{q} {v:.1f}" for q, v in self.kept.items())
         return (
             f"{self.scored} questions scored, {self.refused} refused (likelihood gain over "
-            f"a generic question < {self.min_gain:g} nats); kept gains: {kept}"
+            f"a generic question < {self.min_gain:g} nats); kept gains: {spread(self.kept)}"
         )
 
 

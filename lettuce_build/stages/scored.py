@@ -5,7 +5,7 @@ quantiles their figures are reported at."""
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -78,6 +78,11 @@ def tally(
             found.why_unscored = found.why_unscored or judgement.verdict["why"]
         found.figures.extend(figures(judgement.verdict))
     return found
+
+
+def spread(quantiles: Mapping[str, float]) -> str:
+    """Quantiles as a summary line says them: ``p10 -2.1, p50 -0.4``."""
+    return ", ".join(f"{name} {value:.1f}" for name, value in quantiles.items())
 
 
 def quantiles(values: Sequence[float], points: Sequence[tuple[str, float]] = POINTS) -> dict[str, float]:

@@ -11,13 +11,7 @@ import keyword
 
 import regex
 from pydantic import BaseModel, Field
-from unidiff import (
-    LINE_TYPE_ADDED,
-    LINE_TYPE_REMOVED,
-    PatchedFile,
-    PatchSet,
-    UnidiffParseError,
-)
+from unidiff import LINE_TYPE_ADDED, LINE_TYPE_REMOVED, PatchedFile, PatchSet, UnidiffParseError
 from unidiff.constants import LINE_TYPE_NO_NEWLINE
 
 from lettuce_build.core.errors import PatchError
