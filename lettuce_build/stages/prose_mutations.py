@@ -80,6 +80,8 @@ _NUMBER = regex.compile(r"(?<![\w.,/#-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w/]
 _VERSION = regex.compile(r"(?<![\w.])(v?)(\d+)\.(\d+)(?:\.(\d+))?(?![\w]|\.\d)")
 _YEAR = regex.compile(r"(?<![\w.,-])(?:19|20)\d\d(?!\w|[.,]\d)")
 _FOLLOWING = regex.compile(r"\s+([\w%]+)")
+#: a negative right after a word ("sometimes not", "often no longer", "always never")
+_NEGATIVE_AFTER = regex.compile(r"\s+(?:not|no|never|none|nothing)\b", regex.I)
 
 
 class ProseEdit(BaseModel):
@@ -245,6 +247,8 @@ def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
             new, rule = FLIPS[word]
             if rule == "quantifier" and word not in ADVERBS and not _quantifies(answer, match.end()):
                 continue  # "this is all built" holds no quantity to change
+            if rule == "quantifier" and _NEGATIVE_AFTER.match(answer, match.end()):
+                continue  # "sometimes no longer apply" made "always no longer apply" reads as no English
             yield match.start(), match.end(), new, rule
     for match in regex.finditer(rf"\b({'|'.join(NEGATABLE)})\b(?!\s+not\b)(?=\s+[a-z])", answer):
         yield match.start(), match.end(), f"{match.group()} not", "negation"

@@ -49,7 +49,8 @@ def names(text: str) -> Mapping[str, str]:
     ("PYTHONPATH"), ``identifier`` ("snake_case", "h2o"), ``camel`` ("GitHub"), ``name`` (one
     capitalised word) or ``names`` (two or three). A capitalised English word is a name only
     where the text never writes it in lowercase and uses it inside a sentence of prose (not only
-    to open one, nor in a heading). English only: without the word list, no plain names.
+    to open one, nor in a heading); a word the list lacks, where the text uses it inside a
+    sentence at least once. English only: without the word list, no plain names.
     Cached (read only): an item's context is the next item's donor, and rules read both."""
     prose = BLOCKED.sub(" ", text)
     lowered = set(_LOWERCASE_WORD.findall(prose))
@@ -89,6 +90,8 @@ def _kind(name: str, inside: Counter[str], lowered: set[str]) -> str | None:
     if not english.known() or _HYPHENATED_WORD.search(name):
         return None  # "Rust-based", "Weight-only": words, not names
     if all(english.is_proper(word) or english.is_english(word) is False for word in name.split()):
+        if " " not in name and not english.is_proper(name) and not inside[name]:
+            return None  # "Preprocessing" only opening sentences: a word the list lacks, no name
         return "names" if " " in name else "name"
     if " " not in name and inside[name] >= 2 and name.lower() not in lowered:
         return "name"  # "Flask" inside sentences, twice or more, never "flask"

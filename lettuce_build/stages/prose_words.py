@@ -74,12 +74,6 @@ ADVERBS = frozenset({"always", "sometimes"})
 #: the auxiliaries a negation is added after ("is" -> "is not"): be and the modals ("does the
 #: work" is no "does not the work")
 NEGATABLE = ("is", "are", "was", "were", "will", "should", "must", "could", "would")
-#: phrases that claim nothing to flip ("as you can see" made "as you cannot see")
-IDIOM = regex.compile(
-    r"\b(?:as you can see|as you may know|you may also|more or less|at least|at most|first of all)\b", regex.I
-)
-#: quantifiers that qualify a verb, not a noun: they need nothing after them
-ADVERBS = frozenset({"always", "sometimes"})
 #: the auxiliaries a negation is removed from ("is not" -> "is", "does not" -> "does")
 NEGATED = (*NEGATABLE, "does", "do", "did")
 

@@ -81,6 +81,10 @@ def test_a_capitalised_english_word_that_only_opens_sentences_is_no_name():
     found = names(text)
     assert "Installation" not in found and "Run" not in found
     assert found["Werkzeug"] == "name" and found["Flask"] == "name"
+    # seen live as a foreign name swapped in ("taken from Preprocessing's paper"): a word the list
+    # lacks that only ever opens a sentence is a word, one used inside a sentence a name
+    found = names("Preprocessing programs made by NIST were used. Data comes from Fisher and Werkzeug.")
+    assert "Preprocessing" not in found and found["Werkzeug"] == "name"
     assert names("The API talks to PostgreSQL and reads PYTHONPATH.") == {
         "API": "acronym",
         "PostgreSQL": "camel",
@@ -91,6 +95,12 @@ def test_a_capitalised_english_word_that_only_opens_sentences_is_no_name():
 def test_a_quantifier_changes_only_where_it_counts_something():
     found = edits_by_rule("Run all tests before a release: this is all built in.")
     assert [original for original, _ in found["quantifier"]] == ["all tests"]
+
+
+def test_a_quantifier_before_a_negative_is_left_alone():
+    # seen live: "the patches sometimes no longer apply" made "the patches always no longer apply"
+    found = edits_by_rule("After an update the patches sometimes no longer apply. Tests always run.")
+    assert [original for original, _ in found["quantifier"]] == ["always"]
 
 
 @needs_words
