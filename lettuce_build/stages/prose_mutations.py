@@ -53,6 +53,7 @@ from lettuce_build.stages.prose_words import (
     NEGATED,
     NUMBER_WORDS,
     TIME_UNITS,
+    UNNEGATED_ADVERBS,
     VERSION_WORDS,
 )
 
@@ -250,7 +251,8 @@ def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
             if rule == "quantifier" and _NEGATIVE_AFTER.match(answer, match.end()):
                 continue  # "sometimes no longer apply" made "always no longer apply" reads as no English
             yield match.start(), match.end(), new, rule
-    for match in regex.finditer(rf"\b({'|'.join(NEGATABLE)})\b(?!\s+not\b)(?=\s+[a-z])", answer):
+    refused = "|".join(("not", *UNNEGATED_ADVERBS))
+    for match in regex.finditer(rf"\b({'|'.join(NEGATABLE)})\b(?!\s+(?:{refused})\b)(?=\s+[a-z])", answer):
         yield match.start(), match.end(), f"{match.group()} not", "negation"
     for match in regex.finditer(rf"\b({'|'.join(NEGATED)}) not\b", answer):
         yield match.start(), match.end(), match.group(1), "negation"

@@ -74,6 +74,9 @@ ADVERBS = frozenset({"always", "sometimes"})
 #: the auxiliaries a negation is added after ("is" -> "is not"): be and the modals ("does the
 #: work" is no "does not the work")
 NEGATABLE = ("is", "are", "was", "were", "will", "should", "must", "could", "would")
+#: adverbs a negation added before reads as no English ("are now resolved" made "are not now
+#: resolved", "is also" made "is not also")
+UNNEGATED_ADVERBS = ("now", "also", "already", "still", "just", "then", "even")
 #: the auxiliaries a negation is removed from ("is not" -> "is", "does not" -> "does")
 NEGATED = (*NEGATABLE, "does", "do", "did")
 

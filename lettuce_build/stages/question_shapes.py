@@ -73,6 +73,13 @@ _ASKS = {
     "depend on": "depend on",
     "work with": "work with",
     "come with": "come with",
+    "belong to": "belong to",
+    "correspond to": "correspond to",
+    "refer to": "refer to",
+    "rely on": "rely on",
+    "run on": "run on",
+    "map to": "map to",
+    "point to": "point to",
 }
 #: verbs whose object a "How many" question counts
 _COUNTING = ("have", "contain", "include", "support", "provide", "offer", "ship with", "come with")
@@ -94,6 +101,11 @@ _WORD = (
 #: a sentence's subject: up to five words, no comma, clause or parenthesis
 _SUBJECT = rf"(?P<subject>{_WORD}(?: {_WORD}){{0,4}}?)"
 _END = r"\s*\.?$"
+#: a count, in digits or in words ("150", "10,000", "ten")
+_NUMBER = (
+    r"(?P<number>\d[\d,.]*|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
+    r"|fifty|hundreds|thousands)"
+)
 
 
 def _singular(verb: str) -> str:
@@ -118,7 +130,7 @@ _ASKED = regex.compile(rf"^{_SUBJECT} (?:also )?(?P<verb>{_alternation(list(_ASK
 _COUNTED = regex.compile(
     rf"^{_SUBJECT} (?:also )?(?P<verb>has|{_alternation(list(_COUNTING))}) "
     r"(?:over |about |around |up to |more than |at least |nearly )?"
-    r"(?P<number>\d[\d,.]*) (?P<noun>[a-z]{3,}s)\b"
+    rf"{_NUMBER} (?:different |distinct |separate )?(?P<noun>[a-z]{{3,}}s)\b"
 )
 _COPULA = regex.compile(rf"^{_SUBJECT} (?P<be>is|are|was|were) (?P<not>not )?(?P<rest>.+)$")
 _TAKES = regex.compile(
@@ -130,9 +142,13 @@ _TAKES = regex.compile(
 _PLAIN = r"[^,;:()\[\]!?\n]"
 _THERE_ARE = regex.compile(
     r"^There (?P<be>are|were) (?:over |about |around |more than |at least |nearly )?"
-    r"(?P<number>\d[\d,.]*) (?P<noun>[a-z]{3,}s)\b"
+    rf"{_NUMBER} (?:different |distinct |separate )?(?P<noun>[a-z]{{3,}}s)\b"
     rf"(?:(?P<where> (?:in|per|for) {_PLAIN}{{3,60}})(?:,|$)|[ ,]|$)"
 )
+#: a label a sentence opens with, no part of what it says ("``target``: The values ...", "Note: ...")
+_LABEL = regex.compile(r"^(?:`{1,2}[^`]{1,40}`{1,2}|\*\*[^*]{1,40}\*\*|[A-Z][a-z]{1,15}):\s+(?=\p{Lu}|`)")
+#: where a predicate's own clause ends and an aside begins ("very sparse, with an average of ...")
+_ASIDE = regex.compile(r", (?:with|which|where|as|since|because|so|each|both|making|allowing) ")
 #: a predicate a yes/no question carries whole: up to ten plain words, no clause after a comma
 _PLAIN_PREDICATE = regex.compile(rf"{_PLAIN}{{2,90}}")
 
@@ -155,7 +171,8 @@ _IF = regex.compile(rf"^If (?P<condition>{_PLAIN}{{3,80}}), \S")
 _PASSIVE = regex.compile(
     r"^(?P<adverb>(?:also|now|usually|typically|often|then|first) )?"
     r"(?P<participle>[a-z]{3,}ed|built|made|written|done|taken|given|shown|kept|held|sent|run|set"
-    r"|read|found|known|drawn|chosen) (?P<preposition>from|by|with|in|into|using|via|through|as|on) \S"
+    r"|read|found|known|drawn|chosen) (?P<preposition>from|by|with|in|into|using|via|through|as|on|against"
+    r"|at|between|across|within|under) \S"
 )
 #: participles whose "from" names a source: asked "Where ... from?" ("taken from Fisher's paper")
 _FROM_A_SOURCE = frozenset(
@@ -192,7 +209,8 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
     """Questions ``sentence`` answers, turned from its own words (none: it has no shape known
     here). ``name``: what "It" stands for (the document's project), when known."""
     # a parenthesis is an aside a question leaves out ("an aspirate (FNA) of a mass")
-    text = " ".join(regex.sub(r" \([^()]*\)", "", _plain(sentence)).split()).rstrip(".")
+    text = " ".join(regex.sub(r" \([^()]*\)", "", _plain(sentence)).split()).rstrip(".:")
+    text = _LABEL.sub("", text)
     first = text.split(" ", 1)[0] if text else ""
     if not first or (first[0].islower() and english.is_english(first) is not False):
         return []  # a list item's fragment or a continuation ("a concise overview ..."): no sentence
@@ -237,6 +255,7 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
             shaped.append(
                 Shaped(f"Where {done} from?" if where else f"How {done}?", "Instrumental/Procedural")
             )
+        rest = _ASIDE.split(rest, maxsplit=1)[0]  # the aside is the answer's, not the question's
         if (
             len(rest.split()) <= 10
             and _PLAIN_PREDICATE.fullmatch(rest)

@@ -60,6 +60,8 @@ def test_negations_are_added_and_removed():
     negations = dict(edits_by_rule()["negation"])
     assert negations["are not reused"] == "are reused"
     assert negations["is a"] == "is not a"
+    # seen live: "Field aliases are now resolved" made "are not now resolved"
+    assert "negation" not in edits_by_rule("Field aliases are now resolved first.")
 
 
 @needs_words

@@ -105,6 +105,32 @@ from lettuce_build.stages.question_shapes import Shaped, question_shapes, subjec
             "fastgrid",
             Shaped("What does fastgrid need?", "Feature Specification"),
         ),
+        # the sentences of scikit-learn's dataset descriptions that offered no question before
+        (
+            "There are ten different images of each of 40 distinct subjects.",
+            None,
+            Shaped("How many images are there?", "Quantification"),
+        ),
+        (
+            "Each sample belongs to at least one topic, and to up to 17 topics.",
+            None,
+            Shaped("What does each sample belong to?", "Feature Specification"),
+        ),
+        (
+            "``target``: The target values are stored in a scipy CSR sparse matrix, with 804414 samples.",
+            None,
+            Shaped("Are the target values stored in a scipy CSR sparse matrix?", "Verification"),
+        ),
+        (
+            "All the images were taken against a dark homogeneous background.",
+            None,
+            Shaped("How were all the images taken?", "Instrumental/Procedural"),
+        ),
+        (
+            "The extracted TF-IDF vectors are very sparse, with an average of 159 non-zero components.",
+            None,
+            Shaped("Are the extracted TF-IDF vectors very sparse?", "Verification"),
+        ),
     ],
 )
 def test_a_sentence_is_turned_into_the_question_it_answers(sentence, name, expected):
