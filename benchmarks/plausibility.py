@@ -27,7 +27,7 @@ from lettuce_build.core.schema import HallucinationSample, row_to_sample
 from lettuce_build.engine.runner import check_response, seeded_request
 from lettuce_build.llm.embedded import embedded_model_path
 from lettuce_build.llm.factory import make_backend
-from lettuce_build.stages.plausibility import MAX_DROP, PlausibilityCheck
+from lettuce_build.stages.plausibility import MAX_DROP, PlausibilityCheck, implausible
 from lettuce_build.view.validate import read_rows
 
 
@@ -74,21 +74,30 @@ def rule_edits(item: dict[str, Any]) -> list[dict[str, Any]]:
     return made
 
 
-def drops(backend: Any, items: list[dict[str, Any]]) -> list[tuple[float, str, str]]:
+def drops(backend: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every span of ``items`` as the check's verdicts record it, least dropped first."""
     check = PlausibilityCheck()
     completions = backend.generate([seeded_request(check, item, 0, 0, None) for item in items])
     scored = []
     for item, completion in zip(items, completions, strict=True):
-        verdict = json.loads(check.parse(item, check_response(check, completion))["judgement"])
-        scored += [(edit["drop"], edit["original"], edit["edited"]) for edit in verdict["edits"]]
-    return sorted(scored)
+        scored += json.loads(check.parse(item, check_response(check, completion))["judgement"])["edits"]
+    return sorted(scored, key=lambda edit: edit["drop"])
 
 
-def spread(values: list[float]) -> str:
+def spread(edits: list[dict[str, Any]]) -> str:
+    values = [edit["drop"] for edit in edits]
     quantiles = [values[min(len(values) - 1, int(q * len(values)))] for q in (0.1, 0.25, 0.5, 0.75, 0.9)]
-    refused = sum(v > MAX_DROP for v in values)
+    refused = sum(implausible(edit, MAX_DROP) for edit in edits)
     shown = ", ".join(f"p{p} {v:.1f}" for p, v in zip((10, 25, 50, 75, 90), quantiles, strict=True))
-    return f"{shown}, max {values[-1]:.1f}; refused at {MAX_DROP:g}: {refused} of {len(values)}"
+    return f"{shown}, max {values[-1]:.1f}; refused: {refused} of {len(values)}"
+
+
+def shown(edit: dict[str, Any]) -> str:
+    """One scored span: its drop, whether it is refused, and for an insertion its nats a token."""
+    flag = "REFUSED" if implausible(edit, MAX_DROP) else "       "
+    added = edit["edited_tokens"] - edit["original_tokens"]
+    rate = f" ({edit['drop'] / added:.1f} a token)" if not edit["original"].strip() and added > 0 else ""
+    return f"{edit['drop']:7.1f} {flag} {edit['original'][:50]!r} -> {edit['edited'][:60]!r}{rate}"
 
 
 def main() -> None:
@@ -122,15 +131,14 @@ def main() -> None:
     started = time.perf_counter()
     scored = drops(backend, items)
     seconds = time.perf_counter() - started
-    for drop, original, edited in scored:
-        flag = "REFUSED" if drop > MAX_DROP else "       "
-        print(f"{drop:7.1f} {flag} {original[:50]!r} -> {edited[:60]!r}")
+    for edit in scored:
+        print(shown(edit))
     reference = drops(backend, [edit for item in items for edit in rule_edits(item)])
-    print(f"\nthe model's {len(scored)} spans, likelihood drop (nats): {spread([d for d, _, _ in scored])}")
-    print(f"{len(reference)} rule-made plausible edits: {spread([d for d, _, _ in reference])}")
-    for drop, original, edited in reference:
-        if drop > MAX_DROP:
-            print(f"  refused rule-made edit: {drop:.1f} {original!r} -> {edited!r}")
+    print(f"\nthe build's {len(scored)} spans, likelihood drop (nats): {spread(scored)}")
+    print(f"{len(reference)} rule-made plausible edits: {spread(reference)}")
+    for edit in reference:
+        if implausible(edit, MAX_DROP):
+            print(f"  refused rule-made edit: {shown(edit)}")
     made = len(samples) or 1
     model_seconds = sum(s.backend_seconds for s in manifest.stages if s.name != "plausibility")
     per_span = seconds / len(scored)

@@ -58,17 +58,15 @@ def stand_in_outputs(stage: Stage, item: dict[str, Any]) -> dict[str, Any]:
     """The stage's columns for an item whose answer a rehearsal stood in for: texts of about half
     the stage's ``max_tokens``, made of the item's own context (a rule that looks for names
     and numbers in an answer finds them as it would), or a copy of the input column the stage
-    names (`Stage.stands_in_as`); one element in each list, so that a check of the stage
+    knows (`Stage.stand_in`); one element in each list, so that a check of the stage
     applies as it would; a check itself gives no verdict."""
     if isinstance(stage, CheckStage):
         return dict.fromkeys(stage.outputs)
     chars = max(1, round(stage.sampling.max_tokens * CHARS_PER_TOKEN / 2))
     words = str(item.get("context") or "") or FILLER
     text = (words * (chars // len(words) + 1))[:chars]
-    copied = {name: item[column] for name, column in stage.stands_in_as.items() if column in item}
-    return {
-        name: copied.get(name, _value(feature, text)) for name, feature in Features(stage.outputs).items()
-    }
+    known = stage.stand_in(item)
+    return {name: known.get(name, _value(feature, text)) for name, feature in Features(stage.outputs).items()}
 
 
 def _value(feature: Any, text: str) -> Any:

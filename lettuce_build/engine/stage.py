@@ -102,9 +102,6 @@ class Stage(ABC):
     hallucinates: ClassVar[bool] = False
     #: the work-item columns the stage reads (besides ``key``); the runner checks them
     requires: tuple[str, ...] = ()
-    #: per output column, the input column a dry run's stand-in copies (engine/rehearsal.py):
-    #: an answer with hallucinations in it is about as long as the answer
-    stands_in_as: ClassVar[dict[str, str]] = {}
 
     @property
     def template(self) -> PromptTemplate:
@@ -112,6 +109,12 @@ class Stage(ABC):
         if self.prompt is None:
             raise TypeError(f"stage {self.name} renders no prompt template")
         return load_prompt(self.prompt)
+
+    def stand_in(self, item: dict[str, Any]) -> dict[str, Any]:
+        """The output columns a dry run's stand-in can tell without the model (engine/
+        rehearsal.py): an answer with hallucinations in it is about as long as the answer, a
+        choice among fixed options is one of them. The rest are filler of about their size."""
+        return {}
 
     @property
     def prompt_version(self) -> str:

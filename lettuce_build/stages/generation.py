@@ -32,7 +32,7 @@ from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import BUILTIN_SUBCATEGORIES, DEFAULT_TAXONOMY, UNSUPPORTED_ADDITION
 from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, length_checked
 from lettuce_build.llm.protocol import ChatRequest
-from lettuce_build.stages.injection import DEFAULT_CONTEXT_CHARS, INJECTION_FEATURES, STANDS_IN_AS
+from lettuce_build.stages.injection import DEFAULT_CONTEXT_CHARS, INJECTION_FEATURES, answer_stand_in
 from lettuce_build.stages.judge import judge_spans
 
 #: below this similarity (difflib's ratio) the diff of two answers marks nearly everything
@@ -198,7 +198,6 @@ class GenerateStage(Stage):
     #: ``inject``: balancing offers an item by setting it (see engine/balance.py)
     requires = ("context", "question", "answer", "inject")
     outputs = INJECTION_FEATURES
-    stands_in_as = STANDS_IN_AS
     response_model = Generated
     sampling = Sampling(temperature=0.8, max_tokens=900)
 
@@ -214,6 +213,9 @@ class GenerateStage(Stage):
         self.validation = validation or ValidationConfig()
         #: the build's seed: which types an item asks for is drawn with it
         self.seed = seed
+
+    def stand_in(self, item: dict[str, Any]) -> dict[str, Any]:
+        return answer_stand_in(item)
 
     def applies(self, item: dict[str, Any]) -> bool:
         return bool(item["inject"])

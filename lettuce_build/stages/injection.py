@@ -63,8 +63,12 @@ INJECTION_FEATURES: dict[str, Any] = {
     "labels": List(SPAN_FEATURES),
     "injection": SPAN_FEATURES["text"],  # JSON: applied and dropped edits with reasons
 }
-#: what a dry run stands in for a hallucinated answer it does not know (see `Stage.stands_in_as`)
-STANDS_IN_AS = {"hallucinated_answer": "answer"}
+
+
+def answer_stand_in(item: dict[str, Any]) -> dict[str, Any]:
+    """What a dry run stands in for a hallucinated answer it does not know: the answer (see
+    `Stage.stand_in`)."""
+    return {"hallucinated_answer": item["answer"]} if "answer" in item else {}
 
 
 def anchored_schema(schema: dict[str, Any], anchors: list[str]) -> dict[str, Any]:
@@ -103,7 +107,6 @@ class InjectStageBase(Stage):
     requires: tuple[str, ...] = ("context", "question", "answer", "inject")
 
     outputs = INJECTION_FEATURES
-    stands_in_as = STANDS_IN_AS
     sampling = Sampling(temperature=0.8, max_tokens=600)
     #: an edit that keeps its original and adds after it is labelled by what it added
     #: (`narrowed_to_insertions`); off where a whole replacement is the claim
@@ -145,6 +148,9 @@ class InjectStageBase(Stage):
     def _schema(self) -> dict[str, Any]:
         assert self.response_model is not None
         return self.response_model.model_json_schema()
+
+    def stand_in(self, item: dict[str, Any]) -> dict[str, Any]:
+        return answer_stand_in(item)
 
     def applies(self, item: dict[str, Any]) -> bool:
         return bool(item["inject"])

@@ -8,7 +8,9 @@ the question and the answer up to the span), it scores the edited text and the t
 each followed by the few words after the span, and we compare their log-likelihoods. A false but
 plausible edit costs a little (the original is what the context supports); garbage costs a lot.
 An edit more than `MAX_DROP` nats less likely than its original (in all: e^-25 times as likely)
-is ``implausible_edit``, and balancing takes another item in its place.
+is ``implausible_edit``, and balancing takes another item in its place. An added sentence has no
+original: all its tokens are the drop (a fluent 20-token sentence costs 40-60 nats, and every
+added claim was refused), so an insertion may cost up to `MAX_INSERTED_NATS` a token it adds.
 
 Why the whole log-likelihood and not its mean per token: measured on 16 real READMEs with the
 embedded model (benchmarks/plausibility.py, the README's "Plausible spans"), the per-token drop
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import itertools
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -43,12 +46,18 @@ from lettuce_build.stages.scored import POINTS, ScoreReport, quantiles, spread, 
 #: an edit more than this many nats less likely than its original is implausible: set from real
 #: README edits (benchmarks/plausibility.py; the README quotes the distribution)
 MAX_DROP = 25.0
+#: an insertion may cost this many nats a token it adds, on average: fluent sentences added to
+#: real READMEs cost the embedded model 2.3-3.0 a token, garbage spliced in 4.7 (tests/stages/
+#: test_plausibility.py)
+MAX_INSERTED_NATS = 3.5
 #: what the scoring prompt shows of the context, and of the answer before a span
 CONTEXT_CHARS = 3000
 PREFIX_CHARS = 1200
 #: the words after a span scored with it: an edit that breaks its sentence shows there
 TAIL = regex.compile(r"^[ \t]*(?:\S+[ \t]+){0,2}\S+")
 SYSTEM = "Answer the question from the context."
+#: a word, a run of white space, or one other character: what the diff of two answers aligns
+_TOKEN = regex.compile(r"\w+|\s+|[^\w\s]")
 
 
 class ScoredEdit(BaseModel):
@@ -84,7 +93,7 @@ def span_pairs(
     clean: str, hallucinated: str, labels: Sequence[dict[str, Any]]
 ) -> list[tuple[str, str, str, str]]:
     """Per span, in answer order: (prefix, original, edited, tail). The original is the clean
-    answer's text the span replaced (aligned by a character diff, so injected and generated
+    answer's text the span replaced (aligned by a diff of words, so injected and generated
     answers are read alike; empty for a pure insertion); prefix and tail are the hallucinated
     answer's text before and after the span, the prefix cut to `PREFIX_CHARS` at a line or word."""
     spans = tuple(sorted((label["start"], label["end"]) for label in labels))
@@ -95,16 +104,21 @@ def span_pairs(
 def _span_pairs(
     clean: str, hallucinated: str, spans: tuple[tuple[int, int], ...]
 ) -> tuple[tuple[str, str, str, str], ...]:
-    """`span_pairs`, cached: an item's request and its parse both read them, and a character
-    diff of a long code answer is the check's one cost outside the model."""
-    opcodes: Sequence[tuple[str, int, int, int, int]]
-    if clean and clean == hallucinated:  # a dry run's stand-in: what the diff would find, at once
-        opcodes = [("equal", 0, len(clean), 0, len(clean))]
-    else:
-        opcodes = difflib.SequenceMatcher(None, clean, hallucinated, autojunk=False).get_opcodes()
+    """`span_pairs`, cached: an item's request and its parse both read them, and a diff of a
+    long code answer is the check's one cost outside the model."""
+    originals = [_only_difference(clean, hallucinated, *spans[0])] if len(spans) == 1 else [None]
+    if None in originals:
+        opcodes: Sequence[tuple[str, int, int, int, int]]
+        if clean and clean == hallucinated:  # a dry run's stand-in: what the diff would find, at once
+            opcodes = [("equal", 0, len(clean), 0, len(clean))]
+        else:
+            opcodes = _word_opcodes(clean, hallucinated)
+        originals = [
+            clean[_clean_position(opcodes, start, False) : _clean_position(opcodes, end, True)]
+            for start, end in spans
+        ]
     pairs = []
-    for start, end in spans:
-        original = clean[_clean_position(opcodes, start, False) : _clean_position(opcodes, end, True)]
+    for (start, end), original in zip(spans, originals, strict=True):
         prefix = hallucinated[:start]
         if len(prefix) > PREFIX_CHARS:
             cut = len(prefix) - PREFIX_CHARS
@@ -112,6 +126,33 @@ def _span_pairs(
         tail = TAIL.match(hallucinated[end:])
         pairs.append((prefix, original, hallucinated[start:end], tail.group() if tail else ""))
     return tuple(pairs)
+
+
+def _only_difference(clean: str, hallucinated: str, start: int, end: int) -> str | None:
+    """The clean text a span replaced, where the span is all the two answers differ by (None:
+    they differ elsewhere too); empty for an insertion, whose space may be shared either side."""
+    after = len(hallucinated) - end
+    if clean[:start] != hallucinated[:start] or not clean.endswith(hallucinated[end:]):
+        return None
+    return clean[start : max(start, len(clean) - after)]
+
+
+def _word_opcodes(clean: str, hallucinated: str) -> list[tuple[str, int, int, int, int]]:
+    """The two texts' differences as character ranges, found word by word: a diff of characters
+    matches letters inside words ("befor[e]" kept of "before" -> "after", "Ita[ly]" of "Italy"
+    -> "Forina"), and the original scored was half a word."""
+    ours, theirs = _TOKEN.findall(clean), _TOKEN.findall(hallucinated)
+    at_ours, at_theirs = _offsets(ours), _offsets(theirs)
+    matcher = difflib.SequenceMatcher(None, ours, theirs, autojunk=False)
+    return [
+        (tag, at_ours[i1], at_ours[i2], at_theirs[j1], at_theirs[j2])
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+    ]
+
+
+def _offsets(tokens: Sequence[str]) -> list[int]:
+    """Where each token starts, and the end of the last."""
+    return list(itertools.accumulate((len(token) for token in tokens), initial=0))
 
 
 class PlausibilityCheck(CheckStage):
@@ -149,10 +190,10 @@ class PlausibilityCheck(CheckStage):
             detail = f"{len(scores.logprobs)} scores for {2 * len(pairs)} texts"
             raise ParseFailure("scores_mismatch", detail)
         edits = []
-        for number, (_, original, edited, _) in enumerate(pairs):
+        for number, (_, original, edited, tail) in enumerate(pairs):
             before, after = scores.logprobs[2 * number], scores.logprobs[2 * number + 1]
-            if not before or not after:  # too long to score: nothing to compare
-                continue
+            if not after or (not before and original + tail):  # too long to score: nothing to compare
+                continue  # (a sentence added at the answer's end is compared with nothing at all)
             scored = ScoredEdit(
                 original=original,
                 edited=edited,
@@ -166,14 +207,28 @@ class PlausibilityCheck(CheckStage):
         return {"judgement": json.dumps(verdict, ensure_ascii=False)}
 
     def rejection(self, verdict: dict[str, Any]) -> ParseFailure | None:
-        worst = max(verdict["edits"], key=lambda e: e["drop"], default=None)
-        if worst is None or worst["drop"] <= self.max_drop:
+        refused = [edit for edit in verdict["edits"] if implausible(edit, self.max_drop)]
+        if not refused:
             return None
+        worst = max(refused, key=lambda e: e["drop"])
         detail = (
             f"{worst['edited'][:60]!r} is {worst['drop']:.1f} nats less likely than "
-            f"{worst['original'][:60]!r} (at most {self.max_drop})"
+            f"{worst['original'][:60]!r} (at most {allowed_drop(worst, self.max_drop):.1f})"
         )
         return ParseFailure("implausible_edit", detail)
+
+
+def allowed_drop(edit: dict[str, Any], max_drop: float) -> float:
+    """How far a scored span may fall below its original: ``max_drop``, or for an insertion (no
+    original) `MAX_INSERTED_NATS` a token it adds where that is more."""
+    if edit["original"].strip():
+        return max_drop
+    return max(max_drop, MAX_INSERTED_NATS * (edit["edited_tokens"] - edit["original_tokens"]))
+
+
+def implausible(edit: dict[str, Any], max_drop: float) -> bool:
+    """Whether a scored span (a verdict's edit) is refused as implausible."""
+    return bool(edit["drop"] > allowed_drop(edit, max_drop))
 
 
 class PlausibilityReport(ScoreReport):
@@ -192,7 +247,8 @@ class PlausibilityReport(ScoreReport):
     def found(self) -> str:
         return (
             f"{self.scored} spans scored, {self.implausible} refused as implausible "
-            f"(likelihood drop > {self.max_drop:g} nats); drop quantiles: {spread(self.quantiles)}"
+            f"(likelihood drop > {self.max_drop:g} nats, an insertion's > {MAX_INSERTED_NATS:g} a token); "
+            f"drop quantiles: {spread(self.quantiles)}"
         )
 
 
@@ -200,13 +256,20 @@ def plausibility_report(
     judgements: Iterable[Judgement], max_drop: float = MAX_DROP
 ) -> PlausibilityReport | None:
     """The figures of a build's plausibility verdicts (None: nothing was checked)."""
-    drops = tally(judgements, PlausibilityCheck.name, lambda verdict: [e["drop"] for e in verdict["edits"]])
+    refused = 0
+
+    def scored(verdict: dict[str, Any]) -> list[float]:
+        nonlocal refused  # counted in the one pass over the verdicts
+        refused += sum(implausible(edit, max_drop) for edit in verdict["edits"])
+        return [edit["drop"] for edit in verdict["edits"]]
+
+    drops = tally(judgements, PlausibilityCheck.name, scored)
     if drops is None:
         return None
     return PlausibilityReport(
         max_drop=max_drop,
         scored=len(drops.figures),
-        implausible=sum(d > max_drop for d in drops.figures),
+        implausible=refused,
         quantiles=quantiles(drops.figures, (*POINTS, ("max", 1.0))),
         **drops.fields(),
     )

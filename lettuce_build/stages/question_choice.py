@@ -3,7 +3,8 @@ its answer's sentence (`stages.question_shapes`), as the code source's requests 
 those made of the issue's words. Written freely, the embedded model's questions missed their
 sentence or were not questions ("What is the code?", "What does the join request to the Xet
 system for the Xet-hf-xet-... should answer?"); turned from the sentence, a question asks for it
-by construction, and the likelihood check still scores the one chosen (`QuestionFitCheck`).
+by construction; the likelihood check (`QuestionFitCheck`) scores only the questions the model
+writes where no shape fits.
 
 The sentence a question is about is drawn (with the build's seed) among the chunk's sentences
 that have a shape. An English chunk with none fails (``no_question_shape``, not retried): the
@@ -25,6 +26,7 @@ from lettuce_build.engine.stage import ParseFailure, item_language
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
 from lettuce_build.stages.answers import evidence_sentences, neighbourhood
+from lettuce_build.stages.question_fit import QuestionFitCheck
 from lettuce_build.stages.question_shapes import Shaped, question_shapes, subject_name
 from lettuce_build.stages.questions import Asked, FocusedQuestionStage, foreign_words
 
@@ -94,6 +96,18 @@ class ChosenQuestionStage(FocusedQuestionStage):
         else:
             system, user = self.template.render(focus=self.focus(item), questions=offered)
         return self.request(system, user)
+
+    def stand_in(self, item: dict[str, Any]) -> dict[str, Any]:
+        # a dry run's choice: one of the questions offered (so the fit check is not counted)
+        offered = self.offered(item)
+        return {"question": offered[0], "focus": self.focus(item)} if offered else {}
+
+    def scored_by(self) -> QuestionFitCheck:
+        """The fit check, on the questions the model wrote (no shape) alone: one turned from its
+        sentence asks for it by construction, and every one the embedded model's likelihood
+        refused was right ("How long does a single crossing take?" -3.4 nats over "A single
+        crossing takes 25 minutes, and bicycles ride free on weekdays.")."""
+        return QuestionFitCheck(judges=lambda item: item["question"] not in self.offered(item))
 
     def about_focus(self, item: dict[str, Any], question: str) -> bool:
         # a question turned from the sentence is about it, in the words it was turned from ("It"

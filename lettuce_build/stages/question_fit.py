@@ -17,7 +17,7 @@ so both prefills share one prompt. A backend that gives no prompt log-probabilit
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -57,14 +57,19 @@ class QuestionFitCheck(CheckStage):
     sampling = Sampling(temperature=0.0, max_tokens=2000)  # bounds the scores' JSON (nothing is generated)
     requires = ("chunk", "question", "focus")
 
-    def __init__(self, min_gain: float = MIN_GAIN) -> None:
+    def __init__(
+        self, min_gain: float = MIN_GAIN, *, judges: Callable[[dict[str, Any]], bool] | None = None
+    ) -> None:
         self.min_gain = min_gain
+        #: which of a stage's questions the check scores (None: every one it can)
+        self.judges = judges
 
     def applies(self, item: dict[str, Any]) -> bool:
         # a yes/no question makes any quoted sentence less likely, whatever it asks (seen: "Do
         # you use sorting with the --sort option with a column name?" scored -4.1 over "Sorting
         # uses the `--sort` option with a column name."): the gain cannot judge it
-        return bool(item.get("focus")) and not is_yes_no(item["question"])
+        judged = self.judges is None or self.judges(item)
+        return bool(item.get("focus")) and not is_yes_no(item["question"]) and judged
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         user = f"Text:\n{item['chunk'][:CONTEXT_CHARS]}"

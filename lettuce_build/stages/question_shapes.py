@@ -80,6 +80,18 @@ _ASKS = {
     "run on": "run on",
     "map to": "map to",
     "point to": "point to",
+    "fix": "fix",
+    "repair": "repair",
+    "lend": "lend",
+    "sell": "sell",
+    "serve": "serve",
+    "carry": "carry",
+    "list": "list",
+    "track": "track",
+    "hold": "hold",
+    "keep": "keep",
+    "print": "print",
+    "show": "show",
 }
 #: verbs whose object a "How many" question counts
 _COUNTING = ("have", "contain", "include", "support", "provide", "offer", "ship with", "come with")
@@ -98,8 +110,12 @@ _WORD = (
     r"(?!(?:is|are|was|were|be|been|do|does|did|not|can|will|would|should|must|may|has|have|had"
     r"|that|which|who|to)\b)(?:`[^`]{1,40}`|[\p{L}\p{N}][\p{L}\p{N}'’._/+-]*)"
 )
-#: a sentence's subject: up to five words, no comma, clause or parenthesis
-_SUBJECT = rf"(?P<subject>{_WORD}(?: {_WORD}){{0,4}}?)"
+#: a sentence's subject: up to five words, no comma, clause or parenthesis, and not ending in an
+#: article or a preposition (in "Volunteers at the repair café fix ...", "repair" is no verb)
+_SUBJECT = (
+    rf"(?P<subject>{_WORD}(?: {_WORD}){{0,4}}?)"
+    r"(?<!\b(?i:the|a|an|its|their|our|your|this|these|each|every|at|of|in|on|for|with|to|by|from))"
+)
 _END = r"\s*\.?$"
 #: a count, in digits or in words ("150", "10,000", "ten")
 _NUMBER = (
@@ -132,6 +148,13 @@ _COUNTED = regex.compile(
     r"(?:over |about |around |up to |more than |at least |nearly )?"
     rf"{_NUMBER} (?:different |distinct |separate )?(?P<noun>[a-z]{{3,}}s)\b"
 )
+#: a count a modal allows ("Members may borrow up to 15 items"): asked "How many items may ...?"
+_MAY_COUNT = regex.compile(
+    rf"^{_SUBJECT} (?P<modal>may|can|must) (?P<verb>[a-z]{{3,}}) (?:up to |at most |at least |only )?"
+    rf"{_NUMBER} (?P<noun>[a-z]{{3,}}s)\b"
+)
+#: an event in a year ("The library opened in 1962"): asked "When did ...?"
+_IN_A_YEAR = regex.compile(rf"^{_SUBJECT} (?P<verb>[a-z]{{3,}}ed|began|moved) in (?:19|20)\d\d\b")
 _COPULA = regex.compile(rf"^{_SUBJECT} (?P<be>is|are|was|were) (?P<not>not )?(?P<rest>.+)$")
 _TAKES = regex.compile(
     rf"^{_SUBJECT} (?P<verb>takes?) (?:about |around |over |under |up to |less than |more than |nearly )?"
@@ -179,6 +202,8 @@ _FROM_A_SOURCE = frozenset(
     "taken derived obtained collected downloaded drawn loaded imported fetched retrieved adapted"
     " copied".split()
 )
+#: a year after a passive's "in" ("founded in 1962")
+_YEAR_AFTER = regex.compile(r"(?<= in )(?:19|20)\d\d\b")
 #: a second clause in a predicate ("encrypted with AES and the key is derived with scrypt"): a
 #: yes/no question cannot carry it
 _SECOND_CLAUSE = regex.compile(r" (?:is|are|was|were|has|have|does|do|can|will) ")
@@ -198,6 +223,16 @@ def _subject(text: str, name: str | None) -> str | None:
         english.is_english(first) and not english.is_proper(first) and first.lower() != (name or "").lower()
     )
     return f"{first.lower()} {rest}".strip() if first in _LOWERED or (first.istitle() and common) else text
+
+
+def _base(verb: str) -> str | None:
+    """A past tense's base form, as the word list knows it ("opened" -> "open", "moved" ->
+    "move", "stopped" -> "stop", "began" -> "begin"; None: not found)."""
+    if verb == "began":
+        return "begin"
+    stem = verb[:-2]
+    candidates = (stem, verb[:-1], stem[:-1] if stem[-1:] == stem[-2:-1] else None, stem[:-1] + "y")
+    return next((c for c in candidates if c and english.is_english(c)), None)
 
 
 def _plain(text: str) -> str:
@@ -236,6 +271,12 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
         verb = _COUNT_FORMS[match["verb"]]
         aux = "do" if match["verb"] == verb else "does"
         shaped.append(Shaped(f"How many {match['noun']} {aux} {subject} {verb}?", "Quantification"))
+    if (match := _MAY_COUNT.match(text)) and (subject := _subject(match["subject"], name)):
+        modal, verb = match["modal"], match["verb"]
+        shaped.append(Shaped(f"How many {match['noun']} {modal} {subject} {verb}?", "Quantification"))
+    if (match := _IN_A_YEAR.match(text)) and (subject := _subject(match["subject"], name)):
+        if base := _base(match["verb"]):
+            shaped.append(Shaped(f"When did {subject} {base}?", "Concept Completion"))
     if (match := _TAKES.match(text)) and (subject := _subject(match["subject"], name)):
         aux = "does" if match["verb"] == "takes" else "do"
         shaped.append(Shaped(f"How long {aux} {subject} take?", "Quantification"))
@@ -252,9 +293,12 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
         elif not match["not"] and (passive := _PASSIVE.match(rest)):
             done = f"{match['be']} {subject} {passive['adverb'] or ''}{passive['participle']}"
             where = passive["preposition"] == "from" and passive["participle"] in _FROM_A_SOURCE
-            shaped.append(
-                Shaped(f"Where {done} from?" if where else f"How {done}?", "Instrumental/Procedural")
-            )
+            if _YEAR_AFTER.match(rest, passive.end() - 1):  # "founded in 1962": when, not how
+                shaped.append(Shaped(f"When {done}?", "Concept Completion"))
+            else:
+                shaped.append(
+                    Shaped(f"Where {done} from?" if where else f"How {done}?", "Instrumental/Procedural")
+                )
         rest = _ASIDE.split(rest, maxsplit=1)[0]  # the aside is the answer's, not the question's
         if (
             len(rest.split()) <= 10

@@ -40,6 +40,21 @@ def test_a_span_is_paired_with_the_clean_text_it_replaced_under_the_same_prefix(
     assert tail == " web application framework."  # the three words after the span
 
 
+def test_a_replaced_word_is_paired_whole_and_an_added_sentence_with_nothing():
+    # seen live, aligned by characters: "befor" -> "after" and "Ita" -> "Forina", half words scored
+    clean = "Aliases are resolved before calling it. It runs in Italy."
+    edited = clean.replace("before", "after")
+    [(_, original, _, _)] = span_pairs(clean, edited, _labels(clean, edited))
+    assert original == "before"
+    added = clean.replace("It runs", "An added sentence. It runs")
+    at = added.index("An added")
+    labels = [{"start": at, "end": at + len("An added sentence."), "text": "An added sentence."}]
+    assert span_pairs(clean, added, labels)[0][1:3] == ("", "An added sentence.")
+    two = edited.replace("Italy", "Spain")
+    pairs = span_pairs(clean, two, [*_labels(clean, edited), *_labels(edited, two)])
+    assert [(original, new) for _, original, new, _ in pairs] == [("before", "after"), ("Italy", "Spain")]
+
+
 def test_the_request_scores_original_and_edit_after_the_same_conversation():
     request = PlausibilityCheck().render(_item(NEGATED))
     (prefix_a, original), (prefix_b, edited) = request.continuations
@@ -69,6 +84,26 @@ def test_a_false_but_plausible_edit_passes_though_it_costs_as_much_per_token():
     assert check.rejection(verdict) is None
 
 
+def test_an_added_sentence_is_judged_by_what_each_of_its_tokens_costs():
+    # measured on the embedded model: "The ferry carries up to 320 passengers and 12 cars." added
+    # after the answer cost 42.9 nats over 16 tokens (2.7 a token), and every added claim was
+    # refused at 25 nats; garbage costs 4.7 a token
+    first, rest = "A return ticket costs 9 euros.", " Passes last 90 days."
+    sentence = " The ferry carries up to 320 passengers and 12 cars."
+    item = {**_item(first + sentence + rest), "context": first + rest, "answer": first + rest}
+    item["labels"] = [{"start": len(first) + 1, "end": len(first + sentence), "text": sentence.strip()}]
+    tail = [-0.5] * 4  # " Passes last 90", scored after either
+    verdict, check = _verdict(item, tail, [-2.7] * 16 + tail)
+    assert verdict["edits"][0]["original"] == "" and verdict["edits"][0]["drop"] > MAX_DROP
+    assert check.rejection(verdict) is None
+    verdict, check = _verdict(item, tail, [-4.7] * 16 + tail)
+    assert check.rejection(verdict).reason == "implausible_edit"
+    item = {**_item(first + sentence), "context": first, "answer": first}  # added at the end
+    item["labels"] = [{"start": len(first) + 1, "end": len(first + sentence), "text": sentence.strip()}]
+    verdict, check = _verdict(item, [], [-4.7] * 16)
+    assert check.rejection(verdict).reason == "implausible_edit"
+
+
 def test_a_backend_without_log_probabilities_leaves_the_item_unscored_and_passing():
     check = PlausibilityCheck()
     verdict = json.loads(check.parse(_item(NEGATED), Scores(scored=False, why="no logprobs"))["judgement"])
@@ -91,7 +126,7 @@ def test_the_report_gives_the_drop_distribution_and_the_refused():
             judge="m",
             attempt=0,
             passed=drop <= MAX_DROP,
-            verdict={"scored": True, "edits": [{"drop": drop}]},
+            verdict={"scored": True, "edits": [{"drop": drop, "original": "x"}]},
         )
         for n, drop in enumerate([5.0, 10.0, 20.0, 45.0])
     ]

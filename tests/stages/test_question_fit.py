@@ -1,6 +1,6 @@
 """A question is kept only if the build's model finds its answer more likely after it than after
-a generic question: refused questions a model made are asked again, figures reach the summary
-and manifest."""
+a generic question: refused questions a model wrote are asked again, figures reach the summary
+and manifest; a question turned from its sentence's own words is not scored."""
 
 import json
 
@@ -8,13 +8,11 @@ from lettuce_build.builds.folder import BuildDir
 from lettuce_build.builds.recipe import Recipe
 from lettuce_build.builds.run import run_build
 from lettuce_build.llm.protocol import ChatRequest, Scores
-from lettuce_build.sources.base import LoadOptions
-from lettuce_build.sources.documents import ReadmeSource
-from lettuce_build.stages.question_choice import ChosenQuestionStage
-from lettuce_build.stages.question_fit import GENERIC_QUESTION, MIN_GAIN, QuestionFitCheck, is_yes_no
+from lettuce_build.stages.question_fit import GENERIC_QUESTION, MIN_GAIN, QuestionFitCheck
+from lettuce_build.view.samples import load_samples
 from lettuce_build.view.summary import summary_text
 
-from ..support.documents import respond, write_readmes
+from ..support.documents import respond
 from ..support.scripted import ScriptedBackend
 
 ITEM = {
@@ -56,41 +54,63 @@ def gaining(gain: float):
     return answer
 
 
-def build(tmp_path, gain, **options):
-    readmes = write_readmes(tmp_path / "readmes")
+#: rows whose answers no question shape fits: the model writes their questions, and the check
+#: scores those
+ROWS = [
+    {
+        "id": "client",
+        "context": "A client fails in three ways: an HTTP error status, a timeout, and an error event. "
+        "Retries wait two seconds between attempts.",
+        "answer": "A client fails in three ways: an HTTP error status, a timeout, and an error event.",
+    },
+    {
+        "id": "themes",
+        "context": "Pebble ships its themes as plain folders: one per theme, each with a layout. "
+        "A build of 200 posts is quick.",
+        "answer": "Pebble ships its themes as plain folders: one per theme, each with a layout.",
+    },
+]
+
+
+def build(tmp_path, gain, rows=ROWS, **options):
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     backend = ScriptedBackend(gaining(gain), scores=True)
-    options = Recipe(
-        source="readme", input=str(readmes), out=tmp_path / "out", answers="extractive", **options
-    )
-    return run_build(options, backend), backend
+    recipe = Recipe(source="custom", input=str(path), out=tmp_path / "out", answers="extractive", **options)
+    return run_build(recipe, backend), backend
 
 
-def judged(tmp_path) -> int:
-    """How many of the build's items ask a question the gain can judge (not a yes/no one)."""
-    items = ReadmeSource().load(str(tmp_path / "readmes"), LoadOptions()).items
-    # the scripted model takes the first question offered (a written one is never yes/no)
-    asked = [next(iter(ChosenQuestionStage().offered(item)), "What ...?") for item in items]
-    return sum(not is_yes_no(question) for question in asked)
-
-
-def test_questions_that_ask_for_their_answers_are_kept_and_reported(tmp_path):
+def test_written_questions_that_ask_for_their_answers_are_kept_and_reported(tmp_path):
     summary, _ = build(tmp_path, gain=MIN_GAIN + 3)
-    assert sum(summary.by_split.values()) == summary.items > 0
+    assert summary.items == len(ROWS)
     report = summary.question_fit
-    assert report.scored == judged(tmp_path) > 0 and report.refused == 0
+    assert report.scored == len(ROWS) and report.refused == 0
     assert report.kept["p50"] == MIN_GAIN + 3
     assert "question fit:" in summary_text(summary)
     assert BuildDir(tmp_path / "out").read_manifest().counts.question_fit == report
 
 
-def test_questions_that_do_not_are_asked_again_then_fail(tmp_path):
-    summary, backend = build(tmp_path, gain=MIN_GAIN - 1)
-    assert summary.question_fit.refused == summary.question_fit.scored > judged(tmp_path)  # retried
-    assert summary.failures["question"] == {"question_unfit": judged(tmp_path)}  # yes/no ones pass
-    # a question made with no call passes through again on each retry: the stage's counts still
-    # add up to what finished (they once said "-6 ok")
-    question = next(s for s in BuildDir(tmp_path / "out").read_manifest().stages if s.name == "question")
-    assert question.ok >= 0 and question.ok + question.passed_through == summary.items - judged(tmp_path)
+def test_written_questions_that_do_not_are_asked_again_then_fail(tmp_path):
+    summary, _ = build(tmp_path, gain=MIN_GAIN - 1)
+    assert summary.question_fit.refused == summary.question_fit.scored > len(ROWS)  # retried
+    assert summary.failures["question"] == {"question_unfit": len(ROWS)}
+
+
+def test_a_question_turned_from_its_sentence_is_not_scored(tmp_path):
+    # seen live: "How long does a single crossing take?" refused at -3.4 nats over its very
+    # sentence; every shaped question the embedded model refused was right
+    ferry = {
+        "id": "ferry",
+        "context": "A single crossing takes 25 minutes, and bicycles ride free on weekdays.",
+    }
+    summary, backend = build(tmp_path, gain=MIN_GAIN - 1, rows=[ferry])
+    assert "question" not in summary.failures and summary.question_fit is None
+    fit_requests = [
+        r for r in backend.requests if r.continuations and r.continuations[0][0].startswith("Question:")
+    ]
+    assert not fit_requests
+    [sample] = load_samples(tmp_path / "out")
+    assert sample.question == "How long does a single crossing take?"
 
 
 def test_no_plausibility_scores_no_question(tmp_path):
@@ -105,17 +125,3 @@ def test_a_yes_no_question_is_not_judged_by_the_gain():
     assert not QuestionFitCheck().applies({**ITEM, "question": "Is the default page size 50 rows?"})
     assert not QuestionFitCheck().applies({**ITEM, "question": "Does fastgrid page rows?"})
     assert QuestionFitCheck().applies(ITEM)
-
-
-def test_a_refused_question_no_model_made_is_not_asked_again(tmp_path):
-    # its sentence turns into one question only, so no model chooses it: every retry would
-    # score and refuse the same question (seen: six times)
-    ferry = "A single crossing takes 25 minutes, and bicycles ride free on weekdays."
-    rows = tmp_path / "rows.jsonl"
-    rows.write_text(json.dumps({"id": "ferry", "context": ferry}) + "\n")
-    backend = ScriptedBackend(gaining(MIN_GAIN - 1), scores=True)
-    options = Recipe(source="custom", input=str(rows), out=tmp_path / "out", answers="extractive")
-    summary = run_build(options, backend)
-    [failure] = BuildDir(tmp_path / "out").failures("question")
-    assert (failure.reason, failure.attempt, failure.retryable) == ("question_unfit", 0, False)
-    assert summary.question_fit.scored == 1 and len(backend.requests) == 1
