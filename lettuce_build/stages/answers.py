@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -282,14 +283,18 @@ NEIGHBOURS = 2
 def _on_topic(question: str, focus: str, offered: Sequence[str], chosen: set[str]) -> set[str]:
     """A focused answer's sentences: the focus (asked about, it answers the question), the one
     the question's words point at, and the neighbours the model chose that share a content word
-    with either. The embedded model often chose a neighbour about something else ("The field
-    outline may be a GeoJSON polygon" under a question on rootstocks), which then took the
-    injected error: a span in a sentence off the question. Others are kept, nearest first, only
-    while the answer is too short without them."""
+    with either, one that most of the passage does not say. The embedded model often chose a
+    neighbour about something else ("The field outline may be a GeoJSON polygon" under a
+    question on rootstocks), which then took the injected error: a span in a sentence off the
+    question. Others are kept, nearest first, only while the answer is too short without them."""
     kept = {focus}
     if (best := best_sentence(question, offered)) is not None:
         kept.add(best)
-    topic = content_stems(f"{question} {focus}")
+    # a word most of the passage says (the project's name) ties no sentence to the question:
+    # "All about FastAPI, right from the source." joined an answer on Typer through "FastAPI"
+    said = Counter(stem for sentence in offered for stem in content_stems(sentence))
+    common = {stem for stem, count in said.items() if len(offered) >= 3 and count * 2 > len(offered)}
+    topic = content_stems(f"{question} {focus}") - common
     others = []
     for sentence in chosen.intersection(offered) - kept:  # one not offered is no sentence of it
         if topic & content_stems(sentence):

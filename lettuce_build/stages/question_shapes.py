@@ -107,8 +107,8 @@ _NOT_SUBJECT = frozenset(
 _LOWERED = frozenset({"The", "A", "An", "Each", "Every", "All", "Some", "Your", "Its", "This", "These"})
 #: a word of a subject: code in backticks, or a word that is no verb or clause of its own
 _WORD = (
-    r"(?!(?:is|are|was|were|be|been|do|does|did|not|can|will|would|should|must|may|has|have|had"
-    r"|that|which|who|to)\b)(?:`[^`]{1,40}`|[\p{L}\p{N}][\p{L}\p{N}'’._/+-]*)"
+    r"(?!(?:is|are|was|were|be|been|do|does|did|not|can|cannot|will|would|should|must|may|has|have"
+    r"|had|that|which|who|to)\b|\w+n['’]t\b)(?:`[^`]{1,40}`|[\p{L}\p{N}][\p{L}\p{N}'’._/+-]*)"
 )
 #: a sentence's subject: up to five words, no comma, clause or parenthesis, and not ending in an
 #: article or a preposition (in "Volunteers at the repair café fix ...", "repair" is no verb)
@@ -170,6 +170,15 @@ _THERE_ARE = regex.compile(
 )
 #: a label a sentence opens with, no part of what it says ("``target``: The values ...", "Note: ...")
 _LABEL = regex.compile(r"^(?:`{1,2}[^`]{1,40}`{1,2}|\*\*[^*]{1,40}\*\*|[A-Z][a-z]{1,15}):\s+(?=\p{Lu}|`)")
+#: a sentence opening with a phrase in bold, and the word after it
+_BOLD_TITLE = regex.compile(r"\*\*[^*\n]{1,60}(?<!:)\*\*\s+(?P<next>[\w'’]+)")
+#: words that follow a subject: a bold opening followed by one is the sentence's subject
+#: ("**Typer** is ..."), by another a list item's title ("**Multi-language support** out of ...")
+_AFTER_A_SUBJECT = (
+    frozenset("is are was were has have had can cannot will would should must may does do did also".split())
+    | frozenset(_VERB_FORMS)
+    | frozenset(_COUNT_FORMS)
+)
 #: where a predicate's own clause ends and an aside begins ("very sparse, with an average of ...")
 _ASIDE = regex.compile(r", (?:with|which|where|as|since|because|so|each|both|making|allowing) ")
 #: a predicate a yes/no question carries whole: up to ten plain words, no clause after a comma
@@ -184,11 +193,11 @@ def _after_auxiliary(auxiliary: str) -> regex.Pattern[str]:
 _CAN = _after_auxiliary(r"(?:can(?:not| not)?|can't)")
 _WILL = _after_auxiliary("will")
 _DOES_NOT = _after_auxiliary(r"(?P<aux>does|do)(?: not|n't)")
-_TO_GOAL = regex.compile(rf"^To (?P<goal>[a-z]{_PLAIN}{{3,80}}), \S")
+_TO_GOAL = regex.compile(rf"^To (?P<goal>[a-z]+ {_PLAIN}{{3,80}}), \S")
 _YOU_CAN = regex.compile(
     rf"^You can (?P<goal>[a-z]{_PLAIN}{{3,80}}?)(?P<how> (?:by|with|using|via|through) .+)?$"
 )
-_IF = regex.compile(rf"^If (?P<condition>{_PLAIN}{{3,80}}), \S")
+_IF = regex.compile(rf"^If (?P<condition>\S+ {_PLAIN}{{3,80}}), \S")
 #: a predicate in the passive with how it was done ("computed from ...", "stored in ..."): asked
 #: as "How are X computed?"
 _PASSIVE = regex.compile(
@@ -243,6 +252,8 @@ def _plain(text: str) -> str:
 def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
     """Questions ``sentence`` answers, turned from its own words (none: it has no shape known
     here). ``name``: what "It" stands for (the document's project), when known."""
+    if (title := _BOLD_TITLE.match(sentence.lstrip())) and title["next"] not in _AFTER_A_SUBJECT:
+        return []  # a list item's bold title ("**Multi-language support** out of the box: ...")
     # a parenthesis is an aside a question leaves out ("an aspirate (FNA) of a mass")
     text = " ".join(regex.sub(r" \([^()]*\)", "", _plain(sentence)).split()).rstrip(".:")
     text = _LABEL.sub("", text)

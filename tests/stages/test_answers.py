@@ -82,6 +82,20 @@ def test_a_focused_answer_leaves_out_a_chosen_neighbour_about_something_else():
     assert made["answer"] == f"It is written in Python and needs no compiler. {alone}"
 
 
+def test_a_word_most_of_the_passage_says_ties_no_neighbour_to_the_question():
+    from lettuce_build.stages.answers import Extracted, ExtractiveAnswerStage
+
+    # seen live: "All about FastAPI, right from the source." joined an answer on Typer
+    evidence = (
+        "All about FastAPI, right from the source. FastAPI runs anywhere Python runs. "
+        "Typer is the little sibling of FastAPI, made for command line apps. FastAPI is fast."
+    )
+    focus = "Typer is the little sibling of FastAPI, made for command line apps."
+    item = {"question": "Is Typer the little sibling of FastAPI?", "focus": focus, "context": evidence}
+    chosen = ["All about FastAPI, right from the source."]
+    assert ExtractiveAnswerStage(focused=True).parse(item, Extracted(sentences=chosen))["answer"] == focus
+
+
 @pytest.mark.skipif(not english.known(), reason="Debian's wamerican word list is not installed")
 def test_a_fragment_of_a_list_is_never_offered_but_a_lowercase_name_is():
     from lettuce_build.stages.answers import evidence_sentences

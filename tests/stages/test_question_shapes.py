@@ -144,6 +144,12 @@ def test_a_sentence_is_turned_into_the_question_it_answers(sentence, name, expec
         "Then `node` will be an AST node (from the `ast` standard library module) or None.",
         "It also has `stream`, an async generator that parses events into JSON dicts.",  # "It": no name
         "A client fails in three ways: an HTTP error status, a timeout, and an error event.",
+        # read on real READMEs: "What do Multi-language support?", "What do large inputs don't
+        # need?", "What happens if true?", "How do you install?"
+        "**Multi-language support** out of the box: Python, C++, and Rust.",
+        "Large inputs don't need a byte cap: `detect(data)` finishes fast.",
+        "`check_deliverability=True`: If true, DNS queries are made.",
+        "To install, run `pip install ghapi`.",
     ],
 )
 def test_a_sentence_with_no_known_shape_offers_nothing(sentence):
@@ -161,6 +167,19 @@ def test_it_stands_for_the_project_the_document_is_about():
     assert subject_name({"metadata": {"doc_id": "python-attrs/attrs"}}) == "attrs"
     assert subject_name({"metadata": {"doc_id": "12345"}}) is None  # an id, not a name
     assert subject_name({}) is None
+
+
+def test_a_bold_opening_is_a_subject_before_a_verb_and_a_label_before_a_colon():
+    assert question_shapes("**C ABI stability** is our top priority.") == [
+        Shaped("Is C ABI stability our top priority?", "Verification")
+    ]
+    assert Shaped("Is the cache cleared on exit?", "Verification") in question_shapes(
+        "**Note:** The cache is cleared on exit."
+    )
+    # "cannot" is no word of a subject: "What do inspecting the operation's class cannot show?"
+    assert question_shapes("Inspecting the class cannot show its signature.") == [
+        Shaped("Can inspecting the class show its signature?", "Verification")
+    ]
 
 
 def test_a_yes_no_question_never_carries_a_second_clause():
