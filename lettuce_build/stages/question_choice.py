@@ -20,7 +20,7 @@ import functools
 from typing import Any
 
 from lettuce_build.core.seeding import fraction, item_parts
-from lettuce_build.core.sentences import split_sentences
+from lettuce_build.core.sentences import is_complete, split_sentences
 from lettuce_build.core.words import content_words, words
 from lettuce_build.engine.stage import ParseFailure, item_language
 from lettuce_build.llm.protocol import ChatRequest
@@ -153,11 +153,17 @@ def shaped_sentences(chunk: str, name: str | None) -> dict[str, tuple[Shaped, ..
 
 def _points_at(question: str, sentence: str, sentences: list[str], name: str | None) -> bool:
     """Whether the chunk's first sentence sharing most of the question's content words says what
-    ``sentence`` says; the project's name is in every sentence and points nowhere."""
+    ``sentence`` says (or holds it: a list item the segmenter joined to it); the project's name
+    is in every sentence and points nowhere, except for a question asking only about it ("What
+    is attrs?"), which points at the first sentence naming it (not a heading)."""
     asked = set(content_words(question)) - {(name or "").lower()}
+    if not asked and name:
+        named = (s for s in sentences if is_complete(s) and name.lower() in (w.lower() for w in words(s)))
+        return next(named, None) == sentence
     best = max(sentences, key=lambda s: len(asked & set(content_words(s))), default="")
     said = set(content_words(best))
-    return bool(asked & said) and len(said & set(words(sentence))) >= MOSTLY * len(said)
+    holds = sentence in best or len(said & set(words(sentence))) >= MOSTLY * len(said)
+    return bool(asked & said) and holds
 
 
 #: the share of the best-matching sentence's content words its answer sentence must hold

@@ -69,6 +69,22 @@ def test_a_question_whose_words_point_at_another_sentence_is_not_offered():
     ]
 
 
+def test_a_question_about_the_project_alone_points_at_the_first_sentence_naming_it():
+    chunk = "# attrs\n\nattrs is a Python package for classes. Later, attrs is a dependency of many tools."
+    shaped = shaped_sentences(chunk, "attrs")
+    assert [s.question for s in shaped["attrs is a Python package for classes."]] == ["What is attrs?"]
+    assert "Later, attrs is a dependency of many tools." not in shaped
+
+
+def test_a_sentence_the_segmenter_joined_to_a_list_item_still_points_at_itself():
+    # seen on fastcore's README: "- Use `from fastcore.module import *` freely. fastcore's modules
+    # are built ..." is one sentence of the chunk and two of the evidence
+    chunk = "Tips:\n\n- Use `from fastcore.module import *` freely. fastcore’s modules are built to be safe."
+    assert any(
+        "modules built" in s.question for shapes in shaped_sentences(chunk, None).values() for s in shapes
+    )
+
+
 def test_a_sentence_in_another_language_offers_no_english_question():
     stage = ChosenQuestionStage()
     german = {**item("Fastgrid pages rows on screen. The package provides a pager."), "language": "de"}
