@@ -101,14 +101,15 @@ _NOT_SUBJECT = frozenset(
     """then but and so however also if when for in on with by as once after before here there
     note please finally first second third now otherwise instead unlike like while although
     because since see this these those they that it its you we our there's it's no not never
-    none nothing""".split()
+    none nothing sometimes often always still""".split()
 )
 #: a subject's opening word written in lowercase inside a question (as any common English word)
 _LOWERED = frozenset({"The", "A", "An", "Each", "Every", "All", "Some", "Your", "Its", "This", "These"})
 #: a word of a subject: code in backticks, or a word that is no verb or clause of its own
 _WORD = (
     r"(?!(?:is|are|was|were|be|been|do|does|did|not|can|cannot|will|would|should|must|may|has|have"
-    r"|had|that|which|who|to)\b|\w+n['’]t\b)(?:`[^`]{1,40}`|[\p{L}\p{N}][\p{L}\p{N}'’._/+-]*)"
+    r"|had|that|which|who|to|unless|if|when|because|while|although|though|whereas|since|until|whether"
+    r"|than|but)\b|\w+n['’]t\b)(?:`[^`]{1,40}`|[\p{L}\p{N}][\p{L}\p{N}'’._/+-]*)"
 )
 #: a sentence's subject: up to five words, no comma, clause or parenthesis, and not ending in an
 #: article or a preposition (in "Volunteers at the repair café fix ...", "repair" is no verb)
@@ -211,11 +212,25 @@ _FROM_A_SOURCE = frozenset(
     "taken derived obtained collected downloaded drawn loaded imported fetched retrieved adapted"
     " copied".split()
 )
+#: words a sentence opening with is an instruction, not a subject (a changelog's "Ensure ...")
+_IMPERATIVE = frozenset(
+    """add ensure recheck check fix remove update bump improve rename drop avoid call pass install run
+    make just please see try note""".split()
+)
+#: a plural subject: a word ending in "s", or two things joined
+_PLURAL = regex.compile(r"(?<![su'’])s\b|\band\b|\bboth\b|\ball\b")
+#: a pronoun an asked verb takes: the question would ask for "it"
+_PRONOUN_AFTER = regex.compile(r" (?:it|them|this|that|these|those|one)\b")
+#: a predicate ending in these continues in a list after the sentence ("licensed under either of")
+_DANGLING = frozenset("of to in on for with by from as at under either the a an".split())
 #: a year after a passive's "in" ("founded in 1962")
 _YEAR_AFTER = regex.compile(r"(?<= in )(?:19|20)\d\d\b")
 #: a second clause in a predicate ("encrypted with AES and the key is derived with scrypt"): a
 #: yes/no question cannot carry it
-_SECOND_CLAUSE = regex.compile(r" (?:is|are|was|were|has|have|does|do|can|will) ")
+_SECOND_CLAUSE = regex.compile(
+    r" (?:is|are|was|were|has|have|does|do|can|will) "
+    r"| and (?:still |also |now )?[a-z]+s (?:with|over|on|in|for|to|the|a|an)\b"  # "and works with"
+)
 #: a predicate that defines its subject ("is a library", "are the files"), or gives its purpose
 _DEFINING = regex.compile(r"^(?:a|an|the|one of|used (?:to|for)|to) ")
 MAX_WORDS = 14
@@ -228,6 +243,8 @@ def _subject(text: str, name: str | None) -> str | None:
         return name if first.lower() == "it" else f"the {rest} of {name}" if rest else None
     if first.lower() in _NOT_SUBJECT and not (first in ("This", "These") and rest):
         return None
+    if first.lower() in _IMPERATIVE or first.lower() in _VERB_FORMS or first.lower().endswith("ly"):
+        return None  # a changelog's imperative ("Add support for ...", "Gracefully handle ...")
     common = (
         english.is_english(first) and not english.is_proper(first) and first.lower() != (name or "").lower()
     )
@@ -294,7 +311,11 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
     if (match := _ASKED.match(text)) and (subject := _subject(match["subject"], name)):
         verb = _VERB_FORMS[match["verb"]]
         aux = "do" if match["verb"] == verb else "does"
-        shaped.append(Shaped(f"What {aux} {subject} {_ASKS[verb]}?", "Feature Specification"))
+        # "do" wants a plural subject ("These bindings expose"): without one, "support" in
+        # "Python 2.x support ended" is a noun; and "uses it" asks for a pronoun
+        plural = aux == "does" or _PLURAL.search(match["subject"])
+        if plural and not _PRONOUN_AFTER.match(text, match.end("verb")):
+            shaped.append(Shaped(f"What {aux} {subject} {_ASKS[verb]}?", "Feature Specification"))
     if (match := _COPULA.match(text)) and (subject := _subject(match["subject"], name)):
         rest = match["rest"]
         if _DEFINING.match(rest) and not match["not"]:
@@ -314,6 +335,7 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
         if (
             len(rest.split()) <= 10
             and _PLAIN_PREDICATE.fullmatch(rest)
+            and rest.rsplit(" ", 1)[-1] not in _DANGLING
             and not _DEFINING.match(rest)
             and not _SECOND_CLAUSE.search(rest)
         ):

@@ -150,6 +150,15 @@ def test_a_sentence_is_turned_into_the_question_it_answers(sentence, name, expec
         "Large inputs don't need a byte cap: `detect(data)` finishes fast.",
         "`check_deliverability=True`: If true, DNS queries are made.",
         "To install, run `pip install ghapi`.",
+        "Required unless you provide an OAuth 2.0 token.",  # "What do required unless you provide?"
+        # read over 250 README chunks: a changelog's imperatives, a noun read as a verb, a pronoun
+        # asked for, a second clause carried into a yes/no question
+        "Add support for synchronous TLS-in-TLS streams.",
+        "Gracefully handle code which has been imported from a zipfile.",
+        "Python 2.x support ended with the release of 1.16.0.",
+        "This packages uses it as well.",
+        "Sometimes we need LLMs to produce structural information.",
+        "The format is not formally specified and still improves over time.",
     ],
 )
 def test_a_sentence_with_no_known_shape_offers_nothing(sentence):
