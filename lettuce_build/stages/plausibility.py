@@ -106,17 +106,8 @@ def _span_pairs(
 ) -> tuple[tuple[str, str, str, str], ...]:
     """`span_pairs`, cached: an item's request and its parse both read them, and a diff of a
     long code answer is the check's one cost outside the model."""
-    originals = [_only_difference(clean, hallucinated, *spans[0])] if len(spans) == 1 else [None]
-    if None in originals:
-        opcodes: Sequence[tuple[str, int, int, int, int]]
-        if clean and clean == hallucinated:  # a dry run's stand-in: what the diff would find, at once
-            opcodes = [("equal", 0, len(clean), 0, len(clean))]
-        else:
-            opcodes = _word_opcodes(clean, hallucinated)
-        originals = [
-            clean[_clean_position(opcodes, start, False) : _clean_position(opcodes, end, True)]
-            for start, end in spans
-        ]
+    only = _only_difference(clean, hallucinated, *spans[0]) if len(spans) == 1 else None
+    originals = [only] if only is not None else _diffed_originals(clean, hallucinated, spans)
     pairs = []
     for (start, end), original in zip(spans, originals, strict=True):
         prefix = hallucinated[:start]
@@ -126,6 +117,19 @@ def _span_pairs(
         tail = TAIL.match(hallucinated[end:])
         pairs.append((prefix, original, hallucinated[start:end], tail.group() if tail else ""))
     return tuple(pairs)
+
+
+def _diffed_originals(clean: str, hallucinated: str, spans: tuple[tuple[int, int], ...]) -> list[str]:
+    """The clean text each span replaced, aligned by a diff of words."""
+    opcodes: Sequence[tuple[str, int, int, int, int]]
+    if clean and clean == hallucinated:  # a dry run's stand-in: what the diff would find, at once
+        opcodes = [("equal", 0, len(clean), 0, len(clean))]
+    else:
+        opcodes = _word_opcodes(clean, hallucinated)
+    return [
+        clean[_clean_position(opcodes, start, False) : _clean_position(opcodes, end, True)]
+        for start, end in spans
+    ]
 
 
 def _only_difference(clean: str, hallucinated: str, start: int, end: int) -> str | None:
