@@ -171,6 +171,8 @@ _THERE_ARE = regex.compile(
 )
 #: a label a sentence opens with, no part of what it says ("``target``: The values ...", "Note: ...")
 _LABEL = regex.compile(r"^(?:`{1,2}[^`]{1,40}`{1,2}|\*\*[^*]{1,40}\*\*|[A-Z][a-z]{1,15}):\s+(?=\p{Lu}|`)")
+#: code in reStructuredText: a role's (":func:`fetch`") or a literal ("``fetch``")
+_RST_CODE = regex.compile(r"(?::[a-z]+(?::[a-z]+)?:`~?(?P<code>[^`\n]+)`)|``(?P<code>[^`\n]+)``")
 #: a sentence opening with a phrase in bold, and the word after it
 _BOLD_TITLE = regex.compile(r"\*\*[^*\n]{1,60}(?<!:)\*\*\s+(?P<next>[\w'’]+)")
 #: words that follow a subject: a bold opening followed by one is the sentence's subject
@@ -262,7 +264,9 @@ def _base(verb: str) -> str | None:
 
 
 def _plain(text: str) -> str:
-    """Emphasis markers dropped (a question holds no markdown); code in backticks kept."""
+    """Emphasis markers dropped (a question holds no markdown); code in backticks kept, as
+    markdown writes it (reStructuredText's ":func:`fetch`" and "``fetch``" as "`fetch`")."""
+    text = _RST_CODE.sub(r"`\g<code>`", text)
     return regex.sub(r"(?<![\w`])[*_]{1,2}|[*_]{1,2}(?![\w`])", "", text).strip()
 
 

@@ -191,6 +191,16 @@ def test_a_bold_opening_is_a_subject_before_a_verb_and_a_label_before_a_colon():
     ]
 
 
+def test_restructured_text_code_is_asked_about_as_markdown_writes_it():
+    # scikit-learn's dataset descriptions: ":func:`...`" made the subject no subject at all
+    assert question_shapes("The :class:`~sklearn.utils.Bunch` object holds the data.") == [
+        Shaped("What does the `sklearn.utils.Bunch` object hold?", "Feature Specification")
+    ]
+    assert Shaped("Is tool configuration done via `pyproject.toml`?", "Verification") in question_shapes(
+        "Tool configuration is done via ``pyproject.toml``."
+    )
+
+
 def test_a_yes_no_question_never_carries_a_second_clause():
     shaped = question_shapes("The vault is locked with a key and the key is kept in memory.")
     assert shaped == [Shaped("How is the vault locked?", "Instrumental/Procedural")]
