@@ -5,7 +5,8 @@ question is that shape turned ("To install attrs, run ..." -> "How do you instal
 the cache store?"). A small model then only chooses among them (`stages.question_choice`).
 
 The shapes are English (the sentence's subject, a verb from a closed list, a modal or the
-copula); a sentence none fits offers nothing, and the question is written by the model instead.
+copula; the words they are read with are in `stages.question_words`); a sentence none fits
+offers nothing, and the question is written by the model instead.
 Each question carries the type of the taxonomy it is (`stages.questions.QUESTION_TYPES`).
 """
 
@@ -18,6 +19,15 @@ from typing import Any, NamedTuple
 import regex
 
 from lettuce_build.core import english
+from lettuce_build.stages.question_words import (
+    ASKED_AS,
+    COUNTING,
+    DANGLING,
+    FROM_A_SOURCE,
+    IMPERATIVE,
+    LOWERED,
+    NOT_SUBJECT,
+)
 
 
 class Shaped(NamedTuple):
@@ -27,84 +37,6 @@ class Shaped(NamedTuple):
     question_type: str
 
 
-#: verbs a "What does X ...?" question is turned from, in the base form, and what the question
-#: asks after "What does X" (most: the verb itself)
-_ASKS = {
-    "provide": "provide",
-    "support": "support",
-    "offer": "offer",
-    "include": "include",
-    "contain": "contain",
-    "require": "require",
-    "need": "need",
-    "return": "return",
-    "accept": "accept",
-    "produce": "produce",
-    "generate": "generate",
-    "create": "create",
-    "use": "use",
-    "let": "let you do",
-    "allow": "allow",
-    "enable": "enable",
-    "help": "help with",
-    "handle": "handle",
-    "expose": "expose",
-    "raise": "raise",
-    "add": "add",
-    "replace": "replace",
-    "mean": "mean",
-    "set": "set",
-    "indicate": "indicate",
-    "control": "control",
-    "specify": "specify",
-    "define": "define",
-    "store": "store",
-    "check": "check",
-    "consist of": "consist of",
-    "render": "render",
-    "read": "read",
-    "write": "write",
-    "represent": "represent",
-    "describe": "describe",
-    "cover": "cover",
-    "measure": "measure",
-    "implement": "implement",
-    "compute": "compute",
-    "depend on": "depend on",
-    "work with": "work with",
-    "come with": "come with",
-    "belong to": "belong to",
-    "correspond to": "correspond to",
-    "refer to": "refer to",
-    "rely on": "rely on",
-    "run on": "run on",
-    "map to": "map to",
-    "point to": "point to",
-    "fix": "fix",
-    "repair": "repair",
-    "lend": "lend",
-    "sell": "sell",
-    "serve": "serve",
-    "carry": "carry",
-    "list": "list",
-    "track": "track",
-    "hold": "hold",
-    "keep": "keep",
-    "print": "print",
-    "show": "show",
-}
-#: verbs whose object a "How many" question counts
-_COUNTING = ("have", "contain", "include", "support", "provide", "offer", "ship with", "come with")
-#: words a sentence may open with that are not its subject: a question turned from it would lose
-#: what they say ("Then", "However") or misread the sentence ("If", "When")
-_NOT_SUBJECT = frozenset(
-    """then but and so however also if when for in on with by as once after before here there
-    note please finally first second third now otherwise instead unlike like while although
-    because since see this these those they that it its you we our there's it's no not never
-    none nothing sometimes often always still""".split()
-)
-#: a subject's opening word written in lowercase inside a question (as any common English word)
-_LOWERED = frozenset({"The", "A", "An", "Each", "Every", "All", "Some", "Your", "Its", "This", "These"})
 #: a word of a subject: code in backticks, or a word that is no verb or clause of its own
 _WORD = (
     r"(?!(?:is|are|was|were|be|been|do|does|did|not|can|cannot|will|would|should|must|may|has|have"
@@ -141,11 +73,11 @@ def _alternation(verbs: list[str]) -> str:
     return "|".join(sorted((regex.escape(f) for f in forms), key=len, reverse=True))
 
 
-_VERB_FORMS = {form: verb for verb in _ASKS for form in (verb, _singular(verb))}
-_COUNT_FORMS = {"has": "have"} | {form: verb for verb in _COUNTING for form in (verb, _singular(verb))}
-_ASKED = regex.compile(rf"^{_SUBJECT} (?:also )?(?P<verb>{_alternation(list(_ASKS))}) \S")
+_VERB_FORMS = {form: verb for verb in ASKED_AS for form in (verb, _singular(verb))}
+_COUNT_FORMS = {"has": "have"} | {form: verb for verb in COUNTING for form in (verb, _singular(verb))}
+_ASKED = regex.compile(rf"^{_SUBJECT} (?:also )?(?P<verb>{_alternation(list(ASKED_AS))}) \S")
 _COUNTED = regex.compile(
-    rf"^{_SUBJECT} (?:also )?(?P<verb>has|{_alternation(list(_COUNTING))}) "
+    rf"^{_SUBJECT} (?:also )?(?P<verb>has|{_alternation(list(COUNTING))}) "
     r"(?:over |about |around |up to |more than |at least |nearly )?"
     rf"{_NUMBER} (?:different |distinct |separate )?(?P<noun>[a-z]{{3,}}s)\b"
 )
@@ -209,22 +141,10 @@ _PASSIVE = regex.compile(
     r"|read|found|known|drawn|chosen) (?P<preposition>from|by|with|in|into|using|via|through|as|on|against"
     r"|at|between|across|within|under) \S"
 )
-#: participles whose "from" names a source: asked "Where ... from?" ("taken from Fisher's paper")
-_FROM_A_SOURCE = frozenset(
-    "taken derived obtained collected downloaded drawn loaded imported fetched retrieved adapted"
-    " copied".split()
-)
-#: words a sentence opening with is an instruction, not a subject (a changelog's "Ensure ...")
-_IMPERATIVE = frozenset(
-    """add ensure recheck check fix remove update bump improve rename drop avoid call pass install run
-    make just please see try note""".split()
-)
 #: a plural subject: a word ending in "s", or two things joined
 _PLURAL = regex.compile(r"(?<![su'’])s\b|\band\b|\bboth\b|\ball\b")
 #: a pronoun an asked verb takes: the question would ask for "it"
 _PRONOUN_AFTER = regex.compile(r" (?:it|them|this|that|these|those|one)\b")
-#: a predicate ending in these continues in a list after the sentence ("licensed under either of")
-_DANGLING = frozenset("of to in on for with by from as at under either the a an".split())
 #: a year after a passive's "in" ("founded in 1962")
 _YEAR_AFTER = regex.compile(r"(?<= in )(?:19|20)\d\d\b")
 #: a second clause in a predicate ("encrypted with AES and the key is derived with scrypt"): a
@@ -243,14 +163,14 @@ def _subject(text: str, name: str | None) -> str | None:
     first, _, rest = text.partition(" ")
     if first.lower() in ("it", "its") and name:
         return name if first.lower() == "it" else f"the {rest} of {name}" if rest else None
-    if first.lower() in _NOT_SUBJECT and not (first in ("This", "These") and rest):
+    if first.lower() in NOT_SUBJECT and not (first in ("This", "These") and rest):
         return None
-    if first.lower() in _IMPERATIVE or first.lower() in _VERB_FORMS or first.lower().endswith("ly"):
+    if first.lower() in IMPERATIVE or first.lower() in _VERB_FORMS or first.lower().endswith("ly"):
         return None  # a changelog's imperative ("Add support for ...", "Gracefully handle ...")
     common = (
         english.is_english(first) and not english.is_proper(first) and first.lower() != (name or "").lower()
     )
-    return f"{first.lower()} {rest}".strip() if first in _LOWERED or (first.istitle() and common) else text
+    return f"{first.lower()} {rest}".strip() if first in LOWERED or (first.istitle() and common) else text
 
 
 def _base(verb: str) -> str | None:
@@ -319,7 +239,7 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
         # "Python 2.x support ended" is a noun; and "uses it" asks for a pronoun
         plural = aux == "does" or _PLURAL.search(match["subject"])
         if plural and not _PRONOUN_AFTER.match(text, match.end("verb")):
-            shaped.append(Shaped(f"What {aux} {subject} {_ASKS[verb]}?", "Feature Specification"))
+            shaped.append(Shaped(f"What {aux} {subject} {ASKED_AS[verb]}?", "Feature Specification"))
     if (match := _COPULA.match(text)) and (subject := _subject(match["subject"], name)):
         rest = match["rest"]
         if _DEFINING.match(rest) and not match["not"]:
@@ -328,7 +248,7 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
             shaped.append(Shaped(asked or f"What {match['be']} {subject}?", kind))
         elif not match["not"] and (passive := _PASSIVE.match(rest)):
             done = f"{match['be']} {subject} {passive['adverb'] or ''}{passive['participle']}"
-            where = passive["preposition"] == "from" and passive["participle"] in _FROM_A_SOURCE
+            where = passive["preposition"] == "from" and passive["participle"] in FROM_A_SOURCE
             if _YEAR_AFTER.match(rest, passive.end() - 1):  # "founded in 1962": when, not how
                 shaped.append(Shaped(f"When {done}?", "Concept Completion"))
             else:
@@ -339,7 +259,7 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
         if (
             len(rest.split()) <= 10
             and _PLAIN_PREDICATE.fullmatch(rest)
-            and rest.rsplit(" ", 1)[-1] not in _DANGLING
+            and rest.rsplit(" ", 1)[-1] not in DANGLING
             and not _DEFINING.match(rest)
             and not _SECOND_CLAUSE.search(rest)
         ):

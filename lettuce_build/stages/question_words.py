@@ -1,0 +1,47 @@
+"""The English words the question shapes of question_shapes.py are read and turned with: the
+verbs a question asks after, and the words that open no subject or end no predicate."""
+
+from __future__ import annotations
+
+#: what a "What does X ...?" question asks after each verb it is turned from (base form), where
+#: that is not the verb itself
+_ASKED_OTHERWISE = {"let": "let you do", "help": "help with"}
+#: verbs a "What does X ...?" question is turned from, in the base form, with what it asks after
+#: "What does X" (most: the verb itself)
+ASKED_AS: dict[str, str] = {
+    verb: _ASKED_OTHERWISE.get(verb, verb)
+    for verb in """provide support offer include contain require need return accept produce generate
+    create use let allow enable help handle expose raise add replace mean set indicate control
+    specify define store check render read write represent describe cover measure implement compute
+    fix repair lend sell serve carry list track hold keep print show""".split()
+} | {
+    phrasal: phrasal
+    for phrasal in (
+        "consist of", "depend on", "work with", "come with", "belong to", "correspond to", "refer to",
+        "rely on", "run on", "map to", "point to",
+    )
+}  # fmt: skip
+#: verbs whose object a "How many" question counts
+COUNTING = ("have", "contain", "include", "support", "provide", "offer", "ship with", "come with")
+#: words a sentence may open with that are not its subject: a question turned from it would lose
+#: what they say ("Then", "However") or misread the sentence ("If", "When")
+NOT_SUBJECT = frozenset(
+    """then but and so however also if when for in on with by as once after before here there
+    note please finally first second third now otherwise instead unlike like while although
+    because since see this these those they that it its you we our there's it's no not never
+    none nothing sometimes often always still""".split()
+)
+#: words a sentence opening with is an instruction, not a subject (a changelog's "Ensure ...")
+IMPERATIVE = frozenset(
+    """add ensure recheck check fix remove update bump improve rename drop avoid call pass install run
+    make just please see try note""".split()
+)
+#: a subject's opening word written in lowercase inside a question (as any common English word)
+LOWERED = frozenset({"The", "A", "An", "Each", "Every", "All", "Some", "Your", "Its", "This", "These"})
+#: participles whose "from" names a source: asked "Where ... from?" ("taken from Fisher's paper")
+FROM_A_SOURCE = frozenset(
+    "taken derived obtained collected downloaded drawn loaded imported fetched retrieved adapted"
+    " copied".split()
+)
+#: a predicate ending in these continues in a list after the sentence ("licensed under either of")
+DANGLING = frozenset("of to in on for with by from as at under either the a an".split())
