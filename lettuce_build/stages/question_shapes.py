@@ -114,6 +114,10 @@ _AFTER_A_SUBJECT = (
     | frozenset(_VERB_FORMS)
     | frozenset(_COUNT_FORMS)
 )
+#: a plural subject: a word ending in "s", or two things joined
+_PLURAL = regex.compile(r"(?<![su'’])s\b|\band\b|\bboth\b|\ball\b")
+#: a pronoun an asked verb takes: the question would ask for "it"
+_PRONOUN_AFTER = regex.compile(r" (?:it|them|this|that|these|those|one)\b")
 #: where a predicate's own clause ends and an aside begins ("very sparse, with an average of ...")
 _ASIDE = regex.compile(r", (?:with|which|where|as|since|because|so|each|both|making|allowing) ")
 #: a predicate a yes/no question carries whole: up to ten plain words, no clause after a comma
@@ -141,10 +145,6 @@ _PASSIVE = regex.compile(
     r"|read|found|known|drawn|chosen) (?P<preposition>from|by|with|in|into|using|via|through|as|on|against"
     r"|at|between|across|within|under) \S"
 )
-#: a plural subject: a word ending in "s", or two things joined
-_PLURAL = regex.compile(r"(?<![su'’])s\b|\band\b|\bboth\b|\ball\b")
-#: a pronoun an asked verb takes: the question would ask for "it"
-_PRONOUN_AFTER = regex.compile(r" (?:it|them|this|that|these|those|one)\b")
 #: a year after a passive's "in" ("founded in 1962")
 _YEAR_AFTER = regex.compile(r"(?<= in )(?:19|20)\d\d\b")
 #: a second clause in a predicate ("encrypted with AES and the key is derived with scrypt"): a
