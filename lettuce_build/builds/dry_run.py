@@ -24,6 +24,7 @@ from lettuce_build.builds.recipe import Recipe
 from lettuce_build.builds.stage_loop import open_recipe_loop
 from lettuce_build.builds.stages_of import build_stages, refreshed
 from lettuce_build.builds.work import work_items
+from lettuce_build.core.interrupts import Interrupted
 from lettuce_build.engine.records import StageStats
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.pricing import Pricing
@@ -78,8 +79,11 @@ def estimate(options: Recipe, backend: Backend | None = None) -> DryRun:
     given the build's cache: the build itself, rehearsed in a scratch folder by the build's own
     stage loop and runner."""
     backend = backend or options.make_backend()
-    with prompts_from(options.prompts):
-        return _rehearsed(options, backend)
+    try:
+        with prompts_from(options.prompts):
+            return _rehearsed(options, backend)
+    except Interrupted as stop:  # the build's folder was only read: nothing to keep or continue
+        raise Interrupted(stop.signum, "interrupted: the dry run stopped; it wrote nothing") from None
 
 
 def _rehearsed(options: Recipe, backend: Backend) -> DryRun:

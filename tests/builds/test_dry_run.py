@@ -106,3 +106,21 @@ def test_a_dry_run_counts_the_requests_the_build_then_sends_stage_by_stage(tmp_p
     run_build(options, ScriptedBackend(respond))
     sent = {s.name: s.cache_misses for s in BuildDir(tmp_path / "out").read_manifest().stages}
     assert {s.name: s.cache_misses for s in dry.stages} == {n: c for n, c in sent.items() if n != "assemble"}
+
+
+def test_a_dry_run_asked_to_stop_says_it_wrote_nothing(tmp_path, monkeypatch):
+    # a build's stop says what it kept and how to continue; a dry run kept nothing to continue
+    import signal
+
+    from lettuce_build.builds import dry_run
+    from lettuce_build.core.interrupts import Interrupted
+
+    def stopped(*_args):
+        raise Interrupted(signal.SIGINT)
+
+    monkeypatch.setattr(dry_run, "_rehearsed", stopped)
+    options = Recipe(source="readme", input=str(write_readmes(tmp_path / "r")), out=tmp_path / "out")
+    with pytest.raises(Interrupted) as stop:
+        estimate(options, ScriptedBackend(respond))
+    assert stop.value.line == "interrupted: the dry run stopped; it wrote nothing"
+    assert stop.value.exit_code == 130 and not (tmp_path / "out").exists()
