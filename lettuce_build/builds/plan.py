@@ -14,6 +14,7 @@ from lettuce_build.builds.shards import Shard
 from lettuce_build.engine.completions import (
     DEFAULT_MAX_PROVIDER_FAILURES,
     Completions,
+    Limits,
     Spending,
     StreamingCompletions,
 )
@@ -56,7 +57,7 @@ class ExecutionPlan(BaseModel):
         """An endpoint asked to batch (``--batch``) gets each pass's misses as batches; a backend
         that takes whole passes (a Ray pool, an endpoint) is handed each pass as one stream, its
         answers committed as they arrive."""
-        given = {
+        given: Limits = {
             "replay": self.replay,
             "max_provider_failures": self.max_provider_failures,
             "spending": self.spending,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from lettuce_build.cli.options import TAXONOMY_FILE, count, load_taxonomy
+from lettuce_build.cli.options import TAXONOMY_FILE, count, folder, load_taxonomy
 from lettuce_build.core.near_duplicates import THRESHOLD
 
 
@@ -111,7 +111,7 @@ def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:
 @click.option(
     "--out",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
+    type=folder(),
     help="Where to write the deduplicated dataset (OUT/dataset, OUT/hub) and OUT/dedup.json.",
 )
 @click.option(

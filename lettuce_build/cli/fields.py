@@ -19,7 +19,7 @@ import click
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from lettuce_build.cli.options import PRICE, Decorator, FloatRange, combined
+from lettuce_build.cli.options import PRICE, Decorator, FloatRange, combined, folder
 from lettuce_build.cli.recipe_flags import JsonObject, column_map, stage_sampling
 from lettuce_build.core.flags import flag_form, flag_names
 from lettuce_build.llm.settings import EndpointSettings
@@ -68,7 +68,7 @@ def _kind(field: FieldInfo) -> dict[str, Any]:
         return {"type": FloatRange(**bounds)} if bounds else {"type": float}
     if annotation is Path:
         exists = bool(form.get("exists"))
-        return {"type": click.Path(exists=exists, file_okay=False, path_type=Path, resolve_path=True)}
+        return {"type": folder(exists)}
     if origin is tuple and args == (float, float):
         return {"type": PRICE}
     if origin is list:

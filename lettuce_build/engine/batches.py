@@ -20,18 +20,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from tqdm.auto import tqdm
 
 from lettuce_build.core import interrupts
 from lettuce_build.core.errors import BatchAPIError
-from lettuce_build.engine.completions import (
-    DEFAULT_MAX_PROVIDER_FAILURES,
-    Completions,
-    PassRequests,
-    Spending,
-)
+from lettuce_build.engine.completions import Completions, Limits, PassRequests
 from lettuce_build.engine.records import StageStats
 from lettuce_build.llm.batch_ledger import BatchLedger, BatchRecord
 from lettuce_build.llm.cache import RequestCache
@@ -55,13 +50,9 @@ class BatchCompletions(Completions):
         *,
         api: BatchAPI,
         ledger: BatchLedger,
-        replay: bool = False,
-        max_provider_failures: float = DEFAULT_MAX_PROVIDER_FAILURES,
-        spending: Spending | None = None,
+        **limits: Unpack[Limits],
     ) -> None:
-        super().__init__(
-            backend, cache, replay=replay, max_provider_failures=max_provider_failures, spending=spending
-        )
+        super().__init__(backend, cache, **limits)
         self.api = api
         self.ledger = ledger
         self.settings = api.options

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -68,6 +68,15 @@ class Spending(BaseModel):
     spent_before: float = 0.0
     #: dollars this run has spent so far
     spent: float = 0.0
+
+
+class Limits(TypedDict, total=False):
+    """What a build's plan sets of every `Completions` (see its parameters): one dictionary the
+    kinds of completions take alike."""
+
+    replay: bool
+    max_provider_failures: float
+    spending: Spending | None
 
 
 class Completions:
