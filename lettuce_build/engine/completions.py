@@ -84,6 +84,9 @@ class Completions:
 
     #: whether answers come through a provider's Batch API (priced at its discount)
     batched = False
+    #: whether a model writes the answers (a rehearsal's stand-ins are written by none: no
+    #: tokens a second to show)
+    generates = True
 
     def __init__(
         self,

@@ -34,6 +34,8 @@ class Rehearsal(Completions):
     """Cache hits as in a build; each miss counted, never sent, and answered by a stand-in.
     Nothing is committed (its cache may be opened ``read_only``)."""
 
+    generates = False
+
     def prefetch(self, prompt_version: str, pass_requests: PassRequests, stats: StageStats) -> Container[str]:
         return set()  # nothing is sent, so no cap is passed
 

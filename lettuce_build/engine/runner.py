@@ -216,7 +216,7 @@ class _StageRun:
             ok=len(items) - failed_now,
             failed=failed_now,
             cached=stats.cache_hits,
-            tokens=stats.completion_tokens,
+            tokens=stats.completion_tokens if self.completions.generates else 0,
         )
         asked = [False] * len(items)
         for i in pending:
