@@ -107,7 +107,7 @@ class ChosenQuestionStage(FocusedQuestionStage):
         sentence asks for it by construction, and every one the embedded model's likelihood
         refused was right ("How long does a single crossing take?" -3.4 nats over "A single
         crossing takes 25 minutes, and bicycles ride free on weekdays.")."""
-        return QuestionFitCheck(judges=lambda item: item["question"] not in self.offered(item))
+        return QuestionFitCheck(scores_item=lambda item: item["question"] not in self.offered(item))
 
     def about_focus(self, item: dict[str, Any], question: str) -> bool:
         # a question turned from the sentence is about it, in the words it was turned from ("It"

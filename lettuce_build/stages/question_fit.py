@@ -58,18 +58,18 @@ class QuestionFitCheck(CheckStage):
     requires = ("chunk", "question", "focus")
 
     def __init__(
-        self, min_gain: float = MIN_GAIN, *, judges: Callable[[dict[str, Any]], bool] | None = None
+        self, min_gain: float = MIN_GAIN, *, scores_item: Callable[[dict[str, Any]], bool] | None = None
     ) -> None:
         self.min_gain = min_gain
         #: which of a stage's questions the check scores (None: every one it can)
-        self.judges = judges
+        self.scores_item = scores_item
 
     def applies(self, item: dict[str, Any]) -> bool:
         # a yes/no question makes any quoted sentence less likely, whatever it asks (seen: "Do
         # you use sorting with the --sort option with a column name?" scored -4.1 over "Sorting
         # uses the `--sort` option with a column name."): the gain cannot judge it
-        judged = self.judges is None or self.judges(item)
-        return bool(item.get("focus")) and not is_yes_no(item["question"]) and judged
+        scored = self.scores_item is None or self.scores_item(item)
+        return bool(item.get("focus")) and not is_yes_no(item["question"]) and scored
 
     def render(self, item: dict[str, Any]) -> ChatRequest:
         user = f"Text:\n{item['chunk'][:CONTEXT_CHARS]}"

@@ -31,10 +31,11 @@ NOT_SUBJECT = frozenset(
     because since see this these those they that it its you we our there's it's no not never
     none nothing sometimes often always still""".split()
 )
-#: words a sentence opening with is an instruction, not a subject (a changelog's "Ensure ...")
+#: words a sentence opening with is an instruction, not a subject (a changelog's "Ensure ..."),
+#: besides the verbs of `ASKED_AS` ("Add support for ...")
 IMPERATIVE = frozenset(
-    """add ensure recheck check fix remove update bump improve rename drop avoid call pass install run
-    make just please see try note""".split()
+    """ensure recheck remove update bump improve rename drop avoid call pass install run make just
+    please see try note""".split()
 )
 #: a subject's opening word written in lowercase inside a question (as any common English word)
 LOWERED = frozenset({"The", "A", "An", "Each", "Every", "All", "Some", "Your", "Its", "This", "These"})
