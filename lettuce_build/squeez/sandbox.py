@@ -46,6 +46,7 @@ from pydantic import BaseModel
 
 from lettuce_build.core.errors import SandboxError, UserNetError
 from lettuce_build.squeez.supervision import Captured, collect, first_process
+from lettuce_build.squeez.uid_blocks import leased_uid
 from lettuce_build.squeez.usernet import INSTALL_HINT, UserNetwork, missing_tools, resolv_conf
 
 SANDBOX_TREE = "/repo"
@@ -54,9 +55,6 @@ CPU_SECONDS_MARGIN = 5
 ADDRESS_SPACE_BYTES = 4 * 1024**3
 MAX_FILE_BYTES = 64 * 1024**2
 MAX_PROCESSES = 256
-#: each worker runs its commands as its own unprivileged uid, so one worker's processes never
-#: count against another's limit
-SANDBOX_UID_BASE = 61000
 #: the files of /etc a tool may need; everything else of the host's /etc stays out
 ETC_FILES = (
     "ld.so.cache",
@@ -162,8 +160,10 @@ def _drops_privileges() -> bool:
 
 
 def sandbox_uid(worker: int) -> int | None:
-    """The uid a worker's commands run as, or None when they run as the current user."""
-    return SANDBOX_UID_BASE + worker if _drops_privileges() else None
+    """The uid a worker's commands run as, or None when they run as the current user. Each worker
+    has its own, so one worker's processes never count against another's limit, and no other
+    process on the host has it (see `lettuce_build.squeez.uid_blocks`)."""
+    return leased_uid(worker) if _drops_privileges() else None
 
 
 def scrubbed_env(home: str, path: Sequence[str] = ()) -> dict[str, str]:
