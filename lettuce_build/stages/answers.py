@@ -100,10 +100,13 @@ class AnswerStage(Stage):
             kept = kept[: kept.rfind("```")]
         return kept.rstrip() or None
 
+    #: an answer shorter than this is no answer (a model's "Yes.")
+    min_chars = MIN_ANSWER_CHARS
+
     def parse(self, item: dict[str, Any], response: Any) -> dict[str, Any]:
         answer = response.strip()
-        if len(answer) < MIN_ANSWER_CHARS:
-            raise ParseFailure("answer_too_short", f"{len(answer)} characters (< {MIN_ANSWER_CHARS})")
+        if len(answer) < self.min_chars:
+            raise ParseFailure("answer_too_short", f"{len(answer)} characters (< {self.min_chars})")
         evidence = item[self.evidence_field][: self.evidence_chars]
         if problem := answer_problem(
             answer,
@@ -235,6 +238,8 @@ class ExtractiveAnswerStage(AnswerStage):
         super().__init__(evidence_chars, evidence_field, prompt="answer_extractive", keeps_given=keeps_given)
         self.focused = focused
         if focused:
+            # the focus is a whole sentence of the evidence, asked about: an answer alone
+            self.min_chars = MIN_SENTENCE_CHARS
             self.requires = ("question", "focus", evidence_field, *self.given_columns())
 
     def _sentences(self, item: dict[str, Any]) -> tuple[str, ...]:
@@ -286,7 +291,8 @@ def _on_topic(question: str, focus: str, offered: Sequence[str], chosen: set[str
     with either, one that most of the passage does not say. The embedded model often chose a
     neighbour about something else ("The field outline may be a GeoJSON polygon" under a
     question on rootstocks), which then took the injected error: a span in a sentence off the
-    question. Others are kept, nearest first, only while the answer is too short without them."""
+    question. That holds for a short focus too: a neighbour kept only for length took the error
+    ("unsafe [English] characters" before "Python type annotations are used.")."""
     kept = {focus}
     if (best := best_sentence(question, offered)) is not None:
         kept.add(best)
@@ -295,18 +301,13 @@ def _on_topic(question: str, focus: str, offered: Sequence[str], chosen: set[str
     said = Counter(stem for sentence in offered for stem in content_stems(sentence))
     common = {stem for stem, count in said.items() if len(offered) >= 3 and count * 2 > len(offered)}
     topic = content_stems(f"{question} {focus}") - common
-    others = []
-    for sentence in chosen.intersection(offered) - kept:  # one not offered is no sentence of it
-        if topic & content_stems(sentence):
-            kept.add(sentence)
-        else:
-            others.append(sentence)
-    at = offered.index(focus)
-    for sentence in sorted(others, key=lambda s: (abs(offered.index(s) - at), offered.index(s))):
-        if sum(len(s) + 1 for s in kept) > MIN_ANSWER_CHARS:
-            break
-        kept.add(sentence)
-    return kept
+    # one not offered is no sentence of it
+    return kept | {sentence for sentence in chosen.intersection(offered) if topic & _parts(sentence)}
+
+
+def _parts(sentence: str) -> frozenset[str]:
+    """Its content stems, a hyphenated word's parts as well: "the page-size option" is about a page's size."""
+    return content_stems(sentence) | content_stems(sentence.replace("-", " "))
 
 
 def answer_stage(mode: AnswerMode, *, focused: bool = False) -> AnswerStage:

@@ -25,6 +25,7 @@ from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.injection import InjectMenuStage, InjectStageBase
 from lettuce_build.stages.menus import MENUS
 from lettuce_build.stages.prose_mutations import RULE_TYPES, ProseEdit, prose_edits
+from lettuce_build.stages.question_fit import is_yes_no
 
 #: a menu offers at most this many edits (a seeded sample, in answer order)
 MAX_OFFERED = 8
@@ -69,6 +70,20 @@ def asked_about(original: str, question: str) -> bool:
     )
 
 
+def _negates(edit: ProseEdit) -> bool:
+    """Whether the edit makes a statement negative. Under a question that is not a yes/no one it
+    makes a non-answer a detector spots without reading the context ("What is Apache TVM FFI?"
+    answered "Apache TVM FFI is not an open ABI ..."); under a yes/no one it is the answer "no"."""
+    return (
+        edit.rule == "negation"
+        and bool(_NEGATIVE.search(edit.hallucinated))
+        and not _NEGATIVE.search(edit.original)
+    )
+
+
+_NEGATIVE = regex.compile(r"\b(?:not|cannot|never)\b|n't\b")
+
+
 class InjectProseMenuStage(InjectStageBase):
     """``edits`` rule-made edits per hallucinated answer, of the types ``allowed`` (none: any),
     chosen by the model through a JSON-schema enum. An item whose answer offers too few fails
@@ -94,10 +109,13 @@ class InjectProseMenuStage(InjectStageBase):
     def offered(self, item: dict[str, Any]) -> tuple[ProseEdit, ...]:
         """The edits offered to ``item`` (see the module)."""
         draw = item_parts(item["key"], self.seed)
+        yes_no = is_yes_no(item["question"])
         every = [
             edit
             for edit in prose_edits(item["answer"], item["context"], item["donor"], draw, item_language(item))
-            if allows(self.allowed, *edit.kind) and not asked_about(edit.original, item["question"])
+            if allows(self.allowed, *edit.kind)
+            and not asked_about(edit.original, item["question"])
+            and (yes_no or not _negates(edit))
         ]
         kinds = sorted({edit.kind for edit in every})
         if not kinds:

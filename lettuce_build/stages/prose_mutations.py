@@ -81,6 +81,10 @@ _NUMBER = regex.compile(r"(?<![\w.,/#-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w/]
 _VERSION = regex.compile(r"(?<![\w.])(v?)(\d+)\.(\d+)(?:\.(\d+))?(?![\w]|\.\d)")
 _YEAR = regex.compile(r"(?<![\w.,-])(?:19|20)\d\d(?!\w|[.,]\d)")
 _FOLLOWING = regex.compile(r"\s+([\w%]+)")
+#: a determiner right after a word ("all the", "all its"): "some" needs "of" before it
+_DETERMINER_AFTER = regex.compile(
+    r"\s+(?:the|these|those|this|that|its|their|your|our|his|her|my)\b", regex.I
+)
 #: a negative right after a word ("sometimes not", "often no longer", "always never")
 _NEGATIVE_AFTER = regex.compile(r"\s+(?:not|no|never|none|nothing)\b", regex.I)
 
@@ -250,6 +254,8 @@ def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
                 continue  # "this is all built" holds no quantity to change
             if rule == "quantifier" and _NEGATIVE_AFTER.match(answer, match.end()):
                 continue  # "sometimes no longer apply" made "always no longer apply" reads as no English
+            if word == "all" and _DETERMINER_AFTER.match(answer, match.end()):
+                new = f"{new} of"  # "all the features" made "some the features"
             yield match.start(), match.end(), new, rule
     refused = "|".join(("not", *UNNEGATED_ADVERBS))
     for match in regex.finditer(rf"\b({'|'.join(NEGATABLE)})\b(?!\s+(?:{refused})\b)(?=\s+[a-z])", answer):

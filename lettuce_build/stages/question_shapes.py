@@ -12,6 +12,7 @@ Each question carries the type of the taxonomy it is (`stages.questions.QUESTION
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import PurePath
 from typing import Any, NamedTuple
@@ -22,11 +23,15 @@ from lettuce_build.core import english
 from lettuce_build.stages.question_words import (
     ASKED_AS,
     COUNTING,
+    COURTESY,
     DANGLING,
     FROM_A_SOURCE,
     IMPERATIVE,
     LOWERED,
     NOT_SUBJECT,
+    POINTING_BACK,
+    THIS_MAY_NAME,
+    WANTING,
 )
 
 
@@ -39,15 +44,18 @@ class Shaped(NamedTuple):
 
 #: a word of a subject: code in backticks, or a word that is no verb or clause of its own
 _WORD = (
-    r"(?!(?:is|are|was|were|be|been|do|does|did|not|can|cannot|will|would|should|must|may|has|have"
+    r"(?!(?:is|are|was|were|be|been|do|does|did|not|can|cannot|will|would|should|must|may|might|could"
+    r"|shall|has|have"
     r"|had|that|which|who|to|unless|if|when|because|while|although|though|whereas|since|until|whether"
     r"|than|but)\b|\w+n['’]t\b)(?:`[^`]{1,40}`|[\p{L}\p{N}][\p{L}\p{N}'’._/+-]*)"
 )
 #: a sentence's subject: up to five words, no comma, clause or parenthesis, and not ending in an
-#: article or a preposition (in "Volunteers at the repair café fix ...", "repair" is no verb)
+#: article, a preposition (in "Volunteers at the repair café fix ...", "repair" is no verb) or a
+#: conjunction ("Small improvements or fixes are ...": "fixes" is no verb)
 _SUBJECT = (
     rf"(?P<subject>{_WORD}(?: {_WORD}){{0,4}}?)"
-    r"(?<!\b(?i:the|a|an|its|their|our|your|this|these|each|every|at|of|in|on|for|with|to|by|from))"
+    r"(?<!\b(?i:the|a|an|its|their|our|your|this|these|each|every|at|of|in|on|for|with|to|by|from|and|or"
+    r"|nor|but))"
 )
 _END = r"\s*\.?$"
 #: a count, in digits or in words ("150", "10,000", "ten")
@@ -94,6 +102,11 @@ _TAKES = regex.compile(
     r"(?:\d[\d,.]*|an?|one|two|three|four|five|ten|a few) "
     r"(?:milliseconds?|ms|seconds?|minutes?|hours?|days?|weeks?)\b"
 )
+#: an "it" that stands for nothing, only for what follows ("It is possible to ...")
+_EXPLETIVE = regex.compile(
+    r"^It (?:is|was) (?:also |now |still |not )?(?:possible|recommended|necessary|important|advisable|worth"
+    r"|best|better|common|likely|unlikely|true|clear|known)\b"
+)
 #: a character of a plain clause: no comma, colon, bracket, question or line break
 _PLAIN = r"[^,;:()\[\]!?\n]"
 _THERE_ARE = regex.compile(
@@ -114,8 +127,10 @@ _AFTER_A_SUBJECT = (
     | frozenset(_VERB_FORMS)
     | frozenset(_COUNT_FORMS)
 )
-#: a plural subject: a word ending in "s", or two things joined
-_PLURAL = regex.compile(r"(?<![su'’])s\b|\band\b|\bboth\b|\ball\b")
+#: a plural subject: its head ending in "s", or two things joined
+_PLURAL = regex.compile(r"(?<![su'’])s$|\band\b|\bboth\b|\ball\b")
+#: a preposition after a subject's head ("builds from Git"); "of" is not one ("some of the hooks")
+_AFTER_HEAD = regex.compile(r" (?:from|in|on|for|with|at|by|under|over|without|within|like) ")
 #: a pronoun an asked verb takes: the question would ask for "it"
 _PRONOUN_AFTER = regex.compile(r" (?:it|them|this|that|these|those|one)\b")
 #: where a predicate's own clause ends and an aside begins ("very sparse, with an average of ...")
@@ -201,6 +216,8 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
     first = text.split(" ", 1)[0] if text else ""
     if not first or (first[0].islower() and english.is_english(first) is not False):
         return []  # a list item's fragment or a continuation ("a concise overview ..."): no sentence
+    if _EXPLETIVE.match(text):
+        return []  # "It is possible to pack custom types" is not about "it": no "Is msgpack possible to ...?"
     shaped: list[Shaped] = []
     if match := _TO_GOAL.match(text):
         shaped.append(Shaped(f"How do you {match['goal']}?", "Instrumental/Procedural"))
@@ -212,9 +229,43 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
         where = match["where"] or ""
         shaped.append(Shaped(f"How many {match['noun']} {match['be']} there{where}?", "Quantification"))
     if match := _IF.match(text):
-        shaped.append(Shaped(f"What happens if {match['condition']}?", "Causal Consequence"))
+        shaped += _conditional(match["condition"])
     shaped += _subject_shapes(text, name)
-    return [s for s in dict.fromkeys(shaped) if len(s.question.split()) <= MAX_WORDS]
+    asked = (Shaped(regex.sub(r" also\b", "", s.question), s.question_type) for s in shaped)
+    return [s for s in dict.fromkeys(asked) if len(s.question.split()) <= MAX_WORDS and _reads_alone(s)]
+
+
+def _conditional(condition: str) -> list[Shaped]:
+    """What "If <condition>, ..." answers: how to reach a goal ("If you want to use DNSSEC, run
+    ...": "How do you use DNSSEC?"), or what happens in a case, not in a courtesy ("If you love
+    it, ...") and not in a case without its subject ("If not specified, ...")."""
+    if wanted := regex.match(rf"(?:you|we) (?:{'|'.join(WANTING)}) (?P<goal>[a-z].+)", condition):
+        return [Shaped(f"How do you {wanted['goal']}?", "Instrumental/Procedural")]
+    first = condition.split(" ", 1)[0]
+    if (
+        first in ("not", "only", "given") or first.endswith("ed")
+        or regex.match(rf"you (?:{'|'.join(COURTESY)})\b", condition)
+        or "please" in condition.split()
+        or len(condition.split()) < 4
+    ):  # fmt: skip
+        return []
+    return [Shaped(f"What happens if {condition}?", "Causal Consequence")]
+
+
+def _reads_alone(shaped: Shaped) -> bool:
+    """Whether a reader could ask the question without the document before it: no word points
+    back at it ("What do these bindings expose?", "Is your team comfortable using them?"), and a
+    yes/no or "how" question ends in no preposition that lost its object ("Can you get the
+    latest version of SymPy from?")."""
+    words = shaped.question.rstrip("?").split()
+    if POINTING_BACK.intersection(words):
+        return False
+    if any(
+        word == "this" and after.lower() not in THIS_MAY_NAME for word, after in itertools.pairwise(words)
+    ):
+        return False
+    asks_what = words[0] in ("What", "When", "Where", "Who", "Which")
+    return asks_what or words[-1] not in DANGLING
 
 
 def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
@@ -237,7 +288,8 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
         aux = "do" if match["verb"] == verb else "does"
         # "do" wants a plural subject ("These bindings expose"): without one, "support" in
         # "Python 2.x support ended" is a noun; and "uses it" asks for a pronoun
-        plural = aux == "does" or _PLURAL.search(match["subject"])
+        head = _AFTER_HEAD.split(match["subject"], maxsplit=1)[0]
+        plural = aux == "does" or _PLURAL.search(head)
         if plural and not _PRONOUN_AFTER.match(text, match.end("verb")):
             shaped.append(Shaped(f"What {aux} {subject} {ASKED_AS[verb]}?", "Feature Specification"))
     if (match := _COPULA.match(text)) and (subject := _subject(match["subject"], name)):

@@ -46,3 +46,21 @@ FROM_A_SOURCE = frozenset(
 )
 #: a predicate ending in these continues in a list after the sentence ("licensed under either of")
 DANGLING = frozenset("of to in on for with by from as at under either the a an".split())
+#: words that point at text a question does not carry ("these details", "the above code",
+#: "using them") or speak as the document's authors ("our top priority"): no reader asks them
+POINTING_BACK = frozenset(
+    "above aforementioned following former latter them they these those we our us".split()
+)
+#: what "this" may point at in a question: the thing the document is about ("this library")
+THIS_MAY_NAME = frozenset(
+    "project package library module tool repository repo crate plugin extension sdk api framework app".split()
+)
+#: a condition that is a courtesy, not a case a reader asks about ("If you love it, ...", "If
+#: you need help with MkDocs, ...")
+COURTESY = (
+    "love", "like", "enjoy", "find", "are interested", "'re interested", "’re interested",
+    "have any question", "have questions", "need help", "are unsure", "'re unsure", "’re unsure",
+    "said", "work at", "are looking", "'re looking", "’re looking",
+)  # fmt: skip
+#: a goal behind "If you want to ...": asked as "How do you ...?"
+WANTING = ("want to", "wish to", "need to", "would like to", "'d like to", "’d like to")

@@ -99,6 +99,12 @@ def test_a_quantifier_changes_only_where_it_counts_something():
     assert [original for original, _ in found["quantifier"]] == ["all tests"]
 
 
+def test_all_before_a_determiner_becomes_some_of():
+    # seen live: "These bindings expose all the features of BLAKE3" made "expose some the features"
+    found = edits_by_rule("These bindings expose all the features of BLAKE3, and all tests pass.")
+    assert found["quantifier"] == [("all the", "some of the"), ("all tests", "some tests")]
+
+
 def test_a_quantifier_before_a_negative_is_left_alone():
     # seen live: "the patches sometimes no longer apply" made "the patches always no longer apply"
     found = edits_by_rule("After an update the patches sometimes no longer apply. Tests always run.")
@@ -133,6 +139,23 @@ def test_the_stage_offers_one_type_per_item_and_the_types_asked_for():
     assert {edit.kind for edit in numerical} == {("contradiction", "numerical")}
     schema = InjectProseMenuStage().item_schema(item)
     assert schema["properties"]["edits"]["items"]["enum"] == [edit.entry for edit in offered]
+
+
+def test_a_negation_is_added_only_under_a_yes_no_question():
+    """Under "What is ...?" an answer made negative answers nothing, a give-away; under "Is ...?"
+    it is the answer "no". Removing a negation makes a claim under either."""
+    stage = InjectProseMenuStage(allowed=["contradiction/relational"])
+    answer = "HTTPX is a fully featured HTTP client. Connections are not reused after an error."
+
+    def negations(question: str) -> set[tuple[str, str]]:
+        item = {**ITEM, "question": question, "answer": answer}
+        return {(edit.original, edit.hallucinated) for edit in stage.offered(item) if edit.rule == "negation"}
+
+    assert negations("What is HTTPX?") == {("are not reused", "are reused")}
+    assert negations("Is HTTPX a fully featured HTTP client?") >= {
+        ("is a", "is not a"),
+        ("are not reused", "are reused"),
+    }
 
 
 def test_an_answer_with_nothing_to_edit_fails_without_a_model_call_and_stays_clean():
