@@ -65,9 +65,12 @@ FLIPS["may"] = ("must", "modal")
 FLIPS["optional"] = ("required", "modal")
 FLIPS["can"] = ("cannot", "negation")
 
-#: phrases that claim nothing to flip ("as you can see" made "as you cannot see")
+#: phrases that claim nothing to flip ("as you can see" made "as you cannot see", "no longer apply"
+#: made "no shorter apply")
 IDIOM = regex.compile(
-    r"\b(?:as you can see|as you may know|you may also|more or less|at least|at most|first of all)\b", regex.I
+    r"\b(?:as you can see|as you may know|you may also|more or less|at least|at most|first of all|no longer"
+    r"|any longer)\b",
+    regex.I,
 )
 #: quantifiers that qualify a verb, not a noun: they need nothing after them
 ADVERBS = frozenset({"always", "sometimes"})

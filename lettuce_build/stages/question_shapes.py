@@ -151,7 +151,14 @@ _TO_GOAL = regex.compile(rf"^To (?P<goal>[a-z]+ {_PLAIN}{{3,80}}), \S")
 _YOU_CAN = regex.compile(
     rf"^You can (?P<goal>[a-z]{_PLAIN}{{3,80}}?)(?P<how> (?:by|with|using|via|through) .+)?$"
 )
-_IF = regex.compile(rf"^If (?P<condition>\S+ {_PLAIN}{{3,80}}), \S")
+_IF = regex.compile(rf"^If (?P<condition>\S+ {_PLAIN}{{3,80}}), (?P<then>\S.*)")
+#: what follows a condition that is an invitation, not an answer ("If you would like to integrate
+#: your library, feel free to open an issue")
+_INVITATION = regex.compile(
+    r"(?:then )?(?:feel free|please|contact|reach out|get in touch|let us know|open an issue|check out"
+    r"|consider|you might|you may want|we would|we'd|we’d)\b",
+    regex.I,
+)
 #: a predicate in the passive with how it was done ("computed from ...", "stored in ..."): asked
 #: as "How are X computed?"
 _PASSIVE = regex.compile(
@@ -228,7 +235,7 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
     if match := _THERE_ARE.match(text):
         where = match["where"] or ""
         shaped.append(Shaped(f"How many {match['noun']} {match['be']} there{where}?", "Quantification"))
-    if match := _IF.match(text):
+    if (match := _IF.match(text)) and not _INVITATION.match(match["then"]):
         shaped += _conditional(match["condition"])
     shaped += _subject_shapes(text, name)
     asked = (Shaped(regex.sub(r" also\b", "", s.question), s.question_type) for s in shaped)

@@ -49,7 +49,7 @@ DANGLING = frozenset("of to in on for with by from as at under either the a an".
 #: words that point at text a question does not carry ("these details", "the above code",
 #: "using them") or speak as the document's authors ("our top priority"): no reader asks them
 POINTING_BACK = frozenset(
-    "above aforementioned following former latter them they these those we our us".split()
+    "above below aforementioned following former latter them they these those we our us".split()
 )
 #: what "this" may point at in a question: the thing the document is about ("this library")
 THIS_MAY_NAME = frozenset(

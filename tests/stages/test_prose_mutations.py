@@ -105,6 +105,11 @@ def test_all_before_a_determiner_becomes_some_of():
     assert found["quantifier"] == [("all the", "some of the"), ("all tests", "some tests")]
 
 
+def test_no_longer_is_no_comparative():
+    # seen live: "the patches sometimes no longer apply cleanly" made "no shorter apply"
+    assert "comparative" not in edits_by_rule("After an update the patches no longer apply cleanly.")
+
+
 def test_a_quantifier_before_a_negative_is_left_alone():
     # seen live: "the patches sometimes no longer apply" made "the patches always no longer apply"
     found = edits_by_rule("After an update the patches sometimes no longer apply. Tests always run.")

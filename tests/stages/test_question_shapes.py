@@ -217,6 +217,8 @@ def test_a_yes_no_question_never_carries_a_second_clause():
         "It is also possible to pack custom data types.",  # "It" stands for nothing
         "If you love it, star the repository.",  # a courtesy
         "If not specified, the default is used.",  # a case without its subject
+        "If you would like to integrate your library, feel free to open an issue.",  # an invitation
+        "If you want to use DNSSEC, please get in touch.",
         "You can also get the latest version of SymPy from.",  # a preposition without its object
         "msgpack 1.0.6 drops official support for Python 2.",  # "drops official" is no plural subject
     ],
