@@ -70,10 +70,19 @@ def asked_about(original: str, question: str) -> bool:
     )
 
 
+#: the share of items under a yes/no question that may be offered an added negative. Every
+#: other answer the rules offer anything holds the edits of a negation, and most of its
+#: sentences are affirmative: offered wherever they applied, added negatives made "not" a word
+#: that gives a row away without its context, 9 of the 10 README rows holding it hallucinated
+#: (`lettuce-build audit`; a clean answer holds a negative in about 1 of 10 rows)
+NEGATIVE_ADDED = 0.25
+
+
 def _negates(edit: ProseEdit) -> bool:
     """Whether the edit makes a statement negative. Under a question that is not a yes/no one it
     makes a non-answer a detector spots without reading the context ("What is Apache TVM FFI?"
-    answered "Apache TVM FFI is not an open ABI ..."); under a yes/no one it is the answer "no"."""
+    answered "Apache TVM FFI is not an open ABI ..."); under a yes/no one it is the answer "no",
+    a give-away of its own where it is common (`NEGATIVE_ADDED`)."""
     return (
         edit.rule == "negation"
         and bool(_NEGATIVE.search(edit.hallucinated))
@@ -109,13 +118,15 @@ class InjectProseMenuStage(InjectStageBase):
     def offered(self, item: dict[str, Any]) -> tuple[ProseEdit, ...]:
         """The edits offered to ``item`` (see the module)."""
         draw = item_parts(item["key"], self.seed)
-        yes_no = is_yes_no(item["question"])
+        # a negative is added under a yes/no question only, and there only as often as a clean
+        # answer holds one (see NEGATIVE_ADDED)
+        negates = is_yes_no(item["question"]) and fraction(*draw, "negative_added") < NEGATIVE_ADDED
         every = [
             edit
             for edit in prose_edits(item["answer"], item["context"], item["donor"], draw, item_language(item))
             if allows(self.allowed, *edit.kind)
             and not asked_about(edit.original, item["question"])
-            and (yes_no or not _negates(edit))
+            and (negates or not _negates(edit))
         ]
         kinds = sorted({edit.kind for edit in every})
         if not kinds:

@@ -40,6 +40,7 @@ from lettuce_build.core.words import content_words, in_context, says_the_same, s
 from lettuce_build.stages.judge import JudgeReport
 from lettuce_build.stages.plausibility import PlausibilityReport
 from lettuce_build.view.audit_rows import Row, Unreadable, rows_of
+from lettuce_build.view.giveaways import GiveawayReport, Giveaways
 from lettuce_build.view.reviews import REVIEWS_FILE, ReviewLog, ReviewReport, review_report
 from lettuce_build.view.samples import load_samples
 from lettuce_build.view.token_windows import TokenWindows, WindowReport, window_text
@@ -116,6 +117,8 @@ class QualityReport(BaseModel):
     reviews: ReviewReport | None = None
     #: what a detector's token windows keep (``audit --tokenizer``)
     windows: WindowReport | None = None
+    #: words of the answers alone that tell the classes apart
+    giveaways: GiveawayReport = Field(default_factory=GiveawayReport)
 
     def signal_total(self, name: str) -> int:
         return sum(g.signals[name] for g in self.groups.values())
@@ -161,6 +164,7 @@ def quality_report(
     near_questions: Counter[str] = Counter()
     near_answers: Counter[str] = Counter()
     near = NearDuplicates()
+    giveaways = Giveaways()
     for row in rows_of(path):
         if isinstance(row, Unreadable):
             report.unreadable += 1
@@ -173,6 +177,7 @@ def quality_report(
         if windows is not None:
             windows.add(f"{row.dataset} {row.split}", row.prompt or row.context, row.answer, row.offsets)
         hallucinated = bool(row.spans)
+        giveaways.add(row.answer, hallucinated)
         group = report.groups.setdefault(
             f"{row.dataset} {'hallucinated' if hallucinated else 'clean'}", Group()
         )
@@ -245,6 +250,7 @@ def quality_report(
             verdicts = ReviewLog(path / REVIEWS_FILE).verdicts()
             report.reviews = review_report(load_samples(path), verdicts, judged=verify)
     report.windows = windows.report if windows is not None else None
+    report.giveaways = giveaways.report
     return report
 
 
@@ -291,6 +297,7 @@ def quality_text(path: Path, report: QualityReport) -> str:
     share = hallucinated / report.rows if report.rows else 0.0
     requested = f" (requested {report.requested_ratio:.2f})" if report.requested_ratio is not None else ""
     lines.append(f"  hallucinated share: {share:.2f}{requested}; categories: {dict(report.by_category)}")
+    lines.extend(f"  {line}" for line in report.giveaways.lines())
     if report.judge is not None:
         lines.extend(f"  judge: {line}" for line in report.judge.lines())
     if report.plausibility is not None:

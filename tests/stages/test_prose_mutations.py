@@ -11,7 +11,7 @@ from lettuce_build.sources.base import StageSettings
 from lettuce_build.sources.custom import CustomSource
 from lettuce_build.sources.documents import ReadmeSource
 from lettuce_build.stages.injection import InjectMenuStage
-from lettuce_build.stages.prose_edits import InjectProseMenuStage, ProseChoice
+from lettuce_build.stages.prose_edits import NEGATIVE_ADDED, InjectProseMenuStage, ProseChoice
 from lettuce_build.stages.prose_mutations import names, prose_edits
 
 needs_words = pytest.mark.skipif(not english.known(), reason="Debian's wamerican word list is not installed")
@@ -146,21 +146,24 @@ def test_the_stage_offers_one_type_per_item_and_the_types_asked_for():
     assert schema["properties"]["edits"]["items"]["enum"] == [edit.entry for edit in offered]
 
 
-def test_a_negation_is_added_only_under_a_yes_no_question():
+def test_a_negation_is_added_only_under_a_yes_no_question_and_rarely():
     """Under "What is ...?" an answer made negative answers nothing, a give-away; under "Is ...?"
-    it is the answer "no". Removing a negation makes a claim under either."""
+    it is the answer "no", offered to a quarter of the items: everywhere, "not" would tell a
+    hallucinated row from a clean one without its context. Removing a negation makes a claim
+    under either, every time."""
     stage = InjectProseMenuStage(allowed=["contradiction/relational"])
     answer = "HTTPX is a fully featured HTTP client. Connections are not reused after an error."
 
-    def negations(question: str) -> set[tuple[str, str]]:
-        item = {**ITEM, "question": question, "answer": answer}
+    def negations(question: str, key: str) -> set[tuple[str, str]]:
+        item = {**ITEM, "key": key, "question": question, "answer": answer}
         return {(edit.original, edit.hallucinated) for edit in stage.offered(item) if edit.rule == "negation"}
 
-    assert negations("What is HTTPX?") == {("are not reused", "are reused")}
-    assert negations("Is HTTPX a fully featured HTTP client?") >= {
-        ("is a", "is not a"),
-        ("are not reused", "are reused"),
-    }
+    keys = [f"k{n}" for n in range(400)]
+    assert all(negations("What is HTTPX?", key) == {("are not reused", "are reused")} for key in keys)
+    asked = [negations("Is HTTPX a fully featured HTTP client?", key) for key in keys]
+    assert all(("are not reused", "are reused") in offered for offered in asked)
+    added = sum(("is a", "is not a") in offered for offered in asked) / len(keys)
+    assert abs(added - NEGATIVE_ADDED) < 0.06
 
 
 def test_an_answer_with_nothing_to_edit_fails_without_a_model_call_and_stays_clean():
