@@ -9,6 +9,7 @@ words whose share is far from the data's own.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import regex
@@ -17,8 +18,10 @@ from pydantic import BaseModel, Field
 #: a word counts once it is in this many answers (and in this share of them)
 MIN_ROWS = 5
 MIN_ROW_SHARE = 0.05
-#: a word is a give-away when its rows' hallucinated share is this far from the data's
-MIN_DIFFERENCE = 0.3
+#: a word is a give-away when its rows' hallucinated share is this far from the data's, and that
+#: many standard errors away: a word of few rows is far by chance (hundreds of words are tried)
+MIN_DIFFERENCE = 0.2
+MIN_STANDARD_ERRORS = 3.0
 #: the give-aways named, the most common first
 MAX_SHOWN = 8
 #: every negative as one cue: "not", "never", "cannot" and a contracted "n't"
@@ -87,6 +90,13 @@ class Giveaways:
             for word, rows in self._in_rows.items()
             if rows >= enough
         ]
-        telling = [g for g in found if abs(g.share - base) >= MIN_DIFFERENCE]
+        telling = [g for g in found if _far(g, base)]
         report.words = sorted(telling, key=lambda g: (-g.rows, g.word))[:MAX_SHOWN]
         return report
+
+
+def _far(giveaway: Giveaway, base: float) -> bool:
+    """Whether the word's rows are hallucinated at a share far from ``base``, beyond chance."""
+    difference = abs(giveaway.share - base)
+    standard_error = math.sqrt(base * (1 - base) / giveaway.rows)
+    return difference >= MIN_DIFFERENCE and difference >= MIN_STANDARD_ERRORS * standard_error

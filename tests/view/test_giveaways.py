@@ -19,11 +19,24 @@ def test_a_word_mostly_in_hallucinated_answers_is_named_and_one_in_both_is_not()
 
 def test_every_negative_counts_as_one_cue_and_rare_words_are_not_named():
     giveaways = Giveaways()
-    for answer in ("It can't run.", "It never runs.", "It cannot run.", "It does not run.", "No, it runs."):
+    for answer in (
+        "It can't run.",
+        "It never runs.",
+        "It cannot run.",
+        "It does not run.",
+        "No, it runs.",
+    ) * 2:
         giveaways.add(answer, hallucinated=True)
-    for _ in range(5):
+    for _ in range(10):
         giveaways.add("It runs.", hallucinated=False)
-    assert [g.word for g in giveaways.report.words] == [NEGATIVE]  # each negative word is in fewer than 5
+    assert [g.word for g in giveaways.report.words] == [NEGATIVE]  # each negative word is in 2 rows: too few
+
+
+def test_a_word_of_few_rows_is_not_named_however_far_its_share():
+    giveaways = Giveaways()
+    for n in range(40):
+        giveaways.add("The pool holds connections." + (" Rarely." if n < 5 else ""), hallucinated=n % 2 == 0)
+    assert giveaways.report.words == []  # "rarely": 3 of 5 rows hallucinated, within chance
 
 
 def test_balanced_data_has_none():
