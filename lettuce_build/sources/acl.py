@@ -18,7 +18,7 @@ from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, 
 from lettuce_build.sources.chunking import hash_split
 from lettuce_build.stages.answers import answer_stage
 from lettuce_build.stages.generation import GenerateStage
-from lettuce_build.stages.prose_edits import prose_inject_stage
+from lettuce_build.stages.prose_edits import prose_inject_stage, rule_edits
 
 REQUIRED = ("question", "paper_id", "chunk", "retrieval_rank", "answerable")
 TOP_K = 5
@@ -68,13 +68,10 @@ class AclSource(Source):
             }
 
     def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
-        answer = answer_stage(settings.answers)
+        inject = prose_inject_stage(
+            settings.edit_anchors, "paper", allowed=settings.error_types, seed=settings.seed
+        )
         return Pipeline(
-            inject=[
-                answer,
-                prose_inject_stage(
-                    settings.edit_anchors, "paper", allowed=settings.error_types, seed=settings.seed
-                ),
-            ],
-            generate=[answer, GenerateStage(seed=settings.seed)],
+            inject=[answer_stage(settings.answers, editable=rule_edits(inject)), inject],
+            generate=[answer_stage(settings.answers), GenerateStage(seed=settings.seed)],
         )

@@ -40,7 +40,6 @@ from lettuce_build.core.schema import SPLIT_ALIASES, SPLITS, ContextModality, Ha
 from lettuce_build.core.seeding import fraction
 from lettuce_build.core.tables import read_input
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, map_label
-from lettuce_build.engine.stage import Stage
 from lettuce_build.formats.ragtruth import RagTruthFormat
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, Source, StageSettings, Tally
 from lettuce_build.sources.chunking import hash_split, packed
@@ -52,6 +51,7 @@ from lettuce_build.stages.given import (
     given_question_stage,
     inject_stage,
 )
+from lettuce_build.stages.prose_edits import rule_edits
 
 #: the columns a row may have (by these names, or mapped with ``--columns``)
 COLUMNS = ("context", "question", "answer", "id", "split", "modality", "language", "metadata", "labels")
@@ -165,10 +165,7 @@ class CustomSource(Source):
 
     def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
         extractive = settings.answers == "extractive"
-        asked: list[Stage] = [
-            given_question_stage(settings.answers, seed=settings.seed),
-            given_answer_stage(settings.answers, focused=extractive),
-        ]
+        question = given_question_stage(settings.answers, seed=settings.seed)
         inject = inject_stage(
             settings.answers,
             settings.edit_anchors,
@@ -176,8 +173,12 @@ class CustomSource(Source):
             intensity=settings.intensity,
             seed=settings.seed,
         )
+        answer = given_answer_stage(settings.answers, focused=extractive, editable=rule_edits(inject))
         generate = TypedGenerateStage(allowed=settings.error_types, seed=settings.seed)
-        return Pipeline(inject=[*asked, inject], generate=[*asked, generate])
+        return Pipeline(
+            inject=[question, answer, inject],
+            generate=[question, given_answer_stage(settings.answers, focused=extractive), generate],
+        )
 
     def prepare(self, items: Dataset) -> Dataset:
         """The rows the stages work on: those that came without labels."""

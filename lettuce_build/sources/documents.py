@@ -23,7 +23,7 @@ from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, 
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split
 from lettuce_build.stages.answers import answer_stage
 from lettuce_build.stages.generation import GenerateStage
-from lettuce_build.stages.prose_edits import prose_inject_stage
+from lettuce_build.stages.prose_edits import prose_inject_stage, rule_edits
 from lettuce_build.stages.question_choice import ChosenQuestionStage
 from lettuce_build.stages.questions import QuestionStage
 
@@ -132,19 +132,19 @@ class DocumentSource(Source):
 
     def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
         extractive = settings.answers == "extractive"
-        asked = [
-            # the embedded model's questions are turned from a sentence (see ChosenQuestionStage)
-            ChosenQuestionStage(seed=settings.seed) if extractive else QuestionStage(),
-            answer_stage(settings.answers, focused=extractive),
-        ]
+        # the embedded model's questions are turned from a sentence (see ChosenQuestionStage)
+        question = ChosenQuestionStage(seed=settings.seed) if extractive else QuestionStage()
+        inject = prose_inject_stage(
+            settings.edit_anchors, "markdown", allowed=settings.error_types, seed=settings.seed
+        )
+        editable = rule_edits(inject)
         return Pipeline(
-            inject=[
-                *asked,
-                prose_inject_stage(
-                    settings.edit_anchors, "markdown", allowed=settings.error_types, seed=settings.seed
-                ),
+            inject=[question, answer_stage(settings.answers, focused=extractive, editable=editable), inject],
+            generate=[
+                question,
+                answer_stage(settings.answers, focused=extractive),
+                GenerateStage(seed=settings.seed),
             ],
-            generate=[*asked, GenerateStage(seed=settings.seed)],
         )
 
     def document_of(self, item: dict[str, Any]) -> str:

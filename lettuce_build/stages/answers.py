@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import regex
@@ -234,6 +234,7 @@ class ExtractiveAnswerStage(AnswerStage):
         *,
         focused: bool = False,
         keeps_given: bool = False,
+        editable: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
         super().__init__(evidence_chars, evidence_field, prompt="answer_extractive", keeps_given=keeps_given)
         self.focused = focused
@@ -241,6 +242,13 @@ class ExtractiveAnswerStage(AnswerStage):
             # the focus is a whole sentence of the evidence, asked about: an answer alone
             self.min_chars = MIN_SENTENCE_CHARS
             self.requires = ("question", "focus", evidence_field, *self.given_columns())
+        #: whether the build's edit rules could edit an answer (`InjectProseMenuStage.offers`):
+        #: an answer they could not is no sample. Kept, it could only ever be published clean,
+        #: and clean rows would be the short answers with no number or name in them: a detector
+        #: tells the classes apart by that, without reading the context (`lettuce-build audit`)
+        self.editable = editable
+        if editable is not None:
+            self.requires = (*self.requires, "donor")  # the rules borrow from another document
 
     def _sentences(self, item: dict[str, Any]) -> tuple[str, ...]:
         """The sentences offered: the evidence's, or with a focus, its neighbourhood."""
@@ -278,7 +286,10 @@ class ExtractiveAnswerStage(AnswerStage):
             )
         # a list item has no full stop of its own: joined bare, two items would read as one
         # sentence (one that ends in "," or ":" ends in a full stop instead: never ",.")
-        return super().parse(item, " ".join(s if is_complete(s) else f"{s.rstrip(',;:')}." for s in picked))
+        made = super().parse(item, " ".join(s if is_complete(s) else f"{s.rstrip(',;:')}." for s in picked))
+        if self.editable is not None and not self.editable({**item, **made}):
+            raise ParseFailure("no_edit_rule", "no edit rule applies to the answer: it could only be clean")
+        return made
 
 
 #: a focused answer may take up to this many sentences either side of its focus
@@ -310,6 +321,11 @@ def _parts(sentence: str) -> frozenset[str]:
     return content_stems(sentence) | content_stems(sentence.replace("-", " "))
 
 
-def answer_stage(mode: AnswerMode, *, focused: bool = False) -> AnswerStage:
-    """The answer stage of a source in this mode (``focused``: its questions carry a focus)."""
-    return ExtractiveAnswerStage(focused=focused) if mode == "extractive" else AnswerStage()
+def answer_stage(
+    mode: AnswerMode, *, focused: bool = False, editable: Callable[[dict[str, Any]], bool] | None = None
+) -> AnswerStage:
+    """The answer stage of a source in this mode (``focused``: its questions carry a focus;
+    ``editable``: what an extractive answer must offer the edit rules, see `ExtractiveAnswerStage`)."""
+    if mode == "extractive":
+        return ExtractiveAnswerStage(focused=focused, editable=editable)
+    return AnswerStage()

@@ -5,6 +5,7 @@ types the build asks for, as many edits as it asks for (`AskedEdits`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from lettuce_build.stages.answers import AnswerMode, AnswerStage, ExtractiveAnswerStage
@@ -28,10 +29,13 @@ def given_question_stage(answers: AnswerMode, *, seed: int) -> QuestionStage:
     return QuestionStage(keeps_given=True)
 
 
-def given_answer_stage(answers: AnswerMode, *, focused: bool) -> AnswerStage:
-    """A grounded answer for the rows without one."""
+def given_answer_stage(
+    answers: AnswerMode, *, focused: bool, editable: Callable[[dict[str, Any]], bool] | None = None
+) -> AnswerStage:
+    """A grounded answer for the rows without one (``editable``: see `ExtractiveAnswerStage`; a
+    given answer is kept whatever the rules could make of it)."""
     if answers == "extractive":
-        return ExtractiveAnswerStage(focused=focused, keeps_given=True)
+        return ExtractiveAnswerStage(focused=focused, keeps_given=True, editable=editable)
     return AnswerStage(keeps_given=True)
 
 

@@ -105,3 +105,27 @@ def test_a_fragment_of_a_list_is_never_offered_but_a_lowercase_name_is():
     assert evidence_sentences(evidence) == (
         "httpx supports HTTP/2 and asynchronous requests for every client.",
     )
+
+
+def test_an_answer_the_edit_rules_could_not_edit_is_no_sample_when_the_build_edits_by_rule():
+    """Kept, it could only be published clean, and clean rows would be the answers hard to edit
+    (short, no number, no name): a give-away a detector learns without reading the context."""
+    from lettuce_build.sources.base import StageSettings
+    from lettuce_build.sources.documents import ReadmeSource
+    from lettuce_build.stages.answers import Extracted, ExtractiveAnswerStage
+
+    evidence = "fastgrid renders tables in the terminal. The default page holds 50 rows. Themes make the tables pleasant to read."
+    stage = ReadmeSource().pipeline(StageSettings(answers="extractive", edit_anchors="rules")).inject[1]
+    assert isinstance(stage, ExtractiveAnswerStage) and "donor" in stage.requires
+    item = {"key": "k", "context": evidence, "donor": "", "question": "What do themes do?", "focus": None}
+    with pytest.raises(ParseFailure) as failure:
+        plain = "Themes make the tables pleasant to read."
+        stage.parse({**item, "focus": plain}, Extracted(sentences=[plain]))
+    assert failure.value.reason == "no_edit_rule"
+    focus = "The default page holds 50 rows."  # a number: the rules change it
+    question = "How many rows does the default page hold?"
+    made = stage.parse({**item, "question": question, "focus": focus}, Extracted(sentences=[focus]))
+    assert made["answer"] == focus
+    # a build whose model writes its edits keeps every answer: none can be checked before it asks
+    written = ReadmeSource().pipeline(StageSettings(answers="extractive", edit_anchors="constrained"))
+    assert written.inject[1].editable is None

@@ -148,7 +148,7 @@ def test_the_stage_offers_one_type_per_item_and_the_types_asked_for():
 
 def test_a_negation_is_added_only_under_a_yes_no_question_and_rarely():
     """Under "What is ...?" an answer made negative answers nothing, a give-away; under "Is ...?"
-    it is the answer "no", offered to a quarter of the items: everywhere, "not" would tell a
+    it is the answer "no", offered to a tenth of the items: everywhere, "not" would tell a
     hallucinated row from a clean one without its context. Removing a negation makes a claim
     under either, every time."""
     stage = InjectProseMenuStage(allowed=["contradiction/relational"])
@@ -163,7 +163,7 @@ def test_a_negation_is_added_only_under_a_yes_no_question_and_rarely():
     asked = [negations("Is HTTPX a fully featured HTTP client?", key) for key in keys]
     assert all(("are not reused", "are reused") in offered for offered in asked)
     added = sum(("is a", "is not a") in offered for offered in asked) / len(keys)
-    assert abs(added - NEGATIVE_ADDED) < 0.06
+    assert abs(added - NEGATIVE_ADDED) < 0.04
 
 
 def test_an_answer_with_nothing_to_edit_fails_without_a_model_call_and_stays_clean():
