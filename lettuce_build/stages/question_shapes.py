@@ -175,6 +175,8 @@ _SECOND_CLAUSE = regex.compile(
     r" (?:is|are|was|were|has|have|does|do|can|will) "
     r"| and (?:still |also |now )?[a-z]+s (?:with|over|on|in|for|to|the|a|an)\b"  # "and works with"
 )
+#: a subject's first word that makes it a quantity of things, not a thing
+_QUANTIFIERS = frozenset("every each all some any most many no".split())
 #: a predicate that defines its subject ("is a library", "are the files"), or gives its purpose
 _DEFINING = regex.compile(r"^(?:a|an|the|one of|used (?:to|for)|to) ")
 MAX_WORDS = 14
@@ -301,7 +303,14 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
             shaped.append(Shaped(f"What {aux} {subject} {ASKED_AS[verb]}?", "Feature Specification"))
     if (match := _COPULA.match(text)) and (subject := _subject(match["subject"], name)):
         rest = match["rest"]
-        if _DEFINING.match(rest) and not match["not"]:
+        # a quantified subject is described, not defined: "Every log line is a single JSON object"
+        # is asked "Is every log line a single JSON object?", never "What is every log line?"
+        quantified = subject.split(" ", 1)[0].lower() in _QUANTIFIERS
+        if quantified and _DEFINING.match(rest) and not rest.startswith(("used", "to ")):
+            rest = rest.split(",", 1)[0]
+            if _PLAIN_PREDICATE.fullmatch(rest) and len(rest.split()) <= 10:
+                shaped.append(Shaped(f"{match['be'].capitalize()} {subject} {rest}?", "Verification"))
+        elif _DEFINING.match(rest) and not match["not"]:
             kind = "Goal Orientation" if rest.startswith(("used", "to ")) else "Definition"
             asked = f"What {match['be']} {subject} used for?" if rest.startswith("used") else None
             shaped.append(Shaped(asked or f"What {match['be']} {subject}?", kind))

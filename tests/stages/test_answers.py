@@ -114,7 +114,10 @@ def test_an_answer_the_edit_rules_could_not_edit_is_no_sample_when_the_build_edi
     from lettuce_build.sources.documents import ReadmeSource
     from lettuce_build.stages.answers import Extracted, ExtractiveAnswerStage
 
-    evidence = "fastgrid renders tables in the terminal. The default page holds 50 rows. Themes make the tables pleasant to read."
+    evidence = (
+        "fastgrid renders tables in the terminal. The default page holds 50 rows. "
+        "Themes make the tables pleasant to read."
+    )
     stage = ReadmeSource().pipeline(StageSettings(answers="extractive", edit_anchors="rules")).inject[1]
     assert isinstance(stage, ExtractiveAnswerStage) and "donor" in stage.requires
     item = {"key": "k", "context": evidence, "donor": "", "question": "What do themes do?", "focus": None}

@@ -242,3 +242,9 @@ def test_a_wish_is_asked_how_and_also_is_left_out():
     assert Shaped("What does this library provide?", "Feature Specification") in question_shapes(
         "This library provides async clients."
     )
+
+
+def test_a_quantified_subject_is_asked_whether_not_what():
+    assert question_shapes("Every log line is a single JSON object, and fields are typed.") == [
+        Shaped("Is every log line a single JSON object?", "Verification")
+    ]
