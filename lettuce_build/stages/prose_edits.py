@@ -74,9 +74,9 @@ def asked_about(original: str, question: str) -> bool:
 #: the share of items under a yes/no question that may be offered an added negative. A short
 #: yes/no answer often offers nothing else, and most sentences are affirmative: offered wherever
 #: they applied, added negatives made a negative a word that gives a row away without its
-#: context (`lettuce-build audit`). On the 250 README chunks of benchmarks/prose_quality.py's
-#: kind, 15 of the 19 rows holding one were hallucinated at a share of 0.41 with a quarter of
-#: the items offered one; clean answers hold a negative in 1 of 20 rows
+#: context (`lettuce-build audit`). On 250 README chunks of installed packages
+#: (benchmarks/edit_anchors.installed_readmes), 15 of the 19 rows holding one were hallucinated,
+#: at a share of 0.41 overall, with a quarter of the items offered one
 NEGATIVE_ADDED = 0.1
 
 
