@@ -254,9 +254,21 @@ def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
                 continue  # "this is all built" holds no quantity to change
             if rule == "quantifier" and _NEGATIVE_AFTER.match(answer, match.end()):
                 continue  # "sometimes no longer apply" made "always no longer apply" reads as no English
+            following = _FOLLOWING.match(answer, match.end())
+            if rule == "ordering" and word in ("before", "after") and not following:
+                continue  # an adverb ("used that API before,"): "used that API after" is no English
+            start = match.start()
             if word == "all" and _DETERMINER_AFTER.match(answer, match.end()):
                 new = f"{new} of"  # "all the features" made "some the features"
-            yield match.start(), match.end(), new, rule
+            elif (
+                word == "few"
+                and answer[max(0, start - 2) : start] == "a "
+                and not answer[start - 3 : start - 2].isalnum()
+            ):
+                start -= 2  # "a few ways" made "a many ways"
+            elif word == "more" and following and _is_plural(following.group(1)):
+                new = "fewer"  # "more operations" made "less operations"
+            yield start, match.end(), new, rule
     refused = "|".join(("not", *UNNEGATED_ADVERBS))
     for match in regex.finditer(rf"\b({'|'.join(NEGATABLE)})\b(?!\s+(?:{refused})\b)(?=\s+[a-z])", answer):
         yield match.start(), match.end(), f"{match.group()} not", "negation"
@@ -269,7 +281,12 @@ def _quantifies(text: str, end: int) -> bool:
     plural noun ("all tests"), not an adjective or a verb ("most convenient", "all built")."""
     following = _FOLLOWING.match(text, end)
     word = following.group(1).lower() if following else ""
-    return word in ("of", "the") or (word.endswith("s") and not word.endswith("ss") and len(word) > 3)
+    return word in ("of", "the") or _is_plural(word)
+
+
+def _is_plural(word: str) -> bool:
+    """Whether a word reads as a plural noun ("tests", not "class" or "is")."""
+    return word.endswith("s") and not word.endswith("ss") and len(word) > 3
 
 
 def _entities(answer: str, context: str, donor: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:

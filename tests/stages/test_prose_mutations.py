@@ -105,6 +105,19 @@ def test_all_before_a_determiner_becomes_some_of():
     assert found["quantifier"] == [("all the", "some of the"), ("all tests", "some tests")]
 
 
+def test_flips_keep_their_grammar():
+    # seen live: "a few ways" made "a many ways", "more operations" made "less operations", and
+    # "if you have used that API before, ..." made "used that API after"
+    found = edits_by_rule(
+        "There are a few ways to style output. The plan adds more operations and more speed."
+    )
+    assert ("a few", "many") in found["quantifier"]
+    assert ("more", "fewer") in found["comparative"]  # before "operations"
+    assert ("more speed", "less speed") in found["comparative"]
+    found = edits_by_rule("If you have used that API before, it feels familiar. Run it before the tests.")
+    assert found["ordering"] == [("before the", "after the")]
+
+
 def test_no_longer_is_no_comparative():
     # seen live: "the patches sometimes no longer apply cleanly" made "no shorter apply"
     assert "comparative" not in edits_by_rule("After an update the patches no longer apply cleanly.")
