@@ -169,6 +169,13 @@ _PASSIVE = regex.compile(
 )
 #: a year after a passive's "in" ("founded in 1962")
 _YEAR_AFTER = regex.compile(r"(?<= in )(?:19|20)\d\d\b")
+#: a passive's preposition that says where it was done ("documented in `core.py`", "included in
+#: the tox environments", "written on STDOUT"; "stored in a sparse matrix" and "written in
+#: Python" say how), and a time after one ("written in a time where ...": neither how nor where)
+_PLACE = regex.compile(r"(?:(?:in|within) (?:the |`)|(?:on|at) )")
+_TIME_AFTER = regex.compile(
+    r"(?:a |the |an )?(?:time|times|era|day|days|year|years|past|future|version|release)\b"
+)
 #: a second clause in a predicate ("encrypted with AES and the key is derived with scrypt"): a
 #: yes/no question cannot carry it
 _SECOND_CLAUSE = regex.compile(
@@ -317,8 +324,13 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
         elif not match["not"] and (passive := _PASSIVE.match(rest)):
             done = f"{match['be']} {subject} {passive['adverb'] or ''}{passive['participle']}"
             where = passive["preposition"] == "from" and passive["participle"] in FROM_A_SOURCE
+            place = bool(_PLACE.match(rest, passive.start("preposition")))
             if _YEAR_AFTER.match(rest, passive.end() - 1):  # "founded in 1962": when, not how
                 shaped.append(Shaped(f"When {done}?", "Concept Completion"))
+            elif _TIME_AFTER.match(rest, passive.end() - 1):
+                pass  # "written in a time where ...": neither how nor where
+            elif place:  # "written on STDOUT", "documented in `core.py`": where, not how
+                shaped.append(Shaped(f"Where {done}?", "Concept Completion"))
             else:
                 shaped.append(
                     Shaped(f"Where {done} from?" if where else f"How {done}?", "Instrumental/Procedural")

@@ -15,6 +15,8 @@ from collections import Counter
 import regex
 from pydantic import BaseModel, Field
 
+#: a word of an answer: letters and digits, with an apostrophe's ending ("don't")
+_WORD = regex.compile(r"[\p{L}\p{N}]+(?:['’][\p{L}]+)?")
 #: a word counts once it is in this many answers (and in this share of them)
 MIN_ROWS = 5
 MIN_ROW_SHARE = 0.05
@@ -26,12 +28,12 @@ MIN_STANDARD_ERRORS = 3.0
 MAX_SHOWN = 8
 #: every negative as one cue: "not", "never", "cannot" and a contracted "n't"
 NEGATIVE = "(a negative)"
-
-_WORD = regex.compile(r"[\p{L}\p{N}]+(?:['’][\p{L}]+)?")
 _NEGATIVES = regex.compile(r"(?i)\b(?:not|never|cannot|no)\b|n['’]t\b")
 
 
 class Giveaway(BaseModel):
+    """A word, how many answers hold it, and how many of those rows are hallucinated."""
+
     word: str
     rows: int
     hallucinated: int
@@ -42,6 +44,8 @@ class Giveaway(BaseModel):
 
 
 class GiveawayReport(BaseModel):
+    """The rows read, the hallucinated among them, and the give-aways found."""
+
     rows: int = 0
     hallucinated: int = 0
     words: list[Giveaway] = Field(default_factory=list)

@@ -248,3 +248,21 @@ def test_a_quantified_subject_is_asked_whether_not_what():
     assert question_shapes("Every log line is a single JSON object, and fields are typed.") == [
         Shaped("Is every log line a single JSON object?", "Verification")
     ]
+
+
+def test_a_passive_done_in_a_place_is_asked_where():
+    assert Shaped("Where is the tokeniser API documented?", "Concept Completion") in question_shapes(
+        "The tokeniser API is documented in `tiktoken/core.py`."
+    )
+    assert Shaped("Where is the JSON information written?", "Concept Completion") in question_shapes(
+        "The JSON information is written on STDOUT."
+    )
+    assert Shaped("How is the parser written?", "Instrumental/Procedural") in question_shapes(
+        "The parser is written in Python."
+    )
+    # a time is neither how nor where
+    assert not [
+        s
+        for s in question_shapes("GitPython was written in a time where destructors ran.")
+        if s.question.startswith(("How", "Where"))
+    ]
