@@ -165,7 +165,6 @@ class CustomSource(Source):
 
     def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
         extractive = settings.answers == "extractive"
-        question = given_question_stage(settings.answers, seed=settings.seed)
         inject = inject_stage(
             settings.answers,
             settings.edit_anchors,
@@ -173,12 +172,17 @@ class CustomSource(Source):
             intensity=settings.intensity,
             seed=settings.seed,
         )
-        answer = given_answer_stage(settings.answers, focused=extractive, editable=rule_edits(inject))
+        editable = rule_edits(inject)
+        asked = [
+            given_question_stage(settings.answers, seed=settings.seed, editable=editable),
+            given_answer_stage(settings.answers, focused=extractive, editable=editable),
+        ]
+        written = [
+            given_question_stage(settings.answers, seed=settings.seed),
+            given_answer_stage(settings.answers, focused=extractive),
+        ]
         generate = TypedGenerateStage(allowed=settings.error_types, seed=settings.seed)
-        return Pipeline(
-            inject=[question, answer, inject],
-            generate=[question, given_answer_stage(settings.answers, focused=extractive), generate],
-        )
+        return Pipeline(inject=[*asked, inject], generate=[*written, generate])
 
     def prepare(self, items: Dataset) -> Dataset:
         """The rows the stages work on: those that came without labels."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -19,6 +19,7 @@ from lettuce_build.core.files import read_ahead, sorted_names
 from lettuce_build.core.seeding import fraction
 from lettuce_build.core.seen_keys import SeenKeys
 from lettuce_build.core.tables import read_table
+from lettuce_build.engine.stage import Stage
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, Source, StageSettings, Tally
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split
 from lettuce_build.stages.answers import answer_stage
@@ -132,19 +133,20 @@ class DocumentSource(Source):
 
     def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
         extractive = settings.answers == "extractive"
-        # the embedded model's questions are turned from a sentence (see ChosenQuestionStage)
-        question = ChosenQuestionStage(seed=settings.seed) if extractive else QuestionStage()
         inject = prose_inject_stage(
             settings.edit_anchors, "markdown", allowed=settings.error_types, seed=settings.seed
         )
-        editable = rule_edits(inject)
+
+        def asked(editable: Callable[[dict[str, Any]], bool] | None) -> list[Stage]:
+            """The question and its answer; ``editable``: what the answer must offer the edit rules."""
+            # the embedded model's questions are turned from a sentence (see ChosenQuestionStage)
+            chosen = ChosenQuestionStage(seed=settings.seed, editable=editable)
+            question = chosen if extractive else QuestionStage()
+            return [question, answer_stage(settings.answers, focused=extractive, editable=editable)]
+
         return Pipeline(
-            inject=[question, answer_stage(settings.answers, focused=extractive, editable=editable), inject],
-            generate=[
-                question,
-                answer_stage(settings.answers, focused=extractive),
-                GenerateStage(seed=settings.seed),
-            ],
+            inject=[*asked(rule_edits(inject)), inject],
+            generate=[*asked(None), GenerateStage(seed=settings.seed)],
         )
 
     def document_of(self, item: dict[str, Any]) -> str:

@@ -21,11 +21,13 @@ from lettuce_build.stages.questions import QuestionStage
 MENU = "markdown"
 
 
-def given_question_stage(answers: AnswerMode, *, seed: int) -> QuestionStage:
+def given_question_stage(
+    answers: AnswerMode, *, seed: int, editable: Callable[[dict[str, Any]], bool] | None = None
+) -> QuestionStage:
     """A question for the rows without one: chosen among the focus sentence's for extractive
-    answers, else written freely."""
+    answers (``editable``: see `ChosenQuestionStage`), else written freely."""
     if answers == "extractive":
-        return ChosenQuestionStage(seed=seed, keeps_given=True)
+        return ChosenQuestionStage(seed=seed, keeps_given=True, editable=editable)
     return QuestionStage(keeps_given=True)
 
 

@@ -17,6 +17,7 @@ the model writing under its pattern. One question offered is taken without a mod
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from lettuce_build.core.seeding import fraction, item_parts
@@ -28,7 +29,7 @@ from lettuce_build.prompts import load_prompt
 from lettuce_build.stages.answers import evidence_sentences, neighbourhood
 from lettuce_build.stages.question_fit import QuestionFitCheck
 from lettuce_build.stages.question_shapes import Shaped, question_shapes, subject_name
-from lettuce_build.stages.questions import Asked, FocusedQuestionStage, foreign_words
+from lettuce_build.stages.questions import DEFAULT_CHUNK_CHARS, Asked, FocusedQuestionStage, foreign_words
 
 
 class ChosenQuestionStage(FocusedQuestionStage):
@@ -36,6 +37,22 @@ class ChosenQuestionStage(FocusedQuestionStage):
     into; the item's drawn question type is offered first, where the sentence has it."""
 
     prompt = "question_choice"
+
+    def __init__(
+        self,
+        chunk_chars: int = DEFAULT_CHUNK_CHARS,
+        *,
+        seed: int = 0,
+        keeps_given: bool = False,
+        editable: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> None:
+        super().__init__(chunk_chars, seed=seed, keeps_given=keeps_given)
+        #: what an answer must offer the build's edit rules (`ExtractiveAnswerStage.editable`):
+        #: the focus is then the first sentence, from the drawn one on, that offers it, so that an
+        #: item is not asked about a sentence only for its answer to fail
+        self.editable = editable
+        if editable is not None:
+            self.requires = (*self.requires, "context", "donor")
 
     @property
     def prompt_version(self) -> str:
@@ -60,7 +77,14 @@ class ChosenQuestionStage(FocusedQuestionStage):
         shaped = self.shaped(item)
         if not shaped:
             return super().focus(item)
-        return list(shaped)[int(fraction(*item_parts(item["key"], self.seed), "focus") * len(shaped))]
+        sentences = list(shaped)
+        drawn = int(fraction(*item_parts(item["key"], self.seed), "focus") * len(sentences))
+        if self.editable is None:
+            return sentences[drawn]
+        in_turn = tuple(sentences[drawn:] + sentences[:drawn])
+        return _first_editable(
+            self.editable, item["key"], in_turn, item["context"], item["donor"], item_language(item)
+        )
 
     def offered(self, item: dict[str, Any]) -> list[str]:
         """The questions the focus sentence is turned into, the item's own type first."""
@@ -132,6 +156,24 @@ class ChosenQuestionStage(FocusedQuestionStage):
             detail = f"{asked['question'][:80]!r} brings words its passage lacks ({', '.join(foreign[:5])})"
             raise ParseFailure("question_off_focus", detail)
         return asked
+
+
+@functools.lru_cache(maxsize=1024)  # the focus is asked for several times an item
+def _first_editable(
+    editable: Callable[[dict[str, Any]], bool],
+    key: str,
+    sentences: tuple[str, ...],
+    context: str,
+    donor: str,
+    language: str,
+) -> str:
+    """The first of ``sentences`` the edit rules could edit, as an answer to no question yet (the
+    first of all where none could: its answer fails, as it would have)."""
+    for sentence in sentences:
+        answer = {"key": key, "answer": sentence, "context": context, "donor": donor, "question": ""}
+        if editable({**answer, "language": language}):
+            return sentence
+    return sentences[0]
 
 
 @functools.lru_cache(maxsize=256)

@@ -104,3 +104,19 @@ def test_a_written_question_brings_no_word_its_passage_lacks():
     with pytest.raises(ParseFailure) as failure:  # seen live: "Can you use analysism to ...?"
         stage.parse(plain, Asked(question="Can you use analysism to scroll rows on a terminal?"))
     assert failure.value.reason == "question_off_focus"
+
+
+def test_under_rule_made_edits_the_focus_is_a_sentence_the_rules_can_edit():
+    """Drawn among every shaped sentence, an item asked about one no rule could edit only fails
+    at its answer; from the drawn sentence on, the first the rules can edit is asked about."""
+    from lettuce_build.stages.prose_edits import InjectProseMenuStage
+
+    chunk = "The theme is read from the config folder. The default page size is 50 rows."
+    editable = InjectProseMenuStage().offers
+    stage = ChosenQuestionStage(editable=editable)
+    assert {"context", "donor"} <= set(stage.requires)
+    for n in range(8):  # whichever sentence each key draws
+        row = {**item(chunk), "key": f"readme::fastgrid.md::{n}", "context": chunk, "donor": ""}
+        assert stage.focus(row) == "The default page size is 50 rows."
+    drawn = {ChosenQuestionStage().focus({**item(chunk), "key": f"k{n}"}) for n in range(8)}
+    assert "The theme is read from the config folder." in drawn  # without the rules, both are drawn
