@@ -48,8 +48,9 @@ class ChosenQuestionStage(FocusedQuestionStage):
     ) -> None:
         super().__init__(chunk_chars, seed=seed, keeps_given=keeps_given)
         #: what an answer must offer the build's edit rules (`ExtractiveAnswerStage.editable`):
-        #: the focus is then the first sentence, from the drawn one on, that offers it, so that an
-        #: item is not asked about a sentence only for its answer to fail
+        #: the focus is then the first sentence, from the drawn one on, that offers it under one
+        #: of its questions, and only those questions are offered, so that an item is not asked
+        #: a question only for its answer to fail
         self.editable = editable
         if editable is not None:
             self.requires = (*self.requires, "context", "donor")
@@ -73,23 +74,28 @@ class ChosenQuestionStage(FocusedQuestionStage):
         held = set(self.answered(item, evidence_sentences(chunk, item_language(item))))
         return {sentence: shapes for sentence, shapes in shaped.items() if sentence in held}
 
-    def focus(self, item: dict[str, Any]) -> str:
+    def _focus_shapes(self, item: dict[str, Any]) -> tuple[str, tuple[Shaped, ...]] | None:
+        """The sentence drawn, and the questions it is turned into (None: no sentence has any)."""
         shaped = self.shaped(item)
         if not shaped:
-            return super().focus(item)
+            return None
         sentences = list(shaped)
         drawn = int(fraction(*item_parts(item["key"], self.seed), "focus") * len(sentences))
         if self.editable is None:
-            return sentences[drawn]
-        in_turn = tuple(sentences[drawn:] + sentences[:drawn])
+            return sentences[drawn], shaped[sentences[drawn]]
+        in_turn = tuple((sentence, shaped[sentence]) for sentence in sentences[drawn:] + sentences[:drawn])
         return _first_editable(
             self.editable, item["key"], in_turn, item["context"], item["donor"], item_language(item)
         )
 
+    def focus(self, item: dict[str, Any]) -> str:
+        chosen = self._focus_shapes(item)
+        return super().focus(item) if chosen is None else chosen[0]
+
     def offered(self, item: dict[str, Any]) -> list[str]:
         """The questions the focus sentence is turned into, the item's own type first."""
-        shaped = self.shaped(item)
-        shapes = shaped.get(self.focus(item), ())
+        chosen = self._focus_shapes(item)
+        shapes = () if chosen is None else chosen[1]
         ordered = sorted(shapes, key=lambda shape: shape.question_type != item["question_type"])
         return [shape.question for shape in ordered]
 
@@ -162,18 +168,20 @@ class ChosenQuestionStage(FocusedQuestionStage):
 def _first_editable(
     editable: Callable[[dict[str, Any]], bool],
     key: str,
-    sentences: tuple[str, ...],
+    in_turn: tuple[tuple[str, tuple[Shaped, ...]], ...],
     context: str,
     donor: str,
     language: str,
-) -> str:
-    """The first of ``sentences`` the edit rules could edit, as an answer to no question yet (the
-    first of all where none could: its answer fails, as it would have)."""
-    for sentence in sentences:
-        answer = {"key": key, "answer": sentence, "context": context, "donor": donor, "question": ""}
-        if editable({**answer, "language": language}):
-            return sentence
-    return sentences[0]
+) -> tuple[str, tuple[Shaped, ...]]:
+    """The first sentence of ``in_turn`` the edit rules could edit as the answer to one of its
+    questions, with those questions: an edit a question repeats is not made ("Is the default
+    page size 50 rows?" leaves "50" alone), so the question counts. The first sentence, with all
+    its questions, where none could: its answer fails, as it would have."""
+    for sentence, shapes in in_turn:
+        answer = {"key": key, "answer": sentence, "context": context, "donor": donor, "language": language}
+        if kept := tuple(shape for shape in shapes if editable({**answer, "question": shape.question})):
+            return sentence, kept
+    return in_turn[0]
 
 
 @functools.lru_cache(maxsize=256)

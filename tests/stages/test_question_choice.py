@@ -108,15 +108,34 @@ def test_a_written_question_brings_no_word_its_passage_lacks():
 
 def test_under_rule_made_edits_the_focus_is_a_sentence_the_rules_can_edit():
     """Drawn among every shaped sentence, an item asked about one no rule could edit only fails
-    at its answer; from the drawn sentence on, the first the rules can edit is asked about."""
+    at its answer; from the drawn sentence on, the first the rules can edit under one of its
+    questions is asked about, with those questions."""
     from lettuce_build.stages.prose_edits import InjectProseMenuStage
 
-    chunk = "The theme is read from the config folder. The default page size is 50 rows."
-    editable = InjectProseMenuStage().offers
-    stage = ChosenQuestionStage(editable=editable)
+    chunk = (
+        "The theme is read from the config folder. The package provides 3 loaders and a command line tool."
+    )
+    # numbers only: "Is the theme read from ...?" is otherwise offered an added "not" now and then
+    stage = ChosenQuestionStage(editable=InjectProseMenuStage(allowed=["contradiction/numerical"]).offers)
     assert {"context", "donor"} <= set(stage.requires)
     for n in range(8):  # whichever sentence each key draws
         row = {**item(chunk), "key": f"readme::fastgrid.md::{n}", "context": chunk, "donor": ""}
-        assert stage.focus(row) == "The default page size is 50 rows."
+        assert stage.focus(row) == "The package provides 3 loaders and a command line tool."
+        # the number is no part of either question: both leave it to be changed
+        assert set(stage.offered(row)) == {
+            "How many loaders does the package provide?",
+            "What does the package provide?",
+        }
     drawn = {ChosenQuestionStage().focus({**item(chunk), "key": f"k{n}"}) for n in range(8)}
     assert "The theme is read from the config folder." in drawn  # without the rules, both are drawn
+
+
+def test_a_sentence_whose_only_question_repeats_its_edit_is_passed_over():
+    from lettuce_build.stages.prose_edits import InjectProseMenuStage
+
+    # "Is the default page size 50 rows?" repeats "50": under it no number is left to change
+    chunk = "The default page size is 50 rows. There are 150 samples in the dataset, 50 of each class."
+    stage = ChosenQuestionStage(editable=InjectProseMenuStage(allowed=["contradiction/numerical"]).offers)
+    for n in range(8):
+        row = {**item(chunk), "key": f"readme::fastgrid.md::{n}", "context": chunk, "donor": ""}
+        assert stage.offered(row) == ["How many samples are there in the dataset?"]
