@@ -81,7 +81,7 @@ class ChosenQuestionStage(FocusedQuestionStage):
             return None
         sentences = list(shaped)
         drawn = int(fraction(*item_parts(item["key"], self.seed), "focus") * len(sentences))
-        if self.editable is None:
+        if self.editable is None or self.given_answer(item):  # an answer a row brings is kept as it is
             return sentences[drawn], shaped[sentences[drawn]]
         in_turn = tuple((sentence, shaped[sentence]) for sentence in sentences[drawn:] + sentences[:drawn])
         return _first_editable(
@@ -110,6 +110,9 @@ class ChosenQuestionStage(FocusedQuestionStage):
         if self.brought(item):
             return super().passed(item)
         if not (offered := self.offered(item)):
+            if self.shaped(item):  # questions there are, but under none could the answer be edited
+                detail = "no question of the chunk's leaves its answer an edit the rules make"
+                raise ParseFailure("no_edit_rule", detail, retry=False)
             detail = "no sentence of the chunk turns into a question that points at it"
             raise ParseFailure("no_question_shape", detail, retry=False)
         return self.parse(item, Asked(question=offered[0]))
@@ -175,13 +178,13 @@ def _first_editable(
 ) -> tuple[str, tuple[Shaped, ...]]:
     """The first sentence of ``in_turn`` the edit rules could edit as the answer to one of its
     questions, with those questions: an edit a question repeats is not made ("Is the default
-    page size 50 rows?" leaves "50" alone), so the question counts. The first sentence, with all
-    its questions, where none could: its answer fails, as it would have."""
+    page size 50 rows?" leaves "50" alone), so the question counts. The first sentence with no
+    question where none could: the item fails without a model call."""
     for sentence, shapes in in_turn:
         answer = {"key": key, "answer": sentence, "context": context, "donor": donor, "language": language}
         if kept := tuple(shape for shape in shapes if editable({**answer, "question": shape.question})):
             return sentence, kept
-    return in_turn[0]
+    return in_turn[0][0], ()
 
 
 @functools.lru_cache(maxsize=256)

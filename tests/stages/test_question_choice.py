@@ -139,3 +139,15 @@ def test_a_sentence_whose_only_question_repeats_its_edit_is_passed_over():
     for n in range(8):
         row = {**item(chunk), "key": f"readme::fastgrid.md::{n}", "context": chunk, "donor": ""}
         assert stage.offered(row) == ["How many samples are there in the dataset?"]
+
+
+def test_a_chunk_whose_questions_leave_no_edit_fails_without_a_model_call():
+    from lettuce_build.stages.prose_edits import InjectProseMenuStage
+
+    chunk = "The theme is read from the config folder. Plugins live in a folder of their own."
+    stage = ChosenQuestionStage(editable=InjectProseMenuStage(allowed=["contradiction/numerical"]).offers)
+    row = {**item(chunk), "context": chunk, "donor": ""}
+    assert not stage.applies(row)
+    with pytest.raises(ParseFailure) as failure:
+        stage.passed(row)
+    assert failure.value.reason == "no_edit_rule" and not failure.value.retry
