@@ -180,7 +180,7 @@ _TIME_AFTER = regex.compile(
 #: yes/no question cannot carry it
 _SECOND_CLAUSE = regex.compile(
     r" (?:is|are|was|were|has|have|does|do|can|will) "
-    r"| and (?:still |also |now )?[a-z]+s (?:with|over|on|in|for|to|the|a|an)\b"  # "and works with"
+    r"| and (?:still |also |now )?[a-z]+s (?:with|over|on|in|for|to|the|a|an|no|not)\b"  # "and works with"
 )
 #: a subject's first word that makes it a quantity of things, not a thing
 _QUANTIFIERS = frozenset("every each all some any most many no".split())

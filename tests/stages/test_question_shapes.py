@@ -266,3 +266,10 @@ def test_a_passive_done_in_a_place_is_asked_where():
         for s in question_shapes("GitPython was written in a time where destructors ran.")
         if s.question.startswith(("How", "Where"))
     ]
+
+
+def test_a_predicate_with_a_second_verb_is_not_asked_whether():
+    # "Is fastgrid written in Python and needs no compiler?" asks two things in broken English
+    assert question_shapes("It is written in Python and needs no compiler.", "fastgrid") == [
+        Shaped("How is fastgrid written?", "Instrumental/Procedural")
+    ]

@@ -11,6 +11,7 @@ from lettuce_build.stages.questions import focus_terms
 README_A = """# fastgrid
 
 fastgrid renders large tables in the terminal. It is written in Python and needs no compiler.
+fastgrid offers 12 themes for its tables.
 
 ## Installation
 
