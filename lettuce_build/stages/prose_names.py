@@ -82,6 +82,8 @@ def _kind(name: str, inside: Counter[str], lowered: set[str]) -> str | None:
             return None  # "NOTE", "WARNING": a shouted word
         return "acronyms" if name.endswith("s") else "acronym"
     if _CONSTANT.fullmatch(name):
+        if name.isalpha() and english.is_english(name) is not False:
+            return None  # "INSTALLATION" (a heading, shouted) made "use INSTALLATION functionality"
         return "constant"
     if _IDENTIFIER_MARK.search(name):
         return "identifier"

@@ -94,6 +94,15 @@ def test_a_capitalised_english_word_that_only_opens_sentences_is_no_name():
     }
 
 
+@needs_words
+def test_a_shouted_english_word_is_no_constant():
+    # seen live: "INSTALLATION" swapped in for "DNSSEC" ("use INSTALLATION functionality")
+    assert names("Run the INSTALLATION steps. DNSSEC reads PYTHONPATH.") == {
+        "DNSSEC": "constant",
+        "PYTHONPATH": "constant",
+    }
+
+
 def test_a_quantifier_changes_only_where_it_counts_something():
     found = edits_by_rule("Run all tests before a release: this is all built in.")
     assert [original for original, _ in found["quantifier"]] == ["all tests"]
