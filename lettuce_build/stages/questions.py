@@ -116,7 +116,7 @@ class QuestionStage(Stage):
     name = "question"
     prompt = "question"
 
-    requires = ("chunk", "question_type")
+    requires: tuple[str, ...] = ("chunk", "question_type")
     # a small model writes a usable question about half the time; attempts are 80 tokens each
     max_attempts = 4
     outputs = {"question": Value("string")}

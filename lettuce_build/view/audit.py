@@ -201,8 +201,8 @@ def quality_report(
             question_count[_key(row.question)] += 1
             near_questions[_near_key(row.question)] += 1
             questions[_key(row.question)].add(row.split)
-            if row.context and (problem := question_problem(row.question, row.context)):
-                signal(problem[0], row.question)  # off its context, or about its prompt
+            if row.context and (asked_wrong := question_problem(row.question, row.context)):
+                signal(asked_wrong[0], row.question)  # off its context, or about its prompt
         if hallucinated:
             group.coverage.append(sum(len(t) for t, _ in row.spans) / max(len(row.answer), 1))
             if any(category in ADDING and in_context(text, row.context) for text, category in row.spans):
