@@ -26,6 +26,7 @@ from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.injection import InjectMenuStage, InjectStageBase
 from lettuce_build.stages.menus import MENUS
 from lettuce_build.stages.prose_mutations import RULE_TYPES, ProseEdit, prose_edits
+from lettuce_build.stages.prose_words import NEGATIVES
 from lettuce_build.stages.question_fit import is_yes_no
 
 #: a menu offers at most this many edits (a seeded sample, in answer order)
@@ -87,12 +88,9 @@ def _negates(edit: ProseEdit) -> bool:
     a give-away of its own where it is common (`NEGATIVE_ADDED`)."""
     return (
         edit.rule == "negation"
-        and bool(_NEGATIVE.search(edit.hallucinated))
-        and not _NEGATIVE.search(edit.original)
+        and bool(NEGATIVES.search(edit.hallucinated))
+        and not NEGATIVES.search(edit.original)
     )
-
-
-_NEGATIVE = regex.compile(r"\b(?:not|cannot|never)\b|n't\b")
 
 
 class InjectProseMenuStage(InjectStageBase):

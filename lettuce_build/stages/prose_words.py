@@ -72,6 +72,9 @@ IDIOM = regex.compile(
     r"|any longer)\b",
     regex.I,
 )
+#: a negative word, contracted or not: what a negation edit adds, and what tells a row's class
+#: on its own where edits add it often (`lettuce-build audit`'s give-aways)
+NEGATIVES = regex.compile(r"(?i)\b(?:not|never|cannot|no)\b|n['’]t\b")
 #: quantifiers that qualify a verb, not a noun: they need nothing after them
 ADVERBS = frozenset({"always", "sometimes"})
 #: the auxiliaries a negation is added after ("is" -> "is not"): be and the modals ("does the

@@ -15,6 +15,8 @@ from collections import Counter
 import regex
 from pydantic import BaseModel, Field
 
+from lettuce_build.stages.prose_words import NEGATIVES
+
 #: a word of an answer: letters and digits, with an apostrophe's ending ("don't")
 _WORD = regex.compile(r"[\p{L}\p{N}]+(?:['’][\p{L}]+)?")
 #: a word counts once it is in this many answers (and in this share of them)
@@ -28,7 +30,6 @@ MIN_STANDARD_ERRORS = 3.0
 MAX_SHOWN = 8
 #: every negative as one cue: "not", "never", "cannot" and a contracted "n't"
 NEGATIVE = "(a negative)"
-_NEGATIVES = regex.compile(r"(?i)\b(?:not|never|cannot|no)\b|n['’]t\b")
 
 
 class Giveaway(BaseModel):
@@ -74,7 +75,7 @@ class Giveaways:
 
     def add(self, answer: str, hallucinated: bool) -> None:
         words = {word.lower().replace("’", "'") for word in _WORD.findall(answer)}
-        if _NEGATIVES.search(answer):
+        if NEGATIVES.search(answer):
             words.add(NEGATIVE)
         self.rows += 1
         self._in_rows.update(words)
