@@ -42,7 +42,10 @@ def _block() -> int:
     global _leased
     with _lock:
         if _leased is None:
-            _leased = _lease(_lease_folder())
+            try:
+                _leased = _lease(_lease_folder())
+            except OSError as err:  # a read-only /run, say: one line, not a traceback
+                raise SandboxError(f"{LEASE_FOLDER}: cannot lease sandbox uids ({err.strerror})") from None
         return _leased
 
 

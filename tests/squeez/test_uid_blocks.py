@@ -58,3 +58,15 @@ def test_a_killed_process_frees_its_block(tmp_path):
     for holder, _ in [*holders, (again, block)]:
         holder.kill()
         holder.wait()
+
+
+def test_a_lease_folder_that_cannot_be_written_is_one_sandbox_error(tmp_path, monkeypatch):
+    from lettuce_build.core.errors import SandboxError
+    from lettuce_build.squeez import uid_blocks
+
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    monkeypatch.setattr(uid_blocks, "_leased", None)
+    monkeypatch.setattr(uid_blocks, "LEASE_FOLDER", blocked / "uids")  # under a file: ENOTDIR
+    with pytest.raises(SandboxError, match="cannot lease sandbox uids"):
+        uid_blocks.leased_uid(0)
