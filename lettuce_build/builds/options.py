@@ -26,90 +26,55 @@ METHODS = {"answer": "inject", "context": "generate"}
 class BuildOptions(ItemOptions):
     """A build's data settings (its model and engine are the recipe's: builds/recipe.py)."""
 
-    source: str = Field(description="A source name; see `lettuce-build sources`.")
-    out: Path = Field(
-        description="Build folder: cache, manifest, failures, recipe.yaml, dataset/ and hub/. "
-        "Re-running resumes.",
-        json_schema_extra=flag("--out", "--output-dir"),
-    )
-    input: str | None = Field(
-        default=None, description="Local input (folder or file) or a Hub dataset id; see the source."
-    )
-    ratio: float = Field(
-        default=0.5, ge=0.0, le=1.0, description="Share of items that get injected hallucinations."
-    )
+    source: str
+    """A source name; see `lettuce-build sources`."""
+    out: Path = Field(json_schema_extra=flag("--out", "--output-dir"))
+    """Build folder: cache, manifest, failures, recipe.yaml, dataset/ and hub/. Re-running resumes."""
+    input: str | None = None
+    """Local input (folder or file) or a Hub dataset id; see the source."""
+    ratio: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Share of items that get injected hallucinations."""
     edit_anchors: Literal["auto", "rules", "constrained", "free"] = Field(
-        default="auto",
-        description="rules: edits made by rules from the answer's own text (numbers, dates, names, "
-        "negations, quantifiers, another document's sentences), the model choosing; constrained: "
-        "the model writes each edit of a string taken from the answer; free: of any string it "
-        "copies (and may miscopy); auto: rules for the embedded model, constrained for others.",
-        json_schema_extra=flag("--edits"),
+        default="auto", json_schema_extra=flag("--edits")
     )
-    mode: Mode = Field(
-        default="inject",
-        description="inject: small edits applied to the clean answer (exact spans); generate: the "
-        "model writes the hallucinated answer and spans are recovered by diff (natural, "
-        "approximate). LettuceDetect's --method answer and context are inject and generate.",
-        json_schema_extra=flag("--mode", "--method", also=tuple(METHODS)),
-    )
-    intensity: int = Field(default=1, ge=1, le=3, description="custom: edits per hallucinated answer.")
-    strict_input: bool = Field(
-        default=False,
-        description="Stop before any model call when a row of the input cannot be used (default: "
-        "skip it, counted and named).",
-    )
-    answers: Literal["auto", "free", "extractive"] = Field(
-        default="auto",
-        description="free: the model writes each answer; extractive: it picks 1-3 sentences of the "
-        "evidence (true by construction; code: it picks a request made of the issue's words); "
-        "auto: extractive for the embedded model, free otherwise.",
-    )
-    shard: Shard | None = Field(
-        default=None,
-        description="Build only shard I of N (0-based) of the work items, e.g. one task of a Slurm "
-        "array; join the N folders with `lettuce-build merge`.",
-        json_schema_extra=flag(metavar="I/N"),
-    )
-    verify: bool = Field(
-        default=False,
-        description="A judge checks every clean answer (unsupported sentences fail it) and every "
-        "injected span (one judged supported fails the injection); figures in the summary, "
-        "manifest and card.",
-    )
-    plausibility: bool = Field(
-        default=True,
-        description="Score every hallucinated span with the build's model against the text it "
-        "replaced and refuse one far less likely (implausible_edit), and every focused question "
-        "against a generic one (question_unfit): a prefill per text, cached like answers.",
-    )
-    max_provider_failures: float = Field(
-        default=DEFAULT_MAX_PROVIDER_FAILURES,
-        ge=0.0,
-        le=1.0,
-        description="Stop the build (its answers kept) once the provider refused or failed more than "
-        "this share of the run's requests, and at least 10; the failed items are failure rows "
-        "either way.",
-    )
-    price_per_mtok: tuple[float, float] | None = Field(
-        default=None,
-        description="Dollars per million prompt/completion tokens (3/15): every run's cost in "
-        "dollars in the summary, manifest and card, and the dry run's estimate.",
-        json_schema_extra=flag(metavar="IN/OUT"),
-    )
-    batch_discount: float = Field(
-        default=0.5,
-        gt=0.0,
-        le=1.0,
-        description="With --batch: the share of --price-per-mtok a batched request costs.",
-    )
-    max_cost: float | None = Field(
-        default=None,
-        ge=0.0,
-        description="Dollars the build may spend over all its runs (needs --price-per-mtok): a pass "
-        "that would pass it is not sent, and the build stops, its answers kept.",
-        json_schema_extra=flag(metavar="USD"),
-    )
+    """rules: edits made by rules from the answer's own text (numbers, dates, names, negations,
+    quantifiers, another document's sentences), the model choosing; constrained: the model writes each
+    edit of a string taken from the answer; free: of any string it copies (and may miscopy); auto:
+    rules for the embedded model, constrained for others."""
+    mode: Mode = Field(default="inject", json_schema_extra=flag("--mode", "--method", also=tuple(METHODS)))
+    """inject: small edits applied to the clean answer (exact spans); generate: the model writes the
+    hallucinated answer and spans are recovered by diff (natural, approximate). LettuceDetect's
+    --method answer and context are inject and generate."""
+    intensity: int = Field(default=1, ge=1, le=3)
+    """custom: edits per hallucinated answer."""
+    strict_input: bool = False
+    """Stop before any model call when a row of the input cannot be used (default: skip it, counted
+    and named)."""
+    answers: Literal["auto", "free", "extractive"] = "auto"
+    """free: the model writes each answer; extractive: it picks 1-3 sentences of the evidence (true by
+    construction; code: it picks a request made of the issue's words); auto: extractive for the
+    embedded model, free otherwise."""
+    shard: Shard | None = Field(default=None, json_schema_extra=flag(metavar="I/N"))
+    """Build only shard I of N (0-based) of the work items, e.g. one task of a Slurm array; join the N
+    folders with `lettuce-build merge`."""
+    verify: bool = False
+    """A judge checks every clean answer (unsupported sentences fail it) and every injected span (one
+    judged supported fails the injection); figures in the summary, manifest and card."""
+    plausibility: bool = True
+    """Score every hallucinated span with the build's model against the text it replaced and refuse
+    one far less likely (implausible_edit), and every focused question against a generic one
+    (question_unfit): a prefill per text, cached like answers."""
+    max_provider_failures: float = Field(default=DEFAULT_MAX_PROVIDER_FAILURES, ge=0.0, le=1.0)
+    """Stop the build (its answers kept) once the provider refused or failed more than this share of
+    the run's requests, and at least 10; the failed items are failure rows either way."""
+    price_per_mtok: tuple[float, float] | None = Field(default=None, json_schema_extra=flag(metavar="IN/OUT"))
+    """Dollars per million prompt/completion tokens (3/15): every run's cost in dollars in the
+    summary, manifest and card, and the dry run's estimate."""
+    batch_discount: float = Field(default=0.5, gt=0.0, le=1.0)
+    """With --batch: the share of --price-per-mtok a batched request costs."""
+    max_cost: float | None = Field(default=None, ge=0.0, json_schema_extra=flag(metavar="USD"))
+    """Dollars the build may spend over all its runs (needs --price-per-mtok): a pass that would pass
+    it is not sent, and the build stops, its answers kept."""
     #: the stages the build ran, in order: written by the build (the recipe's `as_ran`), not
     #: chosen; a recipe that lists them is built only by a source that runs the same list
     stages: list[str] = Field(default_factory=list, json_schema_extra=NO_FLAG)

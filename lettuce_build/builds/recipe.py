@@ -44,49 +44,36 @@ class Recipe(BuildOptions, EndpointSettings):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(
-        default=DEFAULT_MODEL, description="Model id or path; smollm2-135m is the embedded CPU model."
-    )
-    backend: BackendKind = Field(
-        default="vllm",
-        description="vllm: the engine in this process (or on a Ray pool); openai: an OpenAI-compatible "
-        "endpoint (--base-url).",
-    )
-    batch_size: int = Field(default=DEFAULT_BATCH_SIZE, ge=1, description="Items per model call.")
-    prompts: Path | None = Field(
-        default=None,
-        description="A folder of prompt templates (<name>.yaml) that replace the package's.",
-        json_schema_extra=flag(exists=True),
-    )
+    model: str = DEFAULT_MODEL
+    """Model id or path; smollm2-135m is the embedded CPU model."""
+    backend: BackendKind = "vllm"
+    """vllm: the engine in this process (or on a Ray pool); openai: an OpenAI-compatible endpoint
+    (--base-url)."""
+    batch_size: int = Field(default=DEFAULT_BATCH_SIZE, ge=1)
+    """Items per model call."""
+    prompts: Path | None = Field(default=None, json_schema_extra=flag(exists=True))
+    """A folder of prompt templates (<name>.yaml) that replace the package's."""
     sampling: dict[str, StageSampling] = Field(
-        default_factory=dict,
-        description="A stage's sampling, e.g. answer:temperature=0.2 or inject:max_tokens=900 (repeatable).",
-        json_schema_extra=flag(metavar="STAGE:FIELD=VALUE"),
+        default_factory=dict, json_schema_extra=flag(metavar="STAGE:FIELD=VALUE")
     )
+    """A stage's sampling, e.g. answer:temperature=0.2 or inject:max_tokens=900 (repeatable)."""
     #: the engine's settings: each has a flag of its own (and --engine-arg KEY=VALUE takes any)
     engine: EngineSettings = Field(default_factory=EngineSettings, json_schema_extra=NO_FLAG)
-    executor: Literal["local", "ray"] = Field(
-        default="local",
-        description="local: one engine in this process; ray: the model stages on a pool of Ray actors, "
-        "one engine per actor for the whole build (pip install 'lettuce-build[ray]').",
-    )
-    ray_address: str | None = Field(
-        default=None,
-        description="For --executor ray: the cluster (auto, ray://host:10001); default: start Ray here.",
-    )
-    ray_actors: int = Field(default=1, ge=1, description="For --executor ray: engines (actors) in the pool.")
-    judge_model: list[str] = Field(
-        default_factory=list,
-        description="For --verify: a judge model (repeatable: with two, both must pass and their "
-        "agreement is reported). Default: the build's model; one of another family is recommended "
-        "(a model tends to approve what it wrote itself).",
-    )
-    judge_backend: BackendKind | None = Field(
-        default=None, description="For --verify: the judges' backend (default: the build's)."
-    )
-    judge_base_url: str | None = Field(
-        default=None, description="For --verify with an openai judge: its endpoint (default: --base-url)."
-    )
+    executor: Literal["local", "ray"] = "local"
+    """local: one engine in this process; ray: the model stages on a pool of Ray actors, one engine
+    per actor for the whole build (pip install 'lettuce-build[ray]')."""
+    ray_address: str | None = None
+    """For --executor ray: the cluster (auto, ray://host:10001); default: start Ray here."""
+    ray_actors: int = Field(default=1, ge=1)
+    """For --executor ray: engines (actors) in the pool."""
+    judge_model: list[str] = Field(default_factory=list)
+    """For --verify: a judge model (repeatable: with two, both must pass and their agreement is
+    reported). Default: the build's model; one of another family is recommended (a model tends to
+    approve what it wrote itself)."""
+    judge_backend: BackendKind | None = None
+    """For --verify: the judges' backend (default: the build's)."""
+    judge_base_url: str | None = None
+    """For --verify with an openai judge: its endpoint (default: --base-url)."""
 
     @model_validator(mode="after")
     def _batches_need_an_endpoint(self) -> Recipe:

@@ -86,7 +86,7 @@ def field_option(name: str, field: FieldInfo, *, required: bool = False, prefix:
     """The option that sets the field ``name`` (``prefix``: before its flag's name, for a
     command with two of them: ``--teacher-api-key-env``)."""
     if not field.description:
-        raise TypeError(f"{name}: a setting with a flag needs a description (its help)")
+        raise TypeError(f"{name}: a setting with a flag needs a docstring (its help)")
     kind = _kind(field)
     names = [f"--{prefix}{flag.removeprefix('--')}" for flag in flag_names(name, field)]
     name = prefix.replace("-", "_") + name

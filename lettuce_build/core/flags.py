@@ -1,9 +1,12 @@
 """How a setting shows on the command line, said on its pydantic field beside its type, default,
-bounds and help (``description``): the `build` command's options are made from the fields
-(cli/fields.py), and an error about a setting names its flag.
+bounds and help (the attribute's docstring, which ``use_attribute_docstrings`` makes its
+``description``): the `build` command's options are made from the fields (cli/fields.py), and an
+error about a setting names its flag.
 
-    ratio: float = Field(default=0.5, ge=0.0, le=1.0, description="Share of items ...")
-    out: Path = Field(description="Build folder ...", json_schema_extra=flag("--out", "--output-dir"))
+    ratio: float = Field(default=0.5, ge=0.0, le=1.0)
+    \"\"\"Share of items ...\"\"\"
+    out: Path = Field(json_schema_extra=flag("--out", "--output-dir"))
+    \"\"\"Build folder ...\"\"\"
 """
 
 from __future__ import annotations

@@ -66,13 +66,15 @@ class WorkItem(BaseModel):
     (`Stage.outputs`); the runner checks both.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
 
-    key: str = Field(min_length=1, description="stable and unique: the request seeds derive from it")
+    key: str = Field(min_length=1)
+    """stable and unique: the request seeds derive from it"""
     split: Split
     context: str
     language: str = "en"
-    metadata: str = Field(default="{}", description="JSON object, carried into the sample's metadata")
+    metadata: str = "{}"
+    """JSON object, carried into the sample's metadata"""
 
 
 class StageSettings(BaseModel):
@@ -121,65 +123,37 @@ def checks(stages: Sequence[Stage]) -> dict[str, CheckStage]:
 class ItemOptions(BaseModel):
     """How a source chooses its work items; a build's options extend these (builds/options.py)."""
 
-    limit: int | None = Field(default=None, ge=1, description="Build at most N work items (a trial run).")
-    seed: int = Field(
-        default=0,
-        description="Seeds the choices a source makes (chunks, files, question types) and each "
-        "request's sampling.",
-    )
-    language: str = Field(
-        default="en",
-        description="The language the build writes in (ISO 639-1): questions, answers and edits are "
-        "asked in it, its sentences cut by its rules, its rows marked with it; the config of "
-        "multilingual sources.",
-    )
-    repo_url: str = Field(
-        default=DEFAULT_URL_TEMPLATE,
-        description="Where repositories are cloned from (the code source, squeez, the sift): a URL "
-        "template ({repo} = owner/name, also {owner}, {name}); a local path or file:// works too.",
-    )
-    struct_ratio: float = Field(
-        default=DEFAULT_STRUCT_RATIO,
-        ge=0.0,
-        le=1.0,
-        description="code: share of injected items whose error is structural (an API that does not "
-        "exist); the rest are intent errors (a wrong implementation, an unrequested change).",
-    )
-    columns: dict[str, str] = Field(
-        default_factory=dict,
-        description="custom: the input's names for the columns, e.g. context=passage,question=query.",
-        json_schema_extra=flag(metavar="OURS=THEIRS,..."),
-    )
-    error_types: list[str] = Field(
-        default_factory=list,
-        description="An error type to make and publish, a category or category/subcategory of the "
-        "taxonomy (repeatable; default: every one; see `lettuce-build taxonomy`).",
-        json_schema_extra=flag(metavar="TYPE"),
-    )
-    dedup: bool = Field(
-        default=False,
-        description="Keep one item of each group of near-duplicates (context and any given question "
-        "and answer alike, MinHash), before any model call; the test copy stays where a group "
-        "crosses splits.",
-    )
-    decontaminate_against: list[str] = Field(
-        default_factory=list,
-        description="A benchmark (file, folder or Hub id; our schema, LettuceDetect's, RAGTruth's, "
-        "PsiloQA's or SWE-bench instances) whose rows stay out: items sharing a 13-word sequence "
-        "with it, or from one of its SWE-bench instances, are skipped before any model call "
-        "(repeatable).",
-        json_schema_extra=flag(metavar="SOURCE"),
-    )
-    mark_only: bool = Field(
-        default=False,
-        description="With --decontaminate-against: keep contaminated items, noted in their "
-        "metadata (contaminated).",
-    )
-    decontaminate_repos: bool = Field(
-        default=False,
-        description="With --decontaminate-against a SWE-bench file: also keep out every item of its "
-        "repositories.",
-    )
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    limit: int | None = Field(default=None, ge=1)
+    """Build at most N work items (a trial run)."""
+    seed: int = 0
+    """Seeds the choices a source makes (chunks, files, question types) and each request's sampling."""
+    language: str = "en"
+    """The language the build writes in (ISO 639-1): questions, answers and edits are asked in it, its
+    sentences cut by its rules, its rows marked with it; the config of multilingual sources."""
+    repo_url: str = DEFAULT_URL_TEMPLATE
+    """Where repositories are cloned from (the code source, squeez, the sift): a URL template ({repo}
+    = owner/name, also {owner}, {name}); a local path or file:// works too."""
+    struct_ratio: float = Field(default=DEFAULT_STRUCT_RATIO, ge=0.0, le=1.0)
+    """code: share of injected items whose error is structural (an API that does not exist); the rest
+    are intent errors (a wrong implementation, an unrequested change)."""
+    columns: dict[str, str] = Field(default_factory=dict, json_schema_extra=flag(metavar="OURS=THEIRS,..."))
+    """custom: the input's names for the columns, e.g. context=passage,question=query."""
+    error_types: list[str] = Field(default_factory=list, json_schema_extra=flag(metavar="TYPE"))
+    """An error type to make and publish, a category or category/subcategory of the taxonomy
+    (repeatable; default: every one; see `lettuce-build taxonomy`)."""
+    dedup: bool = False
+    """Keep one item of each group of near-duplicates (context and any given question and answer
+    alike, MinHash), before any model call; the test copy stays where a group crosses splits."""
+    decontaminate_against: list[str] = Field(default_factory=list, json_schema_extra=flag(metavar="SOURCE"))
+    """A benchmark (file, folder or Hub id; our schema, LettuceDetect's, RAGTruth's, PsiloQA's or
+    SWE-bench instances) whose rows stay out: items sharing a 13-word sequence with it, or from one of
+    its SWE-bench instances, are skipped before any model call (repeatable)."""
+    mark_only: bool = False
+    """With --decontaminate-against: keep contaminated items, noted in their metadata (contaminated)."""
+    decontaminate_repos: bool = False
+    """With --decontaminate-against a SWE-bench file: also keep out every item of its repositories."""
 
     @property
     def screens(self) -> bool:

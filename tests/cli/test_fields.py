@@ -23,7 +23,8 @@ from lettuce_build.llm.settings import EngineSettings
 class Wider(Recipe):
     """The recipe with one more setting, declared as every setting is: once, on its field."""
 
-    warmth: float = Field(default=0.25, ge=0.0, le=1.0, description="How warm the answers are.")
+    warmth: float = Field(default=0.25, ge=0.0, le=1.0)
+    """How warm the answers are."""
 
 
 @pytest.fixture
@@ -83,7 +84,7 @@ def test_every_setting_of_the_recipe_and_the_engine_is_a_flag_with_its_field_s_h
 def test_a_setting_without_help_cannot_become_a_flag():
     from lettuce_build.builds.recipe import StageSampling
 
-    with pytest.raises(TypeError, match="temperature: a setting with a flag needs a description"):
+    with pytest.raises(TypeError, match="temperature: a setting with a flag needs a docstring"):
         model_options(StageSampling)
     with pytest.raises(TypeError):
         field_option("max_tokens", StageSampling.model_fields["max_tokens"])
