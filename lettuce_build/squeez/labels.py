@@ -33,28 +33,6 @@ MAX_SHARE = 0.40
 GREP_WINDOW = 10
 LINT_WINDOW = 2
 
-_NUMBERED = regex.compile(r"^\s*(\d+)\t(.*)$")
-_GREP_HIT = regex.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<code>.*)$")
-_BLAME = regex.compile(r"^\^?[0-9a-f]{4,40} [^(]*\((?P<meta>[^)]*?)\s(?P<line>\d+)\) ?(?P<code>.*)$")
-_LINT_HEADER = regex.compile(r"^(?:(?P<path>[^:\s][^:]*):(?P<line>\d+):\d+: )?[A-Z]+\d+\b")
-_LINT_LOCATION = regex.compile(r"^\s*--> (?P<path>[^:]+):(?P<line>\d+):\d+")
-_LINT_FRAME = regex.compile(r"^\s*(?P<line>\d+) \|")
-_LINT_END = regex.compile(r"^Found \d+ errors?|^All checks passed|^\[\*\] \d+ fixable")
-_HEADER = regex.compile(r"^(\s*)(?:async\s+)?(?:def|class)\s+\w+")
-_IMPORT = regex.compile(r"^\s*(?:from\s+\S+\s+)?import\s+")
-_FAILURE = regex.compile(r"FAILED|ERROR|Error\b|Traceback")
-_TEST_EVIDENCE = regex.compile(
-    r"^_{3,} \S.* _{3,}$"  # a failing test's header
-    r"|^>\s"  # the source line that failed
-    r"|^E\s"  # the error and assertion details
-    r"|^\S+\.py:\d+: \w*(?:Error|Exception|Failed|Interrupted)\b"  # where it was raised
-    r"|^(?:FAILED|ERROR) \S"  # the short summary
-    r"|^ERROR collecting|ImportError while importing|ModuleNotFoundError"
-    r"|^=* ?\d+ (?:failed|errors?)\b"  # the run's outcome
-)
-_DIFF_HUNK = regex.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@(?P<context>.*)$")
-_OMITTED = regex.compile(r"^\.\.\. \[\d+ more lines omitted\]$|^\[timed out after")
-
 
 #: why an output does not go on, or does not pass the keep filter (the report counts these)
 HoldReason = Literal[
@@ -84,6 +62,10 @@ class Labelled(BaseModel):
         return self.result.is_patch_file is False
 
 
+#: what the tool runner writes in place of output it cut
+_OMITTED = regex.compile(r"^\.\.\. \[\d+ more lines omitted\]$|^\[timed out after")
+
+
 def output_lines(output: str) -> list[str]:
     """The output's real lines (the omission and timeout markers are not output)."""
     return [line for line in output.split("\n") if not _OMITTED.match(line)]
@@ -109,6 +91,13 @@ def _in_hunks(file: FilePatch | None) -> set[int]:
     if file is None:
         return set()
     return {n for hunk in file.hunks for n in range(hunk.old_start, hunk.old_start + max(hunk.old_length, 1))}
+
+
+#: a line of a file read with its numbers: `    12\tdef parse(text):`
+_NUMBERED = regex.compile(r"^\s*(\d+)\t(.*)$")
+#: a def or class header, its indent captured
+_HEADER = regex.compile(r"^(\s*)(?:async\s+)?(?:def|class)\s+\w+")
+_IMPORT = regex.compile(r"^\s*(?:from\s+\S+\s+)?import\s+")
 
 
 def _read_file(lines: list[str], result: ToolResult, patch: PatchInfo) -> set[int]:
@@ -143,6 +132,10 @@ def _defines(code: str, definitions: list[str]) -> bool:
     return bool((m := DEFINITION.match(code)) and m.group(1) in definitions)
 
 
+#: a grep hit: `src/app.py:12:    return parse(text)`
+_GREP_HIT = regex.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+):(?P<code>.*)$")
+
+
 def _grep(lines: list[str], patch: PatchInfo) -> set[int]:
     """Hits in a patch file near one of its hunks, and definitions of what the patch changes."""
     relevant = set()
@@ -160,6 +153,10 @@ def _grep(lines: list[str], patch: PatchInfo) -> set[int]:
     return relevant
 
 
+#: a blame line: `^1a2b3c4 (Ann Lee 2020-01-02 10:00:00 +0000 12) return parse(text)`
+_BLAME = regex.compile(r"^\^?[0-9a-f]{4,40} [^(]*\((?P<meta>[^)]*?)\s(?P<line>\d+)\) ?(?P<code>.*)$")
+
+
 def _blame(lines: list[str], result: ToolResult, patch: PatchInfo) -> set[int]:
     """Blame lines of the lines inside the patch's hunks, and of the definitions it changes."""
     touched = _in_hunks(patch.file(result.target or ""))
@@ -171,6 +168,15 @@ def _blame(lines: list[str], result: ToolResult, patch: PatchInfo) -> set[int]:
         ):
             relevant.add(i)
     return relevant
+
+
+#: the lines of a linter's finding that name a line: the header (`app.py:3:1: F401 ...`, or
+#: only `F401 ...`), ruff's location (`--> app.py:3:1`) and a code frame's line (`3 | import os`)
+_LINT_HEADER = regex.compile(r"^(?:(?P<path>[^:\s][^:]*):(?P<line>\d+):\d+: )?[A-Z]+\d+\b")
+_LINT_LOCATION = regex.compile(r"^\s*--> (?P<path>[^:]+):(?P<line>\d+):\d+")
+_LINT_FRAME = regex.compile(r"^\s*(?P<line>\d+) \|")
+#: a linter's summary, after its last finding
+_LINT_END = regex.compile(r"^Found \d+ errors?|^All checks passed|^\[\*\] \d+ fixable")
 
 
 def _lint(lines: list[str], result: ToolResult, patch: PatchInfo) -> set[int]:
@@ -198,10 +204,25 @@ def _lint(lines: list[str], result: ToolResult, patch: PatchInfo) -> set[int]:
     return relevant
 
 
+_TEST_EVIDENCE = regex.compile(
+    r"^_{3,} \S.* _{3,}$"  # a failing test's header
+    r"|^>\s"  # the source line that failed
+    r"|^E\s"  # the error and assertion details
+    r"|^\S+\.py:\d+: \w*(?:Error|Exception|Failed|Interrupted)\b"  # where it was raised
+    r"|^(?:FAILED|ERROR) \S"  # the short summary
+    r"|^ERROR collecting|ImportError while importing|ModuleNotFoundError"
+    r"|^=* ?\d+ (?:failed|errors?)\b"  # the run's outcome
+)
+
+
 def _test_output(lines: list[str]) -> set[int]:
     """What explains a test run: failing tests' headers, the failing source line, the error lines,
     where they were raised, collection errors, and the failure summary."""
     return {i for i, line in enumerate(lines) if _TEST_EVIDENCE.search(line)}
+
+
+#: a hunk header, its new start captured and the enclosing definition git names after it
+_DIFF_HUNK = regex.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@(?P<context>.*)$")
 
 
 def _git_diff(lines: list[str], result: ToolResult, patch: PatchInfo) -> set[int]:
@@ -261,6 +282,9 @@ def _ls(lines: list[str], patch: PatchInfo, tests: Sequence[str]) -> set[int]:
             if folder_header is not None:
                 relevant.add(folder_header)
     return relevant
+
+
+_FAILURE = regex.compile(r"FAILED|ERROR|Error\b|Traceback")
 
 
 def _collected(lines: list[str], names: list[str], tests: Sequence[str]) -> set[int]:
