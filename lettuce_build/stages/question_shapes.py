@@ -83,22 +83,31 @@ def _alternation(verbs: list[str]) -> str:
 
 _VERB_FORMS = {form: verb for verb in ASKED_AS for form in (verb, _singular(verb))}
 _COUNT_FORMS = {"has": "have"} | {form: verb for verb in COUNTING for form in (verb, _singular(verb))}
-_ASKED = regex.compile(rf"^{_SUBJECT} (?:also )?(?P<verb>{_alternation(list(ASKED_AS))}) \S")
-_COUNTED = regex.compile(
-    rf"^{_SUBJECT} (?:also )?(?P<verb>has|{_alternation(list(COUNTING))}) "
-    r"(?:over |about |around |up to |more than |at least |nearly )?"
+#: a count of things, perhaps approximate ("over 150 different plugins", "up to 15 items")
+_COUNT = (
+    r"(?:over |about |around |up to |at most |more than |at least |nearly |only )?"
     rf"{_NUMBER} (?:different |distinct |separate )?(?P<noun>[a-z]{{3,}}s)\b"
 )
+
+
+def _subject_then(predicate: str) -> regex.Pattern[str]:
+    """A sentence that opens with its subject, then ``predicate`` (a pattern)."""
+    return regex.compile(rf"^{_SUBJECT} {predicate}")
+
+
+#: a verb a feature is asked by ("fastgrid supports ..."): asked "What does fastgrid support?"
+_ASKED = _subject_then(rf"(?:also )?(?P<verb>{_alternation(list(ASKED_AS))}) \S")
+#: a count a subject has ("fastgrid offers 12 themes"): asked "How many themes does ... offer?"
+_COUNTED = _subject_then(rf"(?:also )?(?P<verb>has|{_alternation(list(COUNTING))}) {_COUNT}")
 #: a count a modal allows ("Members may borrow up to 15 items"): asked "How many items may ...?"
-_MAY_COUNT = regex.compile(
-    rf"^{_SUBJECT} (?P<modal>may|can|must) (?P<verb>[a-z]{{3,}}) (?:up to |at most |at least |only )?"
-    rf"{_NUMBER} (?P<noun>[a-z]{{3,}}s)\b"
-)
+_MAY_COUNT = _subject_then(rf"(?P<modal>may|can|must) (?P<verb>[a-z]{{3,}}) {_COUNT}")
 #: an event in a year ("The library opened in 1962"): asked "When did ...?"
-_IN_A_YEAR = regex.compile(rf"^{_SUBJECT} (?P<verb>[a-z]{{3,}}ed|began|moved) in (?:19|20)\d\d\b")
-_COPULA = regex.compile(rf"^{_SUBJECT} (?P<be>is|are|was|were) (?P<not>not )?(?P<rest>.+)$")
-_TAKES = regex.compile(
-    rf"^{_SUBJECT} (?P<verb>takes?) (?:about |around |over |under |up to |less than |more than |nearly )?"
+_IN_A_YEAR = _subject_then(r"(?P<verb>[a-z]{3,}ed|began|moved) in (?:19|20)\d\d\b")
+#: a subject and what it is ("fastgrid is a table library", "Its tables are not sorted")
+_COPULA = _subject_then(r"(?P<be>is|are|was|were) (?P<not>not )?(?P<rest>.+)$")
+#: how long a subject takes ("A full build takes about ten minutes"): asked "How long does ...?"
+_TAKES = _subject_then(
+    r"(?P<verb>takes?) (?:about |around |over |under |up to |less than |more than |nearly )?"
     r"(?:\d[\d,.]*|an?|one|two|three|four|five|ten|a few) "
     r"(?:milliseconds?|ms|seconds?|minutes?|hours?|days?|weeks?)\b"
 )
@@ -110,9 +119,7 @@ _EXPLETIVE = regex.compile(
 #: a character of a plain clause: no comma, colon, bracket, question or line break
 _PLAIN = r"[^,;:()\[\]!?\n]"
 _THERE_ARE = regex.compile(
-    r"^There (?P<be>are|were) (?:over |about |around |more than |at least |nearly )?"
-    rf"{_NUMBER} (?:different |distinct |separate )?(?P<noun>[a-z]{{3,}}s)\b"
-    rf"(?:(?P<where> (?:in|per|for) {_PLAIN}{{3,60}})(?:,|$)|[ ,]|$)"
+    rf"^There (?P<be>are|were) {_COUNT}(?:(?P<where> (?:in|per|for) {_PLAIN}{{3,60}})(?:,|$)|[ ,]|$)"
 )
 #: a label a sentence opens with, no part of what it says ("``target``: The values ...", "Note: ...")
 _LABEL = regex.compile(r"^(?:`{1,2}[^`]{1,40}`{1,2}|\*\*[^*]{1,40}\*\*|[A-Z][a-z]{1,15}):\s+(?=\p{Lu}|`)")
@@ -141,7 +148,7 @@ _PLAIN_PREDICATE = regex.compile(rf"{_PLAIN}{{2,90}}")
 
 def _after_auxiliary(auxiliary: str) -> regex.Pattern[str]:
     """A sentence of a subject, an auxiliary (``auxiliary``, a pattern) and one plain clause."""
-    return regex.compile(rf"^{_SUBJECT} {auxiliary} (?P<rest>[a-z]{_PLAIN}{{2,90}}?){_END}")
+    return _subject_then(rf"{auxiliary} (?P<rest>[a-z]{_PLAIN}{{2,90}}?){_END}")
 
 
 _CAN = _after_auxiliary(r"(?:can(?:not| not)?|can't)")
