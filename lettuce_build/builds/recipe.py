@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from lettuce_build.builds.options import BuildOptions
 from lettuce_build.core.errors import RecipeError
-from lettuce_build.core.flags import NO_FLAG, flag, flag_of
+from lettuce_build.core.flags import NO_FLAG, checked, flag
 from lettuce_build.core.leaks import public_url
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE
 from lettuce_build.llm.embedded import DEFAULT_MODEL
@@ -87,19 +87,8 @@ class Recipe(BuildOptions, EndpointSettings):
 
     @classmethod
     def checked(cls, settings: dict[str, Any]) -> Recipe:
-        """A recipe from settings given by a person (flags, keywords): a value that does not fit
-        is a `RecipeError` naming its option and what was expected, not a validation dump."""
-        try:
-            return cls.model_validate(settings)
-        except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
-            named = flag_of(cls, where.split(".")[0]) if where else "the settings"
-            detail = f" ({where})" if "." in where else ""
-            message = first["msg"].removeprefix("Value error, ")  # pydantic's, before a validator's own
-            if not where:  # a rule over several settings: its message names them
-                raise RecipeError(message) from err
-            raise RecipeError(f"{named}{detail}: {message}, got {first.get('input')!r}") from err
+        """A recipe from settings given by a person (flags, keywords); see `flags.checked`."""
+        return checked(cls, settings)
 
     def make_backend(self) -> Backend:
         """The recipe's model; how it is run (here, or on a Ray pool) is the plan's (`ray_pool`)."""

@@ -23,7 +23,6 @@ from lettuce_build.cli.options import PRICE, Decorator, FloatRange, combined, fo
 from lettuce_build.cli.recipe_flags import JsonObject, column_map, stage_sampling
 from lettuce_build.core.flags import flag_form, flag_names
 from lettuce_build.llm.settings import EndpointSettings
-from lettuce_build.sources.base import ItemOptions
 
 
 def _bare(annotation: Any) -> Any:
@@ -71,6 +70,8 @@ def _kind(field: FieldInfo) -> dict[str, Any]:
         return {"type": folder(exists)}
     if origin is tuple and args == (float, float):
         return {"type": PRICE}
+    if origin is list and args == (Path,):
+        return {"multiple": True, "type": folder(bool(form.get("exists")))}
     if origin is list:
         return {"multiple": True}
     if origin is dict and args == (str, str):
@@ -133,7 +134,3 @@ def endpoint_options(prefix: str = "") -> Decorator:
         field_option("api_key_env", fields["api_key_env"], prefix=prefix),
         *(field_option(name, fields[name]) for name in chosen),
     )
-
-
-#: where repositories are cloned from (the code source, squeez, the sift)
-REPO_URL = field_option("repo_url", ItemOptions.model_fields["repo_url"])

@@ -6,9 +6,12 @@ from pathlib import Path
 
 import click
 
-from lettuce_build.cli.fields import REPO_URL, endpoint_options
-from lettuce_build.cli.options import count, folder, instances_option
-from lettuce_build.squeez import DEFAULT_WORKERS
+from lettuce_build.cli.fields import endpoint_options, model_options
+from lettuce_build.cli.options import folder, instances_option
+from lettuce_build.squeez.options import SqueezOptions
+
+#: the squeez options a user reaches for first lead its help; the others follow as declared
+SQUEEZ_FIRST = ("repo_url", "workers", "limit", "seed", "allow_network")
 
 
 @click.command()
@@ -97,58 +100,15 @@ def sift(
 @click.argument("more_phases", nargs=-1, type=click.IntRange(1, 8))
 @click.option("--out", "--output-dir", "output_dir", required=True, type=folder(), help="The phases' folder.")
 @instances_option("Phase 1 input: a local .jsonl/.parquet of SWE-bench instances or a Hub dataset id.")
-@REPO_URL
-@count("--workers", "Parallel clones and instances in phase 2 and 4.", default=DEFAULT_WORKERS)
+@model_options(SqueezOptions, first=SQUEEZ_FIRST)
 @click.option("--teacher-model", help="Phase 6 teacher; without it the auto-labels are the gold spans.")
 @click.option("--teacher-base-url", help="OpenAI-compatible endpoint of the teacher; without it, local vLLM.")
 @endpoint_options("teacher-")
-@count("--limit", "Phase 1: keep the first N instances.")
-@click.option("--seed", default=0, show_default=True, help="Seeds tool-call generation and teacher sampling.")
-@click.option(
-    "--allow-network", is_flag=True, help="Run curl calls (with network); otherwise they are skipped."
-)
-@click.option(
-    "--python",
-    "python",
-    help="Phase 4 environments: the Python version (3.9) or interpreter path to use instead of "
-    "the swebench spec's.",
-)
-@click.option(
-    "--find-links",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Phase 4 environments: a local folder of wheels to install from (repeatable).",
-)
-@click.option(
-    "--offline",
-    is_flag=True,
-    help="Phase 4 environments: install only from --find-links, never from the package index.",
-)
-@click.option(
-    "--index-url",
-    help="Phase 4 environments: the package index to install from instead of PyPI (a mirror).",
-)
-@click.option(
-    "--max-decoy-share",
-    type=click.FloatRange(0.0, 1.0, max_open=True),
-    default=0.10,
-    show_default=True,
-    help="Phase 7: decoy files (read_file of a file the fix does not touch, all lines irrelevant) "
-    "make up at most this share of the rows.",
-)
-@click.option(
-    "--shard",
-    metavar="I/N",
-    help="Phase 1 keeps shard I of N (0-based) of the instances; run phases 1-6 per shard, then "
-    "`lettuce-build merge` joins the shards and runs 5, 7 and 8 over all of them.",
-)
 def squeez(
     first_phase: int,
     more_phases: tuple[int, ...],
     output_dir: Path,
     instances: str,
-    repo_url: str,
-    workers: int,
     teacher_model: str | None,
     teacher_base_url: str | None,
     teacher_api_key_env: str,
@@ -157,24 +117,16 @@ def squeez(
     max_retries: int,
     rpm: int | None,
     tpm: int | None,
-    limit: int | None,
-    seed: int,
-    allow_network: bool,
-    python: str | None,
-    find_links: tuple[Path, ...],
-    offline: bool,
-    index_url: str | None,
-    max_decoy_share: float,
-    shard: str | None,
+    **settings: object,
 ) -> None:
     """Build the squeez tool-output dataset from SWE-bench repositories (phases 1-8)."""
     from lettuce_build.builds.folder import BuildDir
-    from lettuce_build.builds.shards import Shard
+    from lettuce_build.core.flags import checked
     from lettuce_build.llm.factory import make_backend
     from lettuce_build.llm.settings import EndpointSettings
-    from lettuce_build.squeez.env_specs import EnvOptions
     from lettuce_build.squeez.pipeline import Squeez
 
+    options = checked(SqueezOptions, settings)
     teacher = None
     if teacher_model is not None:
         kind = "vllm" if teacher_base_url is None else "openai"
@@ -188,20 +140,7 @@ def squeez(
             tpm=tpm,
         )
         teacher = make_backend(kind, teacher_model, endpoint=endpoint)
-    pipeline = Squeez(
-        output_dir,
-        url_template=repo_url,
-        workers=workers,
-        seed=seed,
-        allow_network=allow_network,
-        env_options=EnvOptions(
-            python=python, find_links=[p.resolve() for p in find_links], offline=offline, index_url=index_url
-        ),
-        max_decoy_share=max_decoy_share,
-        shard=Shard.parse(shard) if shard else None,
-    )
+    pipeline = Squeez(output_dir, options)
     with BuildDir(output_dir).lock():
-        for message in pipeline.run(
-            [first_phase, *more_phases], instances=instances, limit=limit, teacher=teacher
-        ):
+        for message in pipeline.run([first_phase, *more_phases], instances=instances, teacher=teacher):
             click.echo(message)

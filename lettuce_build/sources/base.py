@@ -32,7 +32,7 @@ from lettuce_build.engine.stage import CheckStage, Stage
 from lettuce_build.stages.answers import AnswerMode
 from lettuce_build.stages.code_edits import DEFAULT_STRUCT_RATIO
 from lettuce_build.stages.prose_edits import EditMode
-from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE
+from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE, RepoUrl
 
 log = logging.getLogger("lettuce_build")
 #: skipped inputs named on the terminal (the build log names every one; the summary counts them)
@@ -132,9 +132,7 @@ class ItemOptions(BaseModel):
     language: str = "en"
     """The language the build writes in (ISO 639-1): questions, answers and edits are asked in it, its
     sentences cut by its rules, its rows marked with it; the config of multilingual sources."""
-    repo_url: str = DEFAULT_URL_TEMPLATE
-    """Where repositories are cloned from (the code source, squeez, the sift): a URL template ({repo}
-    = owner/name, also {owner}, {name}); a local path or file:// works too."""
+    repo_url: RepoUrl = DEFAULT_URL_TEMPLATE
     struct_ratio: float = Field(default=DEFAULT_STRUCT_RATIO, ge=0.0, le=1.0)
     """code: share of injected items whose error is structural (an API that does not exist); the rest
     are intent errors (a wrong implementation, an unrequested change)."""

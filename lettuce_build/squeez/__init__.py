@@ -6,6 +6,3 @@ Eight phases, each reading the previous phase's output from the output folder:
 
 Imports core, llm, swebench, engine and builds (the build folder, shards, outputs).
 """
-
-#: parallel clones and instances in phases 2 and 4 (the pipeline's and the command line's)
-DEFAULT_WORKERS = 2

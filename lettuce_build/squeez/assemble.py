@@ -44,10 +44,6 @@ SQUEEZ_FEATURES = Features(
 )
 
 
-#: the most of a split's rows that may be decoys (tool output that holds no relevant line)
-DEFAULT_MAX_DECOY_SHARE = 0.10
-
-
 class Selection(BaseModel):
     """What phase 7 assembled: where each row's gold came from and how many decoys stayed."""
 

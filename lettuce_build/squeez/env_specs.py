@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
+from lettuce_build.core.flags import flag
 from lettuce_build.core.paths import safe_name
 from lettuce_build.swebench.repos import repo_slug
 
@@ -28,14 +29,20 @@ _TAG_VERSION = re.compile(r"(\d+)\.(\d+)")
 
 
 class EnvOptions(BaseModel):
-    """How environments are built: ``python`` overrides the spec's (a version or a path);
-    ``find_links`` are local wheel folders; ``offline`` installs from them alone; ``index_url``
-    replaces PyPI (reached through the sandbox's user-mode network, like PyPI)."""
+    """How phase 4 builds a repository's environment (the package index is reached through the
+    sandbox's user-mode network)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
 
     python: str | None = None
-    find_links: list[Path] = []
+    """Phase 4 environments: the Python version (3.9) or interpreter path to use instead of the
+    swebench spec's."""
+    find_links: list[Path] = Field(default_factory=list, json_schema_extra=flag(exists=True))
+    """Phase 4 environments: a local folder of wheels to install from (repeatable)."""
     offline: bool = False
+    """Phase 4 environments: install only from --find-links, never from the package index."""
     index_url: str | None = None
+    """Phase 4 environments: the package index to install from instead of PyPI (a mirror)."""
 
 
 class EnvSpec(BaseModel):

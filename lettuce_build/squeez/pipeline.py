@@ -34,7 +34,6 @@ from tqdm import tqdm
 
 from lettuce_build.builds.folder import BuildDir, Manifest
 from lettuce_build.builds.output import write_output
-from lettuce_build.builds.shards import Shard
 from lettuce_build.builds.stage_loop import open_stage_loop
 from lettuce_build.core import interrupts, seeding
 from lettuce_build.core.errors import PhaseError
@@ -42,9 +41,7 @@ from lettuce_build.core.paths import safe_name
 from lettuce_build.core.schema import SPLITS
 from lettuce_build.core.tables import read_jsonl, write_atomic, write_jsonl
 from lettuce_build.llm.protocol import Backend
-from lettuce_build.squeez import DEFAULT_WORKERS
 from lettuce_build.squeez.assemble import (
-    DEFAULT_MAX_DECOY_SHARE,
     SQUEEZ_FEATURES,
     Selection,
     build_row,
@@ -52,17 +49,17 @@ from lettuce_build.squeez.assemble import (
     spans_from_indices,
 )
 from lettuce_build.squeez.distill import Distilled, DistillStage
-from lettuce_build.squeez.env_specs import EnvOptions
 from lettuce_build.squeez.environments import Environments, recorded_statuses
 from lettuce_build.squeez.execute import Executor, ToolResult
 from lettuce_build.squeez.instances import SqueezInstance, load_instances
 from lettuce_build.squeez.labels import Labelled, label, output_lines
+from lettuce_build.squeez.options import SqueezOptions
 from lettuce_build.squeez.report import ValidationReport, execution_summary, validate_rows
 from lettuce_build.squeez.sandbox import Isolation, Sandbox, detect_isolation
 from lettuce_build.squeez.shard_record import SqueezShard, write_shard
 from lettuce_build.squeez.toolcalls import ToolCall, generate_tool_calls
 from lettuce_build.swebench.patches import parse_patch
-from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE, RepoManager, RepoStatus
+from lettuce_build.swebench.repos import RepoManager, RepoStatus
 
 
 def _read_jsonl(path: Path, phase: int) -> list[dict[str, Any]]:
@@ -72,39 +69,22 @@ def _read_jsonl(path: Path, phase: int) -> list[dict[str, Any]]:
 
 
 class Squeez:
-    def __init__(
-        self,
-        out: Path,
-        *,
-        url_template: str = DEFAULT_URL_TEMPLATE,
-        workers: int = DEFAULT_WORKERS,
-        seed: int = 0,
-        allow_network: bool = False,
-        env_options: EnvOptions | None = None,
-        max_decoy_share: float = DEFAULT_MAX_DECOY_SHARE,
-        shard: Shard | None = None,
-    ) -> None:
+    """The eight phases over one folder, with the run's settings."""
+
+    def __init__(self, out: Path, options: SqueezOptions | None = None) -> None:
         self.out = out
-        #: phase 1 keeps only this shard's instances (see squeez/shards.py)
-        self.shard = shard
-        self.max_decoy_share = max_decoy_share
-        self.env_options = env_options or EnvOptions()
-        self.repos = RepoManager(out, url_template)
-        self.workers = max(1, workers)
-        self.seed = seed
-        self.allow_network = allow_network
+        self.options = options or SqueezOptions()
+        self.repos = RepoManager(out, self.options.repo_url)
         out.mkdir(parents=True, exist_ok=True)
 
-    def run(
-        self, phases: Sequence[int], *, instances: str, limit: int | None, teacher: Backend | None
-    ) -> Iterator[str]:
+    def run(self, phases: Sequence[int], *, instances: str, teacher: Backend | None) -> Iterator[str]:
         """Run phases in the order given, yielding each one's summary line.
 
         Phase 8 raises `PhaseError` after its report when the report fails.
         """
         for phase in phases:
             if phase == 1:
-                yield self.phase1(instances, limit)
+                yield self.phase1(instances)
             elif phase == 6:
                 yield self.phase6(teacher)
             elif phase == 8:
@@ -122,25 +102,30 @@ class Squeez:
     def instances(self) -> list[SqueezInstance]:
         return [SqueezInstance.model_validate(r) for r in _read_jsonl(self.out / "phase1_instances.jsonl", 1)]
 
-    def phase1(self, source: str, limit: int | None = None) -> str:
-        instances = load_instances(source, limit)
-        if self.shard is not None:
-            held = [(p, i) for p, i in enumerate(instances) if self.shard.holds(i.instance_id)]
+    def phase1(self, source: str) -> str:
+        options = self.options
+        instances = load_instances(source, options.limit)
+        if (shard := options.shard) is not None:
+            held = [(p, i) for p, i in enumerate(instances) if shard.holds(i.instance_id)]
             record = SqueezShard(
-                shard=self.shard,
+                shard=shard,
                 total=len(instances),
                 positions={i.instance_id: p for p, i in held},
-                settings={"seed": self.seed, "max_decoy_share": self.max_decoy_share, "limit": limit},
+                settings={
+                    "seed": options.seed,
+                    "max_decoy_share": options.max_decoy_share,
+                    "limit": options.limit,
+                },
             )
             write_shard(self.out, record)
             write_jsonl(self.out / "phase1_instances.jsonl", [i for _, i in held])
-            return f"phase 1: shard {self.shard}: {len(held)} of {len(instances)} instances from {source}"
+            return f"phase 1: shard {shard}: {len(held)} of {len(instances)} instances from {source}"
         write_jsonl(self.out / "phase1_instances.jsonl", instances)
         return f"phase 1: {len(instances)} instances from {source}"
 
     def phase2(self) -> str:
         repos = sorted({i.repo for i in self.instances()})
-        with ThreadPoolExecutor(self.workers) as pool:
+        with ThreadPoolExecutor(self.options.workers) as pool:
             statuses = list(tqdm(pool.map(self.repos.clone, repos), total=len(repos), desc="phase 2 clone"))
         write_atomic(self.out / "phase2_repos.json", json.dumps([s.model_dump() for s in statuses], indent=2))
         failed = [f"{s.repo} ({s.reason})" for s in statuses if not s.ok]
@@ -167,7 +152,7 @@ class Squeez:
             if not self.repos.has_commit(instance.repo, instance.base_commit):
                 skipped["base commit not in repository"] += 1
                 continue
-            calls.extend(generate_tool_calls(instance, self.seed, bare))
+            calls.extend(generate_tool_calls(instance, self.options.seed, bare))
         write_jsonl(self.out / "phase3_tool_calls.jsonl", calls)
         counts = Counter(c.tool_type for c in calls)
         return f"phase 3: {len(calls)} tool calls {dict(counts)}" + (
@@ -185,12 +170,12 @@ class Squeez:
         isolation = detect_isolation()
         write_atomic(self.out / "phase4_isolation.json", isolation.model_dump_json())
         environments = Environments(
-            self.out / "envs", Sandbox(isolation, self.repos.root / "sandbox"), self.env_options
+            self.out / "envs", Sandbox(isolation, self.repos.root / "sandbox"), self.options
         )
         executor = Executor(
             self.repos,
             isolation,
-            allow_network=self.allow_network,
+            allow_network=self.options.allow_network,
             instances={i.instance_id: i for i in self.instances()},
             environments=environments,
         )
@@ -205,7 +190,7 @@ class Squeez:
             write_jsonl(folder / f"{safe_name(instance_id)}.jsonl", results)  # atomic: the instance is done
             return len(results)
 
-        with ThreadPoolExecutor(self.workers) as pool:
+        with ThreadPoolExecutor(self.options.workers) as pool:
             futures = [pool.submit(run_instance, i) for i in todo]
             for future in tqdm(as_completed(futures), total=len(futures), desc="phase 4 execute"):
                 future.result()
@@ -213,7 +198,7 @@ class Squeez:
         failed = [f"{e.key} ({e.reason})" for e in envs if not e.ok]
         return (
             f"phase 4: ran {len(todo)} instances ({len(by_instance) - len(todo)} already done) "
-            f"with {self.workers} worker(s); isolation: {isolation.note}; "
+            f"with {self.options.workers} worker(s); isolation: {isolation.note}; "
             f"environments: {len(envs) - len(failed)} of {len(envs)} ready"
             + (f"; failed: {'; '.join(failed)}" if failed else "")
         )
@@ -269,8 +254,8 @@ class Squeez:
             for r in records
         ]
         build = BuildDir(self.out)
-        manifest = Manifest(source="squeez", backend=teacher.info(), seed=self.seed)
-        with open_stage_loop(build, manifest, teacher, self.seed) as loop:
+        manifest = Manifest(source="squeez", backend=teacher.info(), seed=self.options.seed)
+        with open_stage_loop(build, manifest, teacher, self.options.seed) as loop:
             result = loop.run([DistillStage()], Dataset.from_list(items))
         manifest.status = "finished"
         build.write_manifest(manifest)
@@ -304,8 +289,9 @@ class Squeez:
                 no_gold += 1
                 continue
             rows.append(build_row(record, output_lines(record.result.output), gold, source, auto))
-        cap = decoy_cap(len(rows), self.max_decoy_share)
-        seeding.rng("decoys", self.seed).shuffle(decoys)  # which decoys stay is seeded, never file order
+        cap = decoy_cap(len(rows), self.options.max_decoy_share)
+        # which decoys stay is seeded, never file order
+        seeding.rng("decoys", self.options.seed).shuffle(decoys)
         for record in sorted(decoys[:cap], key=lambda r: (r.result.instance_id, r.result.command)):
             rows.append(build_row(record, output_lines(record.result.output), [], "decoy", []))
         selection = Selection(
@@ -314,7 +300,7 @@ class Squeez:
             without_gold=no_gold,
             decoys_available=len(decoys),
             decoys_kept=min(cap, len(decoys)),
-            max_decoy_share=self.max_decoy_share,
+            max_decoy_share=self.options.max_decoy_share,
         )
         write_atomic(self.out / "phase7_selection.json", selection.model_dump_json(indent=2))
         by_split = {s: [r for r in rows if r["split"] == s] for s in SPLITS}

@@ -22,6 +22,7 @@ from lettuce_build.core.errors import ShardError
 from lettuce_build.core.paths import safe_name
 from lettuce_build.core.tables import read_jsonl, write_atomic, write_jsonl
 from lettuce_build.llm.cache import CACHE_FILE, RequestCache
+from lettuce_build.squeez.options import SqueezOptions
 from lettuce_build.squeez.pipeline import Squeez
 from lettuce_build.squeez.shard_record import SqueezShard, read_shard
 
@@ -69,10 +70,10 @@ def merge_squeez(folders: Sequence[Path], out: Path) -> Iterator[str]:
                     cache.absorb(folder / CACHE_FILE)
                 finally:
                     cache.close()
-        squeez = Squeez(out, seed=settings["seed"], max_decoy_share=settings["max_decoy_share"])
+        squeez = Squeez(out, SqueezOptions.model_validate(settings))  # the settings phase 1 recorded
         yield f"merged {len(folders)} shards: {len(position)} instances"
         # phase 8 raises after its report when the report fails, as in a single run
-        yield from squeez.run([5, 7, 8], instances="", limit=None, teacher=None)
+        yield from squeez.run([5, 7, 8], instances="", teacher=None)
 
 
 def _check(records: dict[Path, SqueezShard]) -> dict[str, Any]:

@@ -16,14 +16,23 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Annotated
 
 import git
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from lettuce_build.core.errors import RepoError
 from lettuce_build.core.paths import safe_name
 
 DEFAULT_URL_TEMPLATE = "https://github.com/{repo}.git"
+#: the setting of where repositories are cloned from, which builds and squeez runs both take
+RepoUrl = Annotated[
+    str,
+    Field(
+        description="Where repositories are cloned from (the code source, squeez, the sift): a URL "
+        "template ({repo} = owner/name, also {owner}, {name}); a local path or file:// works too."
+    ),
+]
 
 
 class RepoStatus(BaseModel):

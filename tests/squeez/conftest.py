@@ -2,8 +2,8 @@
 
 import pytest
 
-from lettuce_build.squeez.env_specs import EnvOptions
 from lettuce_build.squeez.environments import Environments, EnvStatus
+from lettuce_build.squeez.options import SqueezOptions
 from lettuce_build.squeez.sandbox import Sandbox, detect_isolation
 
 from ..support.gitrepos import write_instances
@@ -24,7 +24,7 @@ def offline_wheels(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def offline_options(offline_wheels):
-    return EnvOptions(offline=True, find_links=[offline_wheels])
+    return SqueezOptions(offline=True, find_links=[offline_wheels])
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ from lettuce_build.squeez.env_specs import (
     tag_version,
 )
 from lettuce_build.squeez.environments import apply_overlay
+from lettuce_build.squeez.options import SqueezOptions
 from lettuce_build.squeez.pipeline import Squeez
 from lettuce_build.squeez.sandbox import detect_isolation
 from lettuce_build.swebench.repos import RepoManager
@@ -109,7 +110,7 @@ def gauges_world(tmp_path, offline_wheels):
     instances = tmp_path / "instances.jsonl"
     instances.write_text(json.dumps(instance) + "\n")
     make_wheel(tmp_path / "deps", "tinyunits", "1.0", TINYUNITS)
-    options = EnvOptions(offline=True, find_links=[offline_wheels, tmp_path / "deps"])
+    options = SqueezOptions(offline=True, find_links=[offline_wheels, tmp_path / "deps"])
     return instances, f"file://{tmp_path}/src/{{repo}}", options
 
 
@@ -120,7 +121,7 @@ def results_by_type(squeez):
 @needs_bwrap
 def test_a_src_layout_package_runs_its_own_code_and_tests_on_its_environment(tmp_path, offline_wheels):
     instances, template, options = gauges_world(tmp_path, offline_wheels)
-    squeez = Squeez(tmp_path / "out", url_template=template, seed=0, env_options=options)
+    squeez = Squeez(tmp_path / "out", options.model_copy(update={"repo_url": template, "seed": 0}))
     squeez.phase1(str(instances))
     squeez.phase2()
     squeez.phase3()
@@ -145,7 +146,7 @@ def test_environments_are_built_once_and_shared(tmp_path, offline_wheels):
     second["instance_id"] = "acme__gauges-2"
     with instances.open("a") as handle:
         handle.write(json.dumps(second) + "\n")
-    squeez = Squeez(tmp_path / "out", url_template=template, seed=0, env_options=options)
+    squeez = Squeez(tmp_path / "out", options.model_copy(update={"repo_url": template, "seed": 0}))
     squeez.phase1(str(instances))
     squeez.phase2()
     squeez.phase3()
@@ -161,8 +162,10 @@ def test_an_environment_that_cannot_build_skips_its_calls_with_the_reason(tmp_pa
     # the dependency's wheel is missing: offline, the repository's install cannot resolve it, and
     # neither can the pins an unusable --python asks for
     instances, template, _ = gauges_world(tmp_path, offline_wheels)
-    options = EnvOptions(offline=True, find_links=[offline_wheels], python=str(tmp_path / "no" / "python3"))
-    squeez = Squeez(tmp_path / "out", url_template=template, seed=0, env_options=options)
+    options = SqueezOptions(
+        offline=True, find_links=[offline_wheels], python=str(tmp_path / "no" / "python3")
+    )
+    squeez = Squeez(tmp_path / "out", options.model_copy(update={"repo_url": template, "seed": 0}))
     squeez.phase1(str(instances))
     squeez.phase2()
     squeez.phase3()

@@ -74,7 +74,7 @@ def test_phases_1_to_5_7_8_over_local_repositories(tmp_path, fixture_repos, offl
 
 def test_every_generated_call_is_executed_or_skipped_with_a_reason(tmp_path, fixture_repos, offline_options):
     instances, template = fixture_repos
-    squeez = Squeez(tmp_path / "out", url_template=template, seed=1, env_options=offline_options)
+    squeez = Squeez(tmp_path / "out", offline_options.model_copy(update={"repo_url": template, "seed": 1}))
     squeez.phase1(str(instances))
     squeez.phase2()
     squeez.phase3()
@@ -87,7 +87,7 @@ def test_every_generated_call_is_executed_or_skipped_with_a_reason(tmp_path, fix
 
 def test_phase_4_resumes_per_instance(tmp_path, fixture_repos, offline_options):
     instances, template = fixture_repos
-    squeez = Squeez(tmp_path / "out", url_template=template, seed=1, env_options=offline_options)
+    squeez = Squeez(tmp_path / "out", offline_options.model_copy(update={"repo_url": template, "seed": 1}))
     squeez.phase1(str(instances))
     squeez.phase2()
     squeez.phase3()
@@ -105,7 +105,7 @@ def test_a_phase_without_its_input_says_which_phase_to_run(tmp_path):
 
 
 def through_phase_5(tmp_path, instances, template, offline_options) -> Squeez:
-    squeez = Squeez(tmp_path / "out", url_template=template, seed=3, env_options=offline_options)
+    squeez = Squeez(tmp_path / "out", offline_options.model_copy(update={"repo_url": template, "seed": 3}))
     squeez.phase1(str(instances))
     for phase in (squeez.phase2, squeez.phase3, squeez.phase4, squeez.phase5):
         phase()

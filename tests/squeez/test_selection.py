@@ -4,6 +4,7 @@ decoy cap. (Phase 4's results are written as phase 4 writes them.)"""
 import json
 
 from lettuce_build.squeez.execute import ToolResult, number_lines
+from lettuce_build.squeez.options import SqueezOptions
 from lettuce_build.squeez.pipeline import Squeez
 
 from ..support.scripted import ScriptedBackend
@@ -28,7 +29,7 @@ def recorded(tmp_path, results, seed=0) -> Squeez:
     }
     (out / "phase1_instances.jsonl").write_text(json.dumps(instance) + "\n")
     (out / "phase4" / "acme__pkg-1.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in results))
-    return Squeez(out, seed=seed)
+    return Squeez(out, SqueezOptions(seed=seed))
 
 
 def read_file(n, target="pkg/core.py", is_patch_file=True):

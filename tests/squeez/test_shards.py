@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from lettuce_build.builds.shards import Shard
 from lettuce_build.cli import main
 from lettuce_build.core.errors import ShardError
+from lettuce_build.squeez.options import SqueezOptions
 from lettuce_build.squeez.pipeline import Squeez
 from lettuce_build.squeez.shards import merge_squeez
 
@@ -22,7 +23,7 @@ STABLE_TOOLS = {"read_file", "grep", "git_log", "git_blame", "git_diff", "ls", "
 
 
 def run(out, instances, template, offline_options, shard=None, phases=(1, 2, 3, 4, 5, 6)):
-    squeez = Squeez(out, url_template=template, seed=3, env_options=offline_options, shard=shard)
+    squeez = Squeez(out, offline_options.model_copy(update={"repo_url": template, "seed": 3, "shard": shard}))
     for phase in phases:
         if phase == 1:
             squeez.phase1(str(instances))
@@ -67,11 +68,11 @@ def test_two_shards_merged_give_the_single_run_s_rows(tmp_path, fixture_repos, o
 
 def test_squeez_merge_refuses_a_missing_shard_and_other_settings(tmp_path, fixture_repos, offline_options):
     instances, template = fixture_repos
-    first = Squeez(tmp_path / "a", url_template=template, seed=3, shard=Shard(index=0, count=2))
+    first = Squeez(tmp_path / "a", SqueezOptions(repo_url=template, seed=3, shard=Shard(index=0, count=2)))
     first.phase1(str(instances))
     with pytest.raises(ShardError, match=r"shard\(s\) 1/2 missing"):
         list(merge_squeez([tmp_path / "a"], tmp_path / "merged"))
-    other = Squeez(tmp_path / "b", url_template=template, seed=4, shard=Shard(index=1, count=2))
+    other = Squeez(tmp_path / "b", SqueezOptions(repo_url=template, seed=4, shard=Shard(index=1, count=2)))
     other.phase1(str(instances))
     with pytest.raises(ShardError, match=r"b: seed is 4, .*a has 3"):
         list(merge_squeez([tmp_path / "a", tmp_path / "b"], tmp_path / "merged"))
