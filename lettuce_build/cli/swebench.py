@@ -8,6 +8,7 @@ import click
 
 from lettuce_build.cli.fields import endpoint_options, model_options
 from lettuce_build.cli.options import folder, instances_option
+from lettuce_build.sift.options import SiftOptions
 from lettuce_build.squeez.options import SqueezOptions
 
 #: the squeez options a user reaches for first lead its help; the others follow as declared
@@ -16,77 +17,42 @@ SQUEEZ_FIRST = ("repo_url", "workers", "limit", "seed", "allow_network")
 
 @click.command()
 @instances_option("SWE-bench tasks: a local .jsonl/.parquet file or a Hub dataset id (test split).")
-@click.option(
-    "--verified",
-    default="princeton-nlp/SWE-bench_Verified",
-    show_default=True,
-    help="SWE-bench Verified, to flag candidates in it: a local file or a Hub dataset id.",
-)
-@click.option("--no-verified", is_flag=True, help="Do not look up SWE-bench Verified membership.")
-@click.option(
-    "--preset",
-    type=click.Choice(["v1", "v2", "v3"]),
-    default="v2",
-    show_default=True,
-    help="Pattern set; v2 reproduces the published stage 1, v3 fixes its defects.",
-)
-@click.option(
-    "--out",
-    "out_dir",
-    type=folder(),
-    help="Folder for stage1_candidates.json, stage1_funnel.json and the HF dataset.",
-)
-@click.option(
-    "--compare",
-    "compare_with",
-    type=click.Choice(["v1", "v2", "v3"]),
-    help="Also print the candidates this preset adds and drops against another, with reasons.",
-)
-@click.option(
-    "--explain",
-    "explain_id",
-    metavar="INSTANCE_ID",
-    help="Print each added line of one instance's patch that matched, and stop.",
-)
-def sift(
-    instances: str,
-    verified: str,
-    no_verified: bool,
-    preset: str,
-    out_dir: Path | None,
-    compare_with: str | None,
-    explain_id: str | None,
-) -> None:
+@model_options(SiftOptions)
+def sift(instances: str, **settings: object) -> None:
     """Sift SWE-bench for tasks whose gold patch touches security-relevant code (stage 1)."""
+    from lettuce_build.core.flags import checked
     from lettuce_build.sift.presets import load_preset
     from lettuce_build.sift.report import comparison_table, explain, summary_table
     from lettuce_build.sift.stage1 import REQUIRED_COLUMNS, compare, write_sift_outputs
     from lettuce_build.sift.stage1 import sift as run_sift
     from lettuce_build.swebench.instances import load_instance_rows
 
-    pattern_set = load_preset(preset)
+    options = checked(SiftOptions, settings)
+    pattern_set = load_preset(options.preset)
     rows = load_instance_rows(instances, REQUIRED_COLUMNS)
-    if explain_id:
-        row = next((r for r in rows if r["instance_id"] == explain_id), None)
+    if options.explain:
+        row = next((r for r in rows if r["instance_id"] == options.explain), None)
         if row is None:
-            raise click.ClickException(f"{explain_id} is not in {instances}")
-        click.echo(f"{explain_id} ({row['repo']}), preset {preset}")
+            raise click.ClickException(f"{options.explain} is not in {instances}")
+        click.echo(f"{options.explain} ({row['repo']}), preset {options.preset}")
         click.echo(explain(row["patch"], pattern_set, row["repo"]))
         return
-    if out_dir is None:
+    if options.out is None:
         raise click.UsageError("--out is required unless --explain is given")
     verified_ids = None
-    if not no_verified:
-        verified_ids = {r["instance_id"] for r in load_instance_rows(verified, ["instance_id"])}
+    if not options.no_verified:
+        verified_ids = {r["instance_id"] for r in load_instance_rows(options.verified, ["instance_id"])}
     result = run_sift(rows, verified_ids, pattern_set)
-    write_sift_outputs(result, out_dir)
+    write_sift_outputs(result, options.out)
     click.echo(summary_table(result))
     for bad in result.invalid_rows:
         click.echo(f"  skipped row {bad.index} ({bad.instance_id}): {bad.reason}", err=True)
-    if compare_with:
-        other = run_sift(rows, verified_ids, load_preset(compare_with))
-        click.echo(comparison_table(compare(rows, result, other, pattern_set), preset, compare_with))
-    click.echo(f"wrote {out_dir}/stage1_candidates.json, stage1_funnel.json, dataset/ and hub/")
+    if options.compare:
+        other = run_sift(rows, verified_ids, load_preset(options.compare))
+        click.echo(
+            comparison_table(compare(rows, result, other, pattern_set), options.preset, options.compare)
+        )
+    click.echo(f"wrote {options.out}/stage1_candidates.json, stage1_funnel.json, dataset/ and hub/")
 
 
 @click.command()
