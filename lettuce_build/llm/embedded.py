@@ -74,7 +74,7 @@ def _convert(gguf: Path, target: Path) -> None:
 def embedded_model_path(name: str = DEFAULT_MODEL) -> Path:
     """The HF folder of an embedded model, converting it on first use (atomically)."""
     model = EMBEDDED_MODELS[name]
-    package_version = version(model.distribution) if _installed(model.distribution) else "missing"
+    package_version = _installed_version(model.distribution)
     target = cache_root() / "models" / f"{name}-{package_version}"
     if (target / _READY_MARKER).exists():
         return target
@@ -94,12 +94,12 @@ def embedded_model_path(name: str = DEFAULT_MODEL) -> Path:
     return target
 
 
-def _installed(distribution: str) -> bool:
+def _installed_version(distribution: str) -> str:
+    """The version of ``distribution`` installed here ("missing": none is)."""
     try:
-        version(distribution)
+        return version(distribution)
     except PackageNotFoundError:
-        return False
-    return True
+        return "missing"
 
 
 def resolve_model(name: str) -> str:

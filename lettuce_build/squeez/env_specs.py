@@ -127,23 +127,20 @@ def _spec_version(known: Sequence[str], wanted: str | None) -> str | None:
     """The spec key for a version: itself, else the newest known one not above it."""
     if wanted in known:
         return wanted
-    try:
-        parsed = Version(wanted) if wanted else None
-    except InvalidVersion:
-        parsed = None
-    usable = sorted((k for k in known if _parses(k)), key=Version)
+    parsed = _version(wanted) if wanted else None
+    usable = sorted((k for k in known if _version(k)), key=Version)
     if parsed is None:
         return usable[-1] if usable else None
     below = [k for k in usable if Version(k) <= parsed]
     return below[-1] if below else (usable[0] if usable else None)
 
 
-def _parses(version: str) -> bool:
+def _version(text: str) -> Version | None:
+    """``text`` as a version (None: it is not one)."""
     try:
-        Version(version)
+        return Version(text)
     except InvalidVersion:
-        return False
-    return True
+        return None
 
 
 def spec_for(
