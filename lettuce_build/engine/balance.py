@@ -49,8 +49,12 @@ LATER_WAVE_MARGIN = 2.0
 
 
 class SplitRatio(BaseModel):
+    """How one split's hallucinated share was reached."""
+
+    #: the split's items, and how many of them the ratio wants hallucinated
     items: int
     needed: int
+    #: items sent to the injection, those it edited, and those published hallucinated
     offered: int = 0
     succeeded: int = 0
     hallucinated: int = 0
