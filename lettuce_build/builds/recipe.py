@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from lettuce_build.builds.options import BuildOptions
 from lettuce_build.core.errors import RecipeError
-from lettuce_build.core.flags import NO_FLAG, checked, flag
+from lettuce_build.core.flags import NO_FLAG, flag, settings_error
 from lettuce_build.core.leaks import public_url
 from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE
 from lettuce_build.llm.embedded import DEFAULT_MODEL
@@ -87,8 +87,12 @@ class Recipe(BuildOptions, EndpointSettings):
 
     @classmethod
     def checked(cls, settings: dict[str, Any]) -> Recipe:
-        """A recipe from settings given by a person (flags, keywords); see `flags.checked`."""
-        return checked(cls, settings)
+        """A recipe from settings given by a person (flags, keywords); a value that does not fit
+        is one line (`flags.settings_error`)."""
+        try:
+            return cls.model_validate(settings)
+        except ValidationError as err:
+            raise settings_error(cls, err) from err
 
     def make_backend(self) -> Backend:
         """The recipe's model; how it is run (here, or on a Ray pool) is the plan's (`ray_pool`)."""

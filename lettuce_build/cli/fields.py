@@ -12,17 +12,19 @@ from __future__ import annotations
 import types
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import annotated_types
 import click
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from lettuce_build.cli.options import PRICE, Decorator, FloatRange, combined, folder
 from lettuce_build.cli.recipe_flags import JsonObject, column_map, stage_sampling
-from lettuce_build.core.flags import flag_form, flag_names
+from lettuce_build.core.flags import flag_form, flag_names, settings_error
 from lettuce_build.llm.settings import EndpointSettings
+
+Settings = TypeVar("Settings", bound=BaseModel)
 
 
 def _bare(annotation: Any) -> Any:
@@ -106,6 +108,15 @@ def field_option(name: str, field: FieldInfo, *, required: bool = False, prefix:
         help=field.description,
         **kind,
     )
+
+
+def checked(model: type[Settings], settings: dict[str, Any]) -> Settings:
+    """``model`` from a command's options; a value that does not fit is one line
+    (`flags.settings_error`)."""
+    try:
+        return model.model_validate(settings)
+    except ValidationError as err:
+        raise settings_error(model, err) from err
 
 
 def model_options(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from lettuce_build.cli.fields import endpoint_options, model_options
+from lettuce_build.cli.fields import checked, endpoint_options, model_options
 from lettuce_build.cli.options import folder, instances_option
 from lettuce_build.sift.options import SiftOptions
 from lettuce_build.squeez.options import SqueezOptions
@@ -20,7 +20,6 @@ SQUEEZ_FIRST = ("repo_url", "workers", "limit", "seed", "allow_network")
 @model_options(SiftOptions)
 def sift(instances: str, **settings: object) -> None:
     """Sift SWE-bench for tasks whose gold patch touches security-relevant code (stage 1)."""
-    from lettuce_build.core.flags import checked
     from lettuce_build.sift.presets import load_preset
     from lettuce_build.sift.report import comparison_table, explain, summary_table
     from lettuce_build.sift.stage1 import REQUIRED_COLUMNS, compare, write_sift_outputs
@@ -87,7 +86,6 @@ def squeez(
 ) -> None:
     """Build the squeez tool-output dataset from SWE-bench repositories (phases 1-8)."""
     from lettuce_build.builds.folder import BuildDir
-    from lettuce_build.core.flags import checked
     from lettuce_build.llm.factory import make_backend
     from lettuce_build.llm.settings import EndpointSettings
     from lettuce_build.squeez.pipeline import Squeez

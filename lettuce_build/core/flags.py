@@ -11,14 +11,12 @@ error about a setting names its flag.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from lettuce_build.core.errors import RecipeError
-
-Settings = TypeVar("Settings", bound=BaseModel)
 
 #: the key of a field's ``json_schema_extra`` that holds how it shows on the command line
 FLAG_KEY = "cli"
@@ -54,17 +52,15 @@ def flag_of(model: type[BaseModel], name: str) -> str:
     return flag_names(name, field)[0] if field is not None else "--" + name.replace("_", "-")
 
 
-def checked(model: type[Settings], settings: dict[str, Any]) -> Settings:
-    """``model`` from settings given by a person (flags, keywords): a value that does not fit is
-    a `RecipeError` naming its option and what was expected, not a validation dump."""
-    try:
-        return model.model_validate(settings)
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        named = flag_of(model, where.split(".")[0]) if where else "the settings"
-        detail = f" ({where})" if "." in where else ""
-        message = first["msg"].removeprefix("Value error, ")  # pydantic's, before a validator's own
-        if not where:  # a rule over several settings: its message names them
-            raise RecipeError(message) from err
-        raise RecipeError(f"{named}{detail}: {message}, got {first.get('input')!r}") from err
+def settings_error(model: type[BaseModel], err: ValidationError) -> RecipeError:
+    """What a person who gave ``model`` its settings (flags, keywords) is told of a value that
+    does not fit: one line naming its option and what was expected, not a validation dump.
+    (The caller validates: ``model``'s validators belong to its layer, not to this one.)"""
+    first = err.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    named = flag_of(model, where.split(".")[0]) if where else "the settings"
+    detail = f" ({where})" if "." in where else ""
+    message = first["msg"].removeprefix("Value error, ")  # pydantic's, before a validator's own
+    if not where:  # a rule over several settings: its message names them
+        return RecipeError(message)
+    return RecipeError(f"{named}{detail}: {message}, got {first.get('input')!r}")
