@@ -57,21 +57,18 @@ from lettuce_build.stages.prose_words import (
     VERSION_WORDS,
 )
 
-#: the type each rule's edits have
-RULE_TYPES: dict[str, tuple[str, str]] = {
-    "number": (CONTRADICTION, "numerical"),
-    "date": (CONTRADICTION, "temporal"),
-    "version": (CONTRADICTION, "temporal"),
-    "duration": (CONTRADICTION, "temporal"),
-    "ordering": (CONTRADICTION, "temporal"),
-    "entity": (CONTRADICTION, "entity"),
-    "foreign_entity": (FABRICATED_REFERENCE, "entity"),
-    "negation": (CONTRADICTION, "relational"),
-    "comparative": (CONTRADICTION, "relational"),
-    "quantifier": (CONTRADICTION, "value"),
-    "modal": (CONTRADICTION, "value"),
-    "addition": (UNSUPPORTED_ADDITION, "claim"),
+#: the rules whose edits have each type (category, subcategory)
+_RULES_BY_TYPE: dict[tuple[str, str], tuple[str, ...]] = {
+    (CONTRADICTION, "numerical"): ("number",),
+    (CONTRADICTION, "temporal"): ("date", "version", "duration", "ordering"),
+    (CONTRADICTION, "entity"): ("entity",),
+    (FABRICATED_REFERENCE, "entity"): ("foreign_entity",),
+    (CONTRADICTION, "relational"): ("negation", "comparative"),
+    (CONTRADICTION, "value"): ("quantifier", "modal"),
+    (UNSUPPORTED_ADDITION, "claim"): ("addition",),
 }
+#: the type each rule's edits have
+RULE_TYPES = {rule: kind for kind, rules in _RULES_BY_TYPE.items() for rule in rules}
 #: a span and its replacement are at least this long (the span rules' minimum)
 MIN_CHARS = 4
 #: an edit widens by at most this many words to be found where it was made
