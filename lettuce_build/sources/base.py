@@ -87,8 +87,9 @@ class StageSettings(BaseModel):
     #: free: the model writes the answer; extractive: it chooses sentences of the evidence
     answers: AnswerMode = "free"
     #: the error types injection may make (none: every one) and the edits per hallucinated answer
+    #: (bounded where a person gives it: `BuildOptions`)
     error_types: list[str] = Field(default_factory=list)
-    intensity: int = Field(default=1, ge=1, le=3)
+    intensity: int = 1
 
 
 DEFAULT_SETTINGS = StageSettings()
