@@ -111,7 +111,10 @@ BAD_USE = {
         ["squeez", "--phase", "1", "--output-dir", "{t}/file.txt/sq", "--instances", "{t}/nowhere.jsonl"],
         "file.txt",
     ),
-    "squeez: --shard 5/2": (["squeez", "--phase", "1", "--output-dir", "{t}/sq", "--shard", "5/2"], "I/N"),
+    "squeez: --shard 5/2": (
+        ["squeez", "--phase", "1", "--output-dir", "{t}/sq", "--shard", "5/2"],
+        "the index runs from 0 to 1",
+    ),
     "squeez: a later phase before the first": (
         ["squeez", "--phase", "2", "--output-dir", "{t}/sq"],
         "phase 1",

@@ -48,14 +48,6 @@ class Shard(BaseModel):
             raise ValueError(f"shard {self.index}/{self.count}: the index runs from 0 to {self.count - 1}")
         return self
 
-    @classmethod
-    def parse(cls, text: str) -> Shard:
-        """``"i/n"`` -> Shard(index=i, count=n); a one-line error otherwise."""
-        try:
-            return cls.model_validate(text)
-        except ValueError as err:
-            raise ShardError(f"--shard {text!r}: expected I/N with I from 0 to N-1, e.g. 0/4") from err
-
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
 

@@ -3,22 +3,35 @@ document, so n shards cover every item once and a document's items stay together
 
 import pytest
 
+from lettuce_build.builds.options import BuildOptions
 from lettuce_build.builds.shards import Shard, slice_items
-from lettuce_build.core.errors import ShardError
+from lettuce_build.cli.fields import checked
+from lettuce_build.core.errors import RecipeError
 from lettuce_build.sources.documents import ReadmeSource
 from lettuce_build.sources.tool_output import ToolOutputSource
 
 
 def test_a_shard_is_written_as_on_the_command_line():
-    shard = Shard.parse("1/4")
+    shard = Shard.model_validate("1/4")
     assert (shard.index, shard.count) == (1, 4)
-    assert str(shard) == "1/4" and shard.model_dump() == "1/4" and Shard.model_validate("1/4") == shard
+    assert str(shard) == "1/4" and shard.model_dump() == "1/4"
 
 
-@pytest.mark.parametrize("text", ["4/4", "-1/2", "1", "a/b", "1/0", ""])
-def test_a_wrong_shard_is_one_line_naming_the_form(text):
-    with pytest.raises(ShardError, match=r"expected I/N"):
-        Shard.parse(text)
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("4/4", "shard 4/4: the index runs from 0 to 3"),
+        ("-1/2", "expected I/N, e.g. 0/4"),
+        ("1", "expected I/N, e.g. 0/4"),
+        ("a/b", "expected I/N, e.g. 0/4"),
+        ("1/0", "greater than or equal to 1"),
+        ("", "expected I/N, e.g. 0/4"),
+    ],
+)
+def test_a_wrong_shard_is_one_line_naming_its_flag_and_the_form(text, expected):
+    with pytest.raises(RecipeError, match=r"^--shard\b") as raised:
+        checked(BuildOptions, {"source": "readme", "out": ".", "shard": text})
+    assert expected in str(raised.value) and "\n" not in str(raised.value)
 
 
 def test_n_shards_hold_every_item_once_and_keep_a_document_s_items_together():
