@@ -1,6 +1,5 @@
 """A stage's request for an item as the runner sends it: with the attempt's own seed, the stage's
-JSON schema and the item's language; and one item asked the same way, uncached (`call_stage`,
-for notebooks)."""
+JSON schema and the item's language."""
 
 from __future__ import annotations
 
@@ -8,9 +7,8 @@ from typing import Any
 
 from lettuce_build.core.languages import NAMES
 from lettuce_build.core.seeding import number
-from lettuce_build.engine.responses import check_response
 from lettuce_build.engine.stage import Stage, item_language
-from lettuce_build.llm.protocol import Backend, ChatRequest
+from lettuce_build.llm.protocol import ChatRequest
 
 
 def request_seed(build_seed: int, key: str, attempt: int) -> int:
@@ -29,15 +27,3 @@ def seeded_request(
     if schema is None:
         return request.with_params(seed=seed)
     return request.with_params(seed=seed, json_schema=schema)  # one copy of the request, not two
-
-
-def call_stage(
-    stage: Stage, item: dict[str, Any], backend: Backend, *, seed: int = 0, attempt: int = 0
-) -> dict[str, Any]:
-    """Run one stage on one item, uncached: the single-item call notebooks use.
-
-    Returns the stage's output columns; raises `ParseFailure` as the batched run would record it.
-    """
-    schema = stage.response_model.model_json_schema() if stage.response_model else None
-    [completion] = backend.generate([seeded_request(stage, item, seed, attempt, schema)])
-    return stage.parse(item, check_response(stage, completion))

@@ -1,4 +1,4 @@
-"""PsiloQA: real LLM answers with natural, untyped hallucination spans, typed by `classify_span`.
+"""PsiloQA: real LLM answers with natural, untyped hallucination spans, typed by the classify stage.
 
 Context ``wiki_passage``, question ``question``, answer ``llm_answer``; ``labels`` are
 [start, end] character pairs into the answer (out-of-range ones are dropped and

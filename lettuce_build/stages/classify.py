@@ -21,9 +21,8 @@ from lettuce_build.core.taxonomy import (
     INJECTABLE_CATEGORIES,
     Taxonomy,
 )
-from lettuce_build.engine.seeded import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, length_checked
-from lettuce_build.llm.protocol import Backend, ChatRequest
+from lettuce_build.llm.protocol import ChatRequest
 
 SPAN_KEY_SEPARATOR = "::span"
 
@@ -108,23 +107,3 @@ def gather_labels(
             continue
         complete[key] = sorted(rows, key=lambda r: r["span_index"])
     return complete, failed_items
-
-
-def classify_span(
-    context: str,
-    answer: str,
-    start: int,
-    end: int,
-    backend: Backend,
-    *,
-    taxonomy: Taxonomy = DEFAULT_TAXONOMY,
-) -> dict[str, Any]:
-    """Classify one span (uncached): ``{"span_category", "span_subcategory"}``."""
-    item = {
-        "key": f"{start}:{end}",
-        "context": context,
-        "answer": answer,
-        "span_start": start,
-        "span_end": end,
-    }
-    return call_stage(ClassifyStage(taxonomy), item, backend)

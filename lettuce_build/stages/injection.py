@@ -26,9 +26,8 @@ from lettuce_build.core.schema import SPAN_FEATURES
 from lettuce_build.core.seeding import item_parts
 from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, map_label
-from lettuce_build.engine.seeded import call_stage
 from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, item_language, length_checked
-from lettuce_build.llm.protocol import Backend, ChatRequest
+from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.stages.anchors import candidates
 from lettuce_build.stages.asked import AskedEdits
 from lettuce_build.stages.judge import judge_spans
@@ -352,35 +351,3 @@ class InjectTaxonomyStage(InjectStageBase):
         category, subcategory = item["target_category"], item["target_subcategory"]
         label = f"{category}/{subcategory}"
         return [self.edit_of(c, label, category, subcategory) for c in self.changes(response)], []
-
-
-def inject_menu(
-    answer: str, context: str, question: str, menu: str, backend: Backend, *, seed: int = 0, **options: Any
-) -> dict[str, Any]:
-    """Menu injection for one answer (uncached): the hallucinated answer, its labels, the edit record."""
-    item = {"key": answer[:64], "answer": answer, "context": context, "question": question}
-    return call_stage(InjectMenuStage(menu, **options), item, backend, seed=seed)
-
-
-def inject_taxonomy(
-    answer: str,
-    context: str,
-    question: str,
-    category: str,
-    subcategory: str,
-    modality: str,
-    backend: Backend,
-    *,
-    seed: int = 0,
-    **options: Any,
-) -> dict[str, Any]:
-    """Targeted injection of one (category, subcategory) into one answer (uncached)."""
-    item = {
-        "key": answer[:64],
-        "answer": answer,
-        "context": context,
-        "question": question,
-        "target_category": category,
-        "target_subcategory": subcategory,
-    }
-    return call_stage(InjectTaxonomyStage(modality, **options), item, backend, seed=seed)

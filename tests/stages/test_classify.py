@@ -1,4 +1,5 @@
-"""classify_span: one of the three injectable categories, out-of-set subcategories nulled, all or nothing."""
+"""The classify stage: one of the three injectable categories, out-of-set subcategories nulled, all or
+nothing."""
 
 import pytest
 
@@ -6,13 +7,10 @@ from lettuce_build.engine.stage import ParseFailure
 from lettuce_build.stages.classify import (
     ClassifyStage,
     SpanClass,
-    classify_span,
     explode_spans,
     gather_labels,
     mark_span,
 )
-
-from ..support.scripted import ScriptedBackend
 
 ITEM = {
     "key": "q1",
@@ -56,8 +54,3 @@ def test_explode_then_gather_is_all_or_nothing_per_item():
     ]
     complete, failed = gather_labels(classified, ["a::span1"], {"a": 2, "b": 1})
     assert list(complete) == ["b"] and failed == {"a"}
-
-
-def test_the_single_item_call():
-    backend = ScriptedBackend(lambda r: '{"category": "contradiction", "subcategory": "entity"}')
-    assert classify_span(ITEM["context"], ITEM["answer"], 15, 19, backend)["span_category"] == "contradiction"

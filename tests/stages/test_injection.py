@@ -12,8 +12,6 @@ from lettuce_build.llm.cache import RequestCache
 from lettuce_build.stages.injection import (
     InjectMenuStage,
     InjectTaxonomyStage,
-    inject_menu,
-    inject_taxonomy,
 )
 
 from ..support.scripted import ScriptedBackend
@@ -183,16 +181,6 @@ def test_targeted_defaults_follow_the_spec_per_modality():
     ) == (0.8, 600)
     request = InjectTaxonomyStage("tool_output").render(code_item("x" * 50))
     assert "contradiction / value" in request.messages[-1].content
-
-
-def test_the_single_item_calls_for_notebooks():
-    reply = json.dumps({"changes": [change("Python 3.10", "Python 3.12")]})
-    out = inject_menu(ANSWER, CONTEXT, "q?", "markdown", ScriptedBackend(lambda r: reply))
-    assert out["labels"][0]["text"] == "Python 3.12"
-    out = inject_taxonomy(
-        ANSWER, CONTEXT, "q?", "contradiction", "numerical", "markdown", ScriptedBackend(lambda r: reply)
-    )
-    assert out["labels"][0]["category"] == "contradiction"
 
 
 def test_an_edit_dropped_for_overlap_is_not_listed_as_applied_even_with_the_same_label_and_text():
