@@ -82,7 +82,3 @@ class EngineSettings(BaseModel):
     def over(self, defaults: EngineSettings) -> EngineSettings:
         """These settings, with every unset one taken from ``defaults``."""
         return defaults.model_copy(update=self.model_dump(exclude_none=True, exclude_defaults=True))
-
-
-#: the engine settings, which the command line takes as flags of their own
-ENGINE_FIELDS = tuple(EngineSettings.model_fields)
