@@ -60,6 +60,13 @@ def _occurrences(haystack: str, needle: str) -> list[int]:
     return starts
 
 
+def placed_at(answer: str, needle: str) -> int:
+    """Where `apply_edits` puts a lone edit of ``needle``: its first whole-word occurrence, else
+    its first (-1: none)."""
+    starts = _occurrences(answer, needle)
+    return ([s for s in starts if word_bounded(answer, s, s + len(needle))] or starts or [-1])[0]
+
+
 def _overlaps(start: int, end: int, claimed: Sequence[tuple[int, int]]) -> bool:
     return any(start < c_end and c_start < end for c_start, c_end in claimed)
 

@@ -9,9 +9,10 @@ rows"). Each rule here makes an edit of one type, so its label is true by constr
   number), its unit kept: contradiction/numerical;
 - ``date``, ``version``, ``duration``, ``ordering``: a year or date shifted, a version bumped, a
   duration changed, before/after or first/last flipped: contradiction/temporal;
-- ``entity``: a name swapped for another of the same kind that the context names (a hard
-  negative): contradiction/entity; ``foreign_entity``: for one of the same kind that only
-  another document of the build names: fabricated_reference/entity;
+- ``entity``: a name swapped for one that may stand in its place (prose_entities.py: of its
+  listed class, or beside the same words) that the context names (a hard negative), else one of
+  its listed class the context does not name: contradiction/entity; ``foreign_entity``: for one
+  that only another document of the build names: fabricated_reference/entity;
 - ``negation``, ``comparative``: a negation added or removed, more/less, faster/slower:
   contradiction/relational; ``quantifier``, ``modal``: all/some, must/may: contradiction/value;
 - ``addition``: a sentence of another document of the build that no sentence of this context
@@ -37,13 +38,14 @@ from pydantic import BaseModel, ConfigDict
 
 from lettuce_build.core import english
 from lettuce_build.core.edit_types import edit_type
-from lettuce_build.core.edits import Edit, apply_edits, narrowed_to_insertions, word_bounded
+from lettuce_build.core.edits import Edit, apply_edits, narrowed_to_insertions, placed_at
 from lettuce_build.core.gates import edit_problem
 from lettuce_build.core.sentences import is_complete, sentence_spans
 from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import CONTRADICTION, FABRICATED_REFERENCE, UNSUPPORTED_ADDITION
 from lettuce_build.core.words import content_words, in_context, words
-from lettuce_build.stages.prose_names import BLOCKED, blocked, free, names, uncommon_name
+from lettuce_build.stages.prose_entities import entity_swaps
+from lettuce_build.stages.prose_names import BLOCKED, blocked, free, names
 from lettuce_build.stages.prose_words import (
     ADVERBS,
     FLIPS,
@@ -127,17 +129,6 @@ _NAME_BEFORE = regex.compile(r"([\w.-]+)\s+$")
 _LOWER_WORD = regex.compile(r"\b[a-z][a-z'-]*\b")
 
 
-def _first_bounded(text: str, needle: str) -> int:
-    """Where `apply_edits` puts an edit of ``needle``: its first whole-word occurrence, else its first."""
-    starts = []
-    at = text.find(needle)
-    while at >= 0:  # every occurrence, overlapping ones too ("aa" twice in "aaa")
-        starts.append(at)
-        at = text.find(needle, at + 1)
-    bounded = [s for s in starts if word_bounded(text, s, s + len(needle))]
-    return (bounded or starts or [-1])[0]
-
-
 def _settled(answer: str, start: int, end: int, new: str) -> tuple[str, str] | None:
     """(original, hallucinated) replacing ``answer[start:end]`` with ``new``, widened by whole
     words until the edit is found exactly there and both sides have `MIN_CHARS` (None: it cannot)."""
@@ -148,7 +139,7 @@ def _settled(answer: str, start: int, end: int, new: str) -> tuple[str, str] | N
         if (
             len(original.strip()) >= MIN_CHARS
             and len(hallucinated.strip()) >= MIN_CHARS
-            and _first_bounded(answer, original) == left
+            and placed_at(answer, original) == left
         ):
             return original, hallucinated
         if following := _FOLLOWING.match(answer, right):
@@ -286,33 +277,6 @@ def _is_plural(word: str) -> bool:
     return word.endswith("s") and not word.endswith("ss") and len(word) > 3
 
 
-def _entities(answer: str, context: str, donor: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
-    if not english.known():
-        return
-    ours, theirs = names(context), names(donor)
-    for name, kind in names(answer).items():
-        if (start := _first_bounded(answer, name)) < 0 or name not in ours:
-            continue
-
-        def fits(other: str, name: str = name) -> bool:
-            lowered = (other.lower(), name.lower())
-            return (
-                lowered[0] not in lowered[1]
-                and lowered[1] not in lowered[0]
-                and not in_context(other, answer)
-            )
-
-        if kind in ("name", "names"):  # what is swapped in must read as a name, not a word
-            ours = {o: k for o, k in ours.items() if k not in ("name", "names") or uncommon_name(o)}
-            theirs = {o: k for o, k in theirs.items() if k not in ("name", "names") or uncommon_name(o)}
-        same = sorted(o for o, k in ours.items() if k == kind and fits(o))
-        foreign = sorted(o for o, k in theirs.items() if k == kind and fits(o) and not in_context(o, context))
-        if same:
-            yield start, start + len(name), draw.choice(same), "entity"
-        if foreign:
-            yield start, start + len(name), draw.choice(foreign), "foreign_entity"
-
-
 def _additions(answer: str, context: str, donor: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
     """A sentence of the donor that this context does not support, added after an answer sentence."""
     if not english.known() or not donor:
@@ -372,7 +336,7 @@ def prose_edits(
     if language == "en":
         made += [
             *_flips(answer),
-            *_entities(answer, context, donor, draw),
+            *entity_swaps(answer, context, donor, draw),
             *_additions(answer, context, donor, draw),
         ]
     found: dict[str, ProseEdit] = {}

@@ -12,6 +12,7 @@ from lettuce_build.sources.custom import CustomSource
 from lettuce_build.sources.documents import ReadmeSource
 from lettuce_build.stages.injection import InjectMenuStage
 from lettuce_build.stages.prose_edits import NEGATIVE_ADDED, InjectProseMenuStage, ProseChoice
+from lettuce_build.stages.prose_entities import CLASSES
 from lettuce_build.stages.prose_mutations import names, prose_edits
 
 needs_words = pytest.mark.skipif(not english.known(), reason="Debian's wamerican word list is not installed")
@@ -65,16 +66,34 @@ def test_negations_are_added_and_removed():
 
 
 @needs_words
-def test_a_name_is_swapped_for_one_of_the_same_kind_from_the_context_or_another_document():
+def test_a_name_is_swapped_only_for_one_that_fills_its_slot():
     found = edits_by_rule()
-    # seen live: "HTTPX" -> "True"; a literal never names anything, and an acronym stays an acronym
+    # seen live: "HTTPX" -> "True"; a literal never names anything
     assert all(new not in ("True", "False", "None") for _, new in found.get("entity", []))
+    # seen live: "HTTPX" -> "ASGI", "SDK" -> "JSON": a library for a spec, a kit for a format
     donor = "Starlette is a lightweight ASGI framework. Uvicorn serves it."
     answer = "HTTPX was modelled on Requests and provides async APIs."
-    found = edits_by_rule(answer, donor=donor)
-    assert ("Requests", "HTTPX") not in found.get("entity", [])  # a name the answer already holds
-    assert {new for _, new in found["foreign_entity"]} <= {"Starlette", "Uvicorn", "ASGI"}
-    assert ("HTTPX", "ASGI") in found["foreign_entity"]  # an acronym for an acronym
+    assert "foreign_entity" not in edits_by_rule(answer, donor=donor)
+    # two names beside the same words fill one slot ("served by X include", "include Y apps")
+    context = "Apps served by Uvicorn include Starlette apps. Apps served by Hypercorn include Litestar apps."
+    swaps = edits_by_rule("Apps served by Hypercorn include Litestar apps.", context, donor)["entity"]
+    assert sorted(swaps) == [("Hypercorn", "Uvicorn"), ("Litestar", "Starlette")]
+
+
+@needs_words
+def test_a_listed_name_is_swapped_for_one_of_its_class_the_context_or_the_list_holds():
+    # seen live: "the MIT license" -> "the AI license", "multiple CPU threads" -> "multiple JSON threads"
+    context = "This project is licensed under the terms of the MIT license. It reads JSON and calls an AI."
+    [(original, new)] = edits_by_rule(
+        "This project is licensed under the terms of the MIT license.", context
+    )["entity"]
+    assert original == "MIT license" and new.removesuffix(" license") in CLASSES["license"]
+    [(original, new)] = edits_by_rule("It is an HTTP client.", "It is an HTTP client.", DONOR)["entity"]
+    assert original == "HTTP client" and new.removesuffix(" client") in CLASSES["protocol"]
+    # a version belongs to its name: "Rust 3.9" would be no slip anyone makes
+    assert "entity" not in edits_by_rule(
+        "It requires Python 3.9 or later.", "It requires Python 3.9 or later. Rust too."
+    )
 
 
 @needs_words
