@@ -78,35 +78,40 @@ def neighbours(name: str, text: str) -> frozenset[str]:
     lowered, of three letters or more and no stopword, each marked with its side ("<" before,
     ">" after): the slot a name fills (">client" in "an HTTP client")."""
     found: set[str] = set()
-    start = text.find(name)
-    while start >= 0:
+    for start in _places(name, text):
         end = start + len(name)
-        if _bounded(text, start, end):
-            before = text[max(0, start - _REACH) : start].split()
-            after = text[end : end + _REACH].split()
-            for side, word in (("<", before[-1] if before else ""), (">", after[0] if after else "")):
-                word = word.strip(".,;:!?()[]\"'`*").lower()
-                if len(word) >= 3 and word.isalpha() and word not in STOPWORDS:
-                    found.add(side + word)
-        start = text.find(name, start + 1)
+        before = text[max(0, start - _REACH) : start].split()
+        after = text[end : end + _REACH].split()
+        for side, word in (("<", before[-1] if before else ""), (">", after[0] if after else "")):
+            word = word.strip(".,;:!?()[]\"'`*").lower()
+            if len(word) >= 3 and word.isalpha() and word not in STOPWORDS:
+                found.add(side + word)
     return frozenset(found)
 
 
-def _bounded(text: str, start: int, end: int) -> bool:
-    return (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
+def _places(name: str, text: str) -> Iterator[int]:
+    """Where ``text`` names ``name`` as a whole word."""
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            yield start
+        start = text.find(name, end)
 
 
 def entity_swaps(answer: str, context: str, donor: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
-    """A name swapped for one that may stand in its place (`name_classes.alike`): another the
-    context names, else one of its listed class the context does not name (``entity``); one only
-    the donor names (``foreign_entity``). A name a version follows keeps it ("Python 3.12")."""
+    """A name swapped for one that may stand in its place (`alike`): another the context names,
+    else one of its listed class the context does not name (``entity``); one only the donor names
+    (``foreign_entity``). A name a version follows keeps it ("Python 3.12"), and a name the
+    answer says twice is left alone: one swapped, the other would give it away ("APIs with Perl
+    based on standard Python type hints")."""
     if not english.known():
         return
     ours, theirs = names(context), names(donor)
     for name, kind in names(answer).items():
         if (start := placed_at(answer, name)) < 0 or name not in ours:
             continue
-        if _VERSION_AFTER.match(answer, start + len(name)):
+        if _VERSION_AFTER.match(answer, start + len(name)) or len(list(_places(name, answer))) > 1:
             continue
 
         def fits(other: str, name: str = name) -> bool:

@@ -90,6 +90,10 @@ def test_a_listed_name_is_swapped_for_one_of_its_class_the_context_or_the_list_h
     assert original == "MIT license" and new.removesuffix(" license") in CLASSES["license"]
     [(original, new)] = edits_by_rule("It is an HTTP client.", "It is an HTTP client.", DONOR)["entity"]
     assert original == "HTTP client" and new.removesuffix(" client") in CLASSES["protocol"]
+    # seen live: "APIs with Perl based on standard Python type hints": a name said twice stays
+    twice = "FastAPI builds APIs with Python based on standard Python type hints."
+    swapped = [original for original, _ in edits_by_rule(twice, twice + " Rust is fast.").get("entity", [])]
+    assert "Python" not in swapped and swapped == ["FastAPI"]  # for another web framework
     # a version belongs to its name: "Rust 3.9" would be no slip anyone makes
     assert "entity" not in edits_by_rule(
         "It requires Python 3.9 or later.", "It requires Python 3.9 or later. Rust too."
