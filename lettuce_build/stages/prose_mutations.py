@@ -58,6 +58,7 @@ from lettuce_build.stages.prose_words import (
     UNNEGATED_ADVERBS,
     VERSION_WORDS,
 )
+from lettuce_build.stages.question_words import POINTING_BACK, THIS_MAY_NAME
 
 #: the rules whose edits have each type (category, subcategory)
 _RULES_BY_TYPE: dict[tuple[str, str], tuple[str, ...]] = {
@@ -242,6 +243,8 @@ def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
                 continue  # "this is all built" holds no quantity to change
             if rule == "quantifier" and _NEGATIVE_AFTER.match(answer, match.end()):
                 continue  # "sometimes no longer apply" made "always no longer apply" reads as no English
+            if rule == "negation" and answer[: match.start()].endswith(", "):
+                continue  # "only the name, never the product" made "only the name, always the product"
             following = _FOLLOWING.match(answer, match.end())
             if rule == "ordering" and word in ("before", "after") and not following:
                 continue  # an adverb ("used that API before,"): "used that API after" is no English
@@ -291,6 +294,8 @@ def _additions(answer: str, context: str, donor: str, draw: Random) -> Iterator[
             continue
         if BLOCKED.search(sentence) or not sentence[0].isupper() or "\n" in donor[start:end]:
             continue
+        if not _reads_alone(sentence):
+            continue
         unknown = [
             w for w in _LOWER_WORD.findall(sentence)
             if w not in context_words and not english.is_english(w)
@@ -303,6 +308,19 @@ def _additions(answer: str, context: str, donor: str, draw: Random) -> Iterator[
     if usable and answer_sentences:
         for start, end in draw.sample(answer_sentences, min(2, len(answer_sentences))):
             yield start, end, f"{answer[start:end]} {draw.choice(usable)}", "addition"
+
+
+#: words that open a sentence only as the next of another ("It ...", "For example, ...")
+_CONTINUING = frozenset("it its they their such here then also however instead otherwise for in".split())
+
+
+def _reads_alone(sentence: str) -> bool:
+    """Whether an added sentence stands on its own where it lands: none of its words points at
+    text it left behind ("consider the following setup", "This is how you would run it")."""
+    said = sentence.lower().rstrip(".").split()
+    if POINTING_BACK.intersection(said) or said[0] in _CONTINUING:
+        return False
+    return said[0] not in ("this", "that", "these", "those") or said[1] in THIS_MAY_NAME
 
 
 def _offered_ok(answer: str, context: str, edit: ProseEdit, language: str) -> bool:

@@ -155,6 +155,12 @@ def test_no_longer_is_no_comparative():
     assert "comparative" not in edits_by_rule("After an update the patches no longer apply cleanly.")
 
 
+def test_a_contrast_after_a_comma_keeps_its_negation():
+    # seen live: "returns only the agent name, never the client product" made "..., always the ..."
+    found = edits_by_rule("It returns only the agent name, never the client product. It never fails.")
+    assert found["negation"] == [("never fails", "always fails")]
+
+
 def test_a_quantifier_before_a_negative_is_left_alone():
     # seen live: "the patches sometimes no longer apply" made "the patches always no longer apply"
     found = edits_by_rule("After an update the patches sometimes no longer apply. Tests always run.")
@@ -167,6 +173,19 @@ def test_an_added_sentence_comes_from_another_document_and_the_context_does_not_
     added = hallucinated[len(original) :].strip()
     assert added in DONOR and added not in CONTEXT
     assert hallucinated.startswith(original)
+
+
+@needs_words
+def test_an_added_sentence_points_at_nothing_it_left_behind():
+    # seen live: "... (e.g. `#cli-build-all`). For example, consider the following setup."
+    donor = (
+        "For example, consider the following setup of the workers. "
+        "This is how you would normally run it in production, in a container. "
+        "These options are read when the server starts up again. "
+        "The default digest size of the hashing function is 32 bytes."
+    )
+    added = [new[len(old) :].strip() for old, new in edits_by_rule(donor=donor)["addition"]]
+    assert added and set(added) == {"The default digest size of the hashing function is 32 bytes."}
 
 
 def test_every_edit_the_rules_make_applies_as_offered_under_the_type_of_its_rule(monkeypatch):
