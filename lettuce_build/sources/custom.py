@@ -259,8 +259,10 @@ def _given(where: str, row: dict[str, Any], tally: Tally) -> dict[str, Any] | No
     """What a row gives, checked (every column of `_EMPTY`); None when it cannot be used, the
     row skipped with its reason."""
 
-    def skip(reason: str, message: str) -> None:
+    def skip(reason: str, message: str) -> dict[str, Any] | None:
+        """The row skipped: what `_given` returns for it."""
         tally.skip(reason, where, message)
+        return None
 
     context = row.get("context")
     if isinstance(context, list) and all(isinstance(p, str) for p in context):

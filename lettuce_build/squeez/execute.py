@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -149,7 +150,7 @@ class Executor:
         except RepoError as err:
             return [self._result(c, skipped=f"cannot export the tree: {err}") for c in calls]
 
-    def _result(self, call: ToolCall, **values: object) -> ToolResult:
+    def _result(self, call: ToolCall, **values: Any) -> ToolResult:
         said = call.model_dump(
             include={"instance_id", "repo", "tool_type", "query", "target", "is_patch_file"}
         )
@@ -163,8 +164,8 @@ class Executor:
         started = time.perf_counter()
         if call.runs_in == "bare":
             bare = self.repos.bare_path(call.repo)
-            env = {**host_git_env(), "GIT_DIR": str(bare)}
-            captured = run_bounded(call.argv, cwd=bare, env=env, timeout=call.timeout)
+            git_env = {**host_git_env(), "GIT_DIR": str(bare)}
+            captured = run_bounded(call.argv, cwd=bare, env=git_env, timeout=call.timeout)
         else:
             with self._scratch_tree(call, worker, tree, env if call.needs_env else None) as scratch:
                 captured = self._run_sandboxed(call, worker, scratch, env)

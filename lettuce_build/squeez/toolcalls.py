@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from pathlib import PurePosixPath
-from typing import Literal
+from typing import Literal, TypedDict
 
 import git
 import regex
@@ -192,11 +192,21 @@ def _last_changes(bare: git.Repo | None, commit: str, paths: list[str]) -> dict[
     return found
 
 
+class _Common(TypedDict):
+    """What every call of one instance and tool shares."""
+
+    instance_id: str
+    repo: str
+    base_commit: str
+    tool_type: str
+    timeout: float
+
+
 def _make(ctx: _Context, tool: str, rng: random.Random) -> ToolCall | None:
     inst, patch = ctx.instance, ctx.patch
     commit = inst.base_commit
     code_files = [p for p in patch.paths if p.endswith(".py")] or patch.paths
-    base = dict(
+    base = _Common(
         instance_id=inst.instance_id,
         repo=inst.repo,
         base_commit=commit,
@@ -230,13 +240,13 @@ def _make(ctx: _Context, tool: str, rng: random.Random) -> ToolCall | None:
             query=f"Where is `{term}` defined or used in the code the fix needs?",
         )
     if tool == "git_log":
-        path = rng.choice(patch.paths) if rng.random() < 0.5 else None
-        argv = ["git", "log", "--oneline", "-20", commit] + (["--", path] if path else [])
+        only = rng.choice(patch.paths) if rng.random() < 0.5 else None  # one file's history, or all
+        argv = ["git", "log", "--oneline", "-20", commit] + (["--", only] if only else [])
         return ToolCall(
             **base,
             argv=argv,
             runs_in="bare",
-            target=path,
+            target=only,
             query="Which recent commits touched the code related to this issue?",
         )
     if tool == "git_diff":
