@@ -91,7 +91,7 @@ def push(
         raise click.UsageError("--repo-id is required unless --dry-run is given")
     if dry_run is not None:
         check_writable(dry_run, "--dry-run folder")
-        target = FolderTarget(dry_run, repo or dry_run.name)
+        target: FolderTarget | HubTarget = FolderTarget(dry_run, repo or dry_run.name)
     else:
         assert repo is not None
         api = HfApi(token=os.environ.get("HF_TOKEN"))

@@ -87,13 +87,13 @@ def squeez(
     """Build the squeez tool-output dataset from SWE-bench repositories (phases 1-8)."""
     from lettuce_build.builds.folder import BuildDir
     from lettuce_build.llm.factory import make_backend
-    from lettuce_build.llm.settings import EndpointSettings
+    from lettuce_build.llm.settings import BackendKind, EndpointSettings
     from lettuce_build.squeez.pipeline import Squeez
 
     options = checked(SqueezOptions, settings)
     teacher = None
     if teacher_model is not None:
-        kind = "vllm" if teacher_base_url is None else "openai"
+        kind: BackendKind = "vllm" if teacher_base_url is None else "openai"
         endpoint = EndpointSettings(
             base_url=teacher_base_url or "",
             api_key_env=teacher_api_key_env,

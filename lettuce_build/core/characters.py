@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
+from typing import Any
 
 _INVALID = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b\u2060\ufeff\u180e\ud800-\udfff]"
@@ -47,6 +49,7 @@ def invalid_in(value: object, where: str = "") -> str | None:
     if isinstance(value, str):
         problem = invalid_character(value)
         return f"{where or 'text'}: {problem}" if problem else None
+    items: Iterable[tuple[Any, Any]]
     if isinstance(value, dict):
         items = value.items()
     elif isinstance(value, list | tuple):

@@ -58,6 +58,7 @@ def edit_type(
     """The (category, subcategory) of an edit by what it does; the one given when no rule
     applies, or when it is already a contradiction of a fitting kind (a number changed in code
     may be a "value", a negated relation "relational")."""
+    typed: tuple[str, str | None]
     if negation_changed(original, replacement):
         fitting, typed = None, (CONTRADICTION, None)
     elif only_numbers_differ(original, replacement):

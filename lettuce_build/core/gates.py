@@ -240,8 +240,8 @@ def stutters(text: str, config: GateConfig = DEFAULT_GATES) -> str | None:
         return "(runs of spaces between words)"
     if any(_noise(token) for token in text.split()):
         return "(random characters)"
-    if run := _SAID_THRICE.search(text):
-        return run.group(1).lower()
+    if thrice := _SAID_THRICE.search(text):
+        return thrice.group(1).lower()
     # one-letter words count too: "ve 2 2 2 2 2" is a loop
     counted = Counter(w for w in words(text) if w not in STOPWORDS).most_common(1)
     return counted[0][0] if counted and counted[0][1] >= config.max_repeats else None

@@ -107,7 +107,7 @@ class RagTruthSource(Source):
                     }
                 )
             labels.sort(key=lambda s: (s["start"], s["end"]))
-            kept = []
+            kept: list[dict[str, Any]] = []
             for span in labels:  # annotators' overlapping spans: the earlier one stays
                 if kept and span["start"] < kept[-1]["end"]:
                     skipped["overlapping_span"] += 1

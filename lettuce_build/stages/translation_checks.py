@@ -85,10 +85,10 @@ def checked_places(item: dict[str, Any], answer: str, spans: Sequence[tuple[int,
     if len(before) != len(after) or len(before) < 2:
         return  # sentences merged or split: no sentence to hold a span to
     for number, (label, (start, _)) in enumerate(zip(item["labels"], spans, strict=True), start=1):
-        was, now = _sentence_of(before, label["start"]), _sentence_of(after, start)
-        if was != now:
+        held, holds = _sentence_of(before, label["start"]), _sentence_of(after, start)
+        if held != holds:
             raise ParseFailure(
-                SPAN_MOVED, f"span {number} was in sentence {was + 1} and came back in {now + 1}"
+                SPAN_MOVED, f"span {number} was in sentence {held + 1} and came back in {holds + 1}"
             )
 
 
