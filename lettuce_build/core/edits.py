@@ -60,11 +60,15 @@ def _occurrences(haystack: str, needle: str) -> list[int]:
     return starts
 
 
+def whole_words(text: str, needle: str) -> list[int]:
+    """Where ``text`` holds ``needle`` as whole words (cutting no word at either edge)."""
+    return [s for s in _occurrences(text, needle) if word_bounded(text, s, s + len(needle))]
+
+
 def placed_at(answer: str, needle: str) -> int:
     """Where `apply_edits` puts a lone edit of ``needle``: its first whole-word occurrence, else
     its first (-1: none)."""
-    starts = _occurrences(answer, needle)
-    return ([s for s in starts if word_bounded(answer, s, s + len(needle))] or starts or [-1])[0]
+    return (whole_words(answer, needle) or _occurrences(answer, needle) or [-1])[0]
 
 
 def _overlaps(start: int, end: int, claimed: Sequence[tuple[int, int]]) -> bool:

@@ -17,7 +17,7 @@ from random import Random
 import regex
 
 from lettuce_build.core import english
-from lettuce_build.core.edits import placed_at
+from lettuce_build.core.edits import placed_at, whole_words
 from lettuce_build.core.words import STOPWORDS, in_context
 from lettuce_build.stages.prose_names import names, uncommon_name
 
@@ -78,7 +78,7 @@ def neighbours(name: str, text: str) -> frozenset[str]:
     lowered, of three letters or more and no stopword, each marked with its side ("<" before,
     ">" after): the slot a name fills (">client" in "an HTTP client")."""
     found: set[str] = set()
-    for start in _places(name, text):
+    for start in whole_words(text, name):
         end = start + len(name)
         before = text[max(0, start - _REACH) : start].split()
         after = text[end : end + _REACH].split()
@@ -87,16 +87,6 @@ def neighbours(name: str, text: str) -> frozenset[str]:
             if len(word) >= 3 and word.isalpha() and word not in STOPWORDS:
                 found.add(side + word)
     return frozenset(found)
-
-
-def _places(name: str, text: str) -> Iterator[int]:
-    """Where ``text`` names ``name`` as a whole word."""
-    start = text.find(name)
-    while start >= 0:
-        end = start + len(name)
-        if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
-            yield start
-        start = text.find(name, end)
 
 
 def entity_swaps(answer: str, context: str, donor: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
@@ -111,7 +101,7 @@ def entity_swaps(answer: str, context: str, donor: str, draw: Random) -> Iterato
     for name, kind in names(answer).items():
         if (start := placed_at(answer, name)) < 0 or name not in ours:
             continue
-        if _VERSION_AFTER.match(answer, start + len(name)) or len(list(_places(name, answer))) > 1:
+        if _VERSION_AFTER.match(answer, start + len(name)) or len(whole_words(answer, name)) > 1:
             continue
 
         def fits(other: str, name: str = name) -> bool:
