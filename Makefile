@@ -33,10 +33,11 @@ test-fast: install
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
-# The API's typed keywords (lettuce_build/builds/api_keywords.py), written from the recipe's fields; run it
+# The API's typed keywords (lettuce_build/builds/settings/api_keywords.py), written from the recipe's
+# fields; run it
 # after adding a setting (tests/test_api.py fails while the file is stale).
 keywords: install
-	$(VENV)/bin/python -m lettuce_build.builds.keywords
+	$(VENV)/bin/python -m lettuce_build.builds.settings.keywords
 
 lint: install
 	$(VENV)/bin/ruff check lettuce_build tests benchmarks

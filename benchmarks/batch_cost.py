@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import lettuce_build
-from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.settings.recipe import Recipe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the suite's servers, below
 from tests.support.batch_server import serve_batches  # noqa: E402

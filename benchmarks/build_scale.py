@@ -60,7 +60,7 @@ def child(docs: Path, out: Path, items: int, ray: bool, loads: Path) -> None:
     sys.path.insert(0, str(ROOT))
     import lettuce_build
     import lettuce_build.api  # noqa: F401 (imported before the clock runs)
-    from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.builds.storage.folder import BuildDir
     from tests.support.documents import respond
     from tests.support.scripted import ScriptedBackend
 

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import lettuce_build
-from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.core.quiet import quiet
 from lettuce_build.llm.vllm_backend import VLLMBackend
 from lettuce_build.sources.base import LoadOptions, Tally

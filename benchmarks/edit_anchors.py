@@ -24,7 +24,7 @@ from pathlib import Path
 
 from datasets import Dataset, disable_progress_bars
 
-from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.vllm_backend import VLLMBackend

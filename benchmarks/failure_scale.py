@@ -31,8 +31,8 @@ QUESTION = "What is a quuxfrob?"
 def child(rows: Path, out: Path) -> None:
     """One build in this process; prints its figures as JSON."""
     sys.path.insert(0, str(ROOT))
-    from lettuce_build.builds.recipe import Recipe
-    from lettuce_build.builds.run import run_build
+    from lettuce_build.builds.running.run import run_build
+    from lettuce_build.builds.settings.recipe import Recipe
     from tests.support.documents import respond
     from tests.support.scripted import ScriptedBackend
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import xgrammar as xgr
 
-from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.llm.embedded import embedded_model_path
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.code import RepositoryNames, build_answer

@@ -82,7 +82,7 @@ def run_peer(readmes: Path, url: str, out: Path) -> dict[str, Any]:
 
 def run_ours(readmes: Path, url: str, out: Path) -> dict[str, Any]:
     import lettuce_build
-    from lettuce_build.builds.recipe import Recipe
+    from lettuce_build.builds.settings.recipe import Recipe
     from lettuce_build.view.samples import load_samples
 
     recipe = Recipe.checked(

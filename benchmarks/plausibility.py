@@ -22,7 +22,7 @@ from typing import Any
 
 import regex
 
-from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.core.schema import HallucinationSample, row_to_sample
 from lettuce_build.engine.runner import check_response, seeded_request
 from lettuce_build.llm.embedded import embedded_model_path

@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.core import gates
 from lettuce_build.core.schema import row_to_sample, sample_to_row
 from lettuce_build.prompts import load_prompt

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from datasets import disable_progress_bars
 
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.llm.vllm_backend import VLLMBackend
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "readmes"

@@ -27,8 +27,8 @@ from typing import Any
 from datasets import load_from_disk
 
 import lettuce_build
-from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.merge import merge_builds
+from lettuce_build.builds.running.merge import merge_builds
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.core.quiet import quiet
 from lettuce_build.llm.cache import RequestCache, request_key
 from lettuce_build.llm.protocol import Backend, BackendInfo, ChatRequest, Completion

@@ -37,7 +37,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the suite's scripted model
-from lettuce_build.builds.folder import BuildDir  # noqa: E402
+from lettuce_build.builds.storage.folder import BuildDir  # noqa: E402
 from lettuce_build.view.samples import load_samples  # noqa: E402
 from tests.support.documents import respond  # noqa: E402
 from tests.support.openai_server import DROP, Answer, completion_body, serve_http  # noqa: E402

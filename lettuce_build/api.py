@@ -8,7 +8,7 @@
     lettuce_build.build("readme", input="docs/", out="out/part0", shard="0/2")  # and 1/2
     lettuce_build.merge("out/part0", "out/part1", out="out/readme")
 
-`build` takes any setting of a recipe (see `lettuce_build.builds.recipe.Recipe`) as a keyword, or a
+`build` takes any setting of a recipe (see `lettuce_build.builds.settings.recipe.Recipe`) as a keyword, or a
 whole recipe (``prompts=`` a folder of templates replacing the package's; ``sampling=`` per
 stage), and any object that speaks the backend protocol (`lettuce_build.llm.protocol`) in
 place of the one the recipe names. It returns the dataset it wrote and the build's summary.
@@ -24,11 +24,11 @@ from typing import Any, Unpack
 from datasets import DatasetDict, load_from_disk
 from pydantic import BaseModel, ConfigDict
 
-from lettuce_build.builds.api_keywords import Settings
-from lettuce_build.builds.dry_run import DryRun, estimate
-from lettuce_build.builds.output import DATASET_DIR
-from lettuce_build.builds.recipe import RECIPE_FILE, Recipe
-from lettuce_build.builds.run import BuildSummary, run_build
+from lettuce_build.builds.running.dry_run import DryRun, estimate
+from lettuce_build.builds.running.run import BuildSummary, run_build
+from lettuce_build.builds.settings.api_keywords import Settings
+from lettuce_build.builds.settings.recipe import RECIPE_FILE, Recipe
+from lettuce_build.builds.storage.output import DATASET_DIR
 from lettuce_build.core.errors import LettuceError, PublishError
 from lettuce_build.core.paths import check_writable
 from lettuce_build.core.quiet import quiet
@@ -93,7 +93,7 @@ def dry_run(
     **settings: Unpack[Settings],
 ) -> DryRun:
     """What `build` with the same arguments would ask of its model, without starting an engine
-    or writing anything (see `lettuce_build.builds.dry_run`)."""
+    or writing anything (see `lettuce_build.builds.running.dry_run`)."""
     quiet()
     given = {"out": out, "input": None if input is None else str(input), "backend": backend}
     recipe = _recipe(source, recipe, {**given, **settings})
@@ -104,8 +104,8 @@ def merge(
     *shards: str | Path, out: str | Path, backend: Backend | None = None, verbose: bool = False
 ) -> BuildResult:
     """Join the folders of one build's shards (``build(..., shard="i/n")``) into ``out``: the
-    unsharded build (see `lettuce_build.builds.merge`); ``backend`` replaces the recipe's."""
-    from lettuce_build.builds.merge import merge_builds
+    unsharded build (see `lettuce_build.builds.running.merge`); ``backend`` replaces the recipe's."""
+    from lettuce_build.builds.running.merge import merge_builds
 
     quiet(verbose)
     out = Path(out).resolve()

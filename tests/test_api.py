@@ -10,8 +10,8 @@ import pytest
 from datasets import Dataset
 
 import lettuce_build
-from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.settings.recipe import Recipe
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.core.errors import LettuceError, SourceError
 from lettuce_build.core.schema import FEATURES
 from lettuce_build.sources.documents import ReadmeSource
@@ -182,7 +182,7 @@ def test_the_keywords_of_build_are_the_recipes_fields_written_from_them():
     """`build(**settings)` is typed: its keywords are the recipe's fields, in a file written from
     `Recipe` (``make keywords``), which is never stale."""
     from lettuce_build.api import Settings
-    from lettuce_build.builds.keywords import KEYWORDS_FILE, keywords_source
+    from lettuce_build.builds.settings.keywords import KEYWORDS_FILE, keywords_source
 
     explicit = {"source", "out", "input", "backend"}  # parameters of their own
     recorded = {"stages"}  # written by the build, not chosen

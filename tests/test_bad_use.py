@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lettuce_build.builds.folder import BuildDir, Manifest
-from lettuce_build.builds.output import write_output
+from lettuce_build.builds.storage.folder import BuildDir, Manifest
+from lettuce_build.builds.storage.output import write_output
 from lettuce_build.cli import main
 from lettuce_build.core.errors import RecipeError
 
-from .builds.test_output import build as samples_dataset
+from .builds.storage.test_output import build as samples_dataset
 
 OFFLINE = ["--backend", "openai", "--base-url", "http://127.0.0.1:9/v1"]
 
@@ -179,7 +179,7 @@ def test_a_folder_whose_last_run_did_not_finish_says_so_first(place):
 
 
 def test_a_recipe_value_of_the_wrong_type_names_its_option(tmp_path):
-    from lettuce_build.builds.recipe import Recipe
+    from lettuce_build.builds.settings.recipe import Recipe
 
     with pytest.raises(RecipeError, match="--ratio"):
         Recipe.checked({"source": "readme", "out": str(tmp_path), "ratio": "lots"})

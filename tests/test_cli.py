@@ -6,13 +6,13 @@ import pytest
 from click.testing import CliRunner
 
 from lettuce_build import __version__
-from lettuce_build.builds.folder import BuildDir, Manifest
+from lettuce_build.builds.storage.folder import BuildDir, Manifest
 from lettuce_build.cli import main
 from lettuce_build.core.schema import FEATURES, sample_to_row
 from lettuce_build.engine.records import FailureRow, StageStats
 from lettuce_build.llm.protocol import BackendInfo
 
-from .builds.test_output import build
+from .builds.storage.test_output import build
 
 
 def run(*args):
@@ -66,7 +66,7 @@ def jsonl_rows(samples):
 
 
 def test_validate_passes_a_clean_output_folder_and_counts_it(tmp_path, samples):
-    from lettuce_build.builds.output import write_output
+    from lettuce_build.builds.storage.output import write_output
 
     paths = write_output(build(samples), tmp_path / "out", "readme")
     for target in (tmp_path / "out", paths.hub, next(paths.hub.rglob("train-*.parquet"))):
@@ -184,7 +184,7 @@ def test_validate_refuses_an_empty_file(tmp_path):
 
 
 def test_validate_of_a_build_folder_checks_the_hub_parquet_too(tmp_path, samples):
-    from lettuce_build.builds.output import write_output
+    from lettuce_build.builds.storage.output import write_output
 
     paths = write_output(build(samples), tmp_path / "out", "readme")
     parquet = next(paths.hub.rglob("train-*.parquet"))

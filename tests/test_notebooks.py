@@ -6,8 +6,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.publish.hub import FolderTarget, publish
 
 from .support.documents import respond, write_readmes

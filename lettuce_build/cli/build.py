@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from lettuce_build.builds.recipe import FIRST_IN_FILE, Recipe
+from lettuce_build.builds.settings.recipe import FIRST_IN_FILE, Recipe
 from lettuce_build.cli.fields import model_options
 from lettuce_build.cli.recipe_flags import engine_args, load_config
 from lettuce_build.llm.settings import EngineSettings

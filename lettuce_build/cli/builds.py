@@ -18,7 +18,7 @@ from lettuce_build.cli.options import (
 @click.argument("build_dir", type=folder(exists=True))
 def status(build_dir: Path) -> None:
     """Show a build's state: stages, counts, cache hits, failures, timings."""
-    from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.builds.storage.folder import BuildDir
     from lettuce_build.view.summary import status_text
 
     click.echo(status_text(build_dir, BuildDir(build_dir).read_manifest()))
@@ -31,7 +31,7 @@ def status(build_dir: Path) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 def failures(build_dir: Path, stage: str | None, reason: str | None, as_json: bool) -> None:
     """List a build's failure rows: key, stage, reason, attempt, finish_reason, raw excerpt."""
-    from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.builds.storage.folder import BuildDir
     from lettuce_build.view.summary import failure_text
 
     build = BuildDir(build_dir)
@@ -74,7 +74,7 @@ def show(
     """Look at a build's samples, spans highlighted by category (or at its failures)."""
     from rich.console import Console
 
-    from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.builds.storage.folder import BuildDir
     from lettuce_build.core.paths import check_writable
     from lettuce_build.view.samples import load_samples, page_html, sample_panel
     from lettuce_build.view.summary import failure_text
@@ -132,7 +132,7 @@ def review(build_dir: Path, split: str | None, reviewer: str, port: int, host: s
     """
     import webbrowser
 
-    from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.builds.storage.folder import BuildDir
     from lettuce_build.core.lifeline import outliving
     from lettuce_build.core.paths import check_writable
     from lettuce_build.view.review_server import LOOPBACK, ReviewServer
@@ -185,7 +185,7 @@ def cache() -> None:
 @click.argument("build_dir", type=folder(exists=True))
 def cache_stats(build_dir: Path) -> None:
     """Rows, hits, misses, tokens and size of BUILD_DIR/cache.sqlite."""
-    from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.builds.storage.folder import BuildDir
     from lettuce_build.view.summary import cache_stats_text
 
     build = BuildDir(build_dir)
@@ -222,8 +222,8 @@ def sources(with_stages: bool) -> None:
 
 def _stage_lines(source: str) -> list[str]:
     """The stages of ``source`` for each kind of model and mode, as `build_stages` makes them."""
-    from lettuce_build.builds.options import BuildOptions
-    from lettuce_build.builds.stages_of import build_stages
+    from lettuce_build.builds.running.stages_of import build_stages
+    from lettuce_build.builds.settings.options import BuildOptions
     from lettuce_build.core.errors import SourceError
     from lettuce_build.llm.embedded import DEFAULT_MODEL
     from lettuce_build.sources.registry import get_source
@@ -255,7 +255,7 @@ def merge(shards: tuple[Path, ...], out: Path) -> None:
         for line in merge_squeez(list(shards), out):
             click.echo(line)
         return
-    from lettuce_build.builds.merge import merge_builds
+    from lettuce_build.builds.running.merge import merge_builds
     from lettuce_build.view.summary import summary_text
 
     click.echo(summary_text(merge_builds(list(shards), out)))

@@ -50,7 +50,7 @@ def audit(
     category mix. With --tokenizer: per dataset and split, the samples a detector's window cuts
     (it truncates the prompt first) and the spans it would lose. Given several paths (the builds
     of a collection), each is reported, then the contexts found in two splits across them."""
-    from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.builds.storage.folder import BuildDir
     from lettuce_build.view.audit import quality_report, quality_text
     from lettuce_build.view.token_windows import TokenWindows
 
@@ -87,7 +87,7 @@ def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:
     Prints counts per split, category and subcategory, then each violation with
     its row, field and reason. Exits 1 on any violation.
     """
-    from lettuce_build.builds.folder import BuildDir
+    from lettuce_build.builds.storage.folder import BuildDir
     from lettuce_build.view.summary import validation_text
     from lettuce_build.view.validate import validate as check_output
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from lettuce_build.builds.recipe import StageSampling
+from lettuce_build.builds.settings.recipe import StageSampling
 
 
 def load_config(ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
@@ -18,7 +18,7 @@ def load_config(ctx: click.Context, param: click.Parameter, path: Path | None) -
     on the command line still wins)."""
     if path is None:
         return None
-    from lettuce_build.builds.recipe import read_recipe_file
+    from lettuce_build.builds.settings.recipe import read_recipe_file
 
     settings = read_recipe_file(path)
     engine = settings.pop("engine", None) or {}

@@ -85,15 +85,14 @@ def squeez(
     **settings: object,
 ) -> None:
     """Build the squeez tool-output dataset from SWE-bench repositories (phases 1-8)."""
-    from lettuce_build.builds.folder import BuildDir
-    from lettuce_build.llm.factory import make_backend
-    from lettuce_build.llm.settings import BackendKind, EndpointSettings
+    from lettuce_build.builds.storage.folder import BuildDir
+    from lettuce_build.llm.factory import ModelChoice
+    from lettuce_build.llm.settings import EndpointSettings
     from lettuce_build.squeez.pipeline import Squeez
 
     options = checked(SqueezOptions, settings)
     teacher = None
     if teacher_model is not None:
-        kind: BackendKind = "vllm" if teacher_base_url is None else "openai"
         endpoint = EndpointSettings(
             base_url=teacher_base_url or "",
             api_key_env=teacher_api_key_env,
@@ -103,7 +102,8 @@ def squeez(
             rpm=rpm,
             tpm=tpm,
         )
-        teacher = make_backend(kind, teacher_model, endpoint=endpoint)
+        kind = "vllm" if teacher_base_url is None else "openai"
+        teacher = ModelChoice(kind=kind, model=teacher_model, endpoint=endpoint)
     pipeline = Squeez(output_dir, options)
     with BuildDir(output_dir).lock():
         for message in pipeline.run([first_phase, *more_phases], instances=instances, teacher=teacher):

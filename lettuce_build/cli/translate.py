@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from lettuce_build.builds.options import BuildOptions
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.cli.fields import field_option
+from lettuce_build.builds.settings.options import BuildOptions
+from lettuce_build.builds.settings.recipe import Recipe
+from lettuce_build.cli.fields import checked, field_option
 from lettuce_build.cli.options import combined, folder
 from lettuce_build.core.languages import NAMES
 from lettuce_build.llm.settings import BackendKind, EndpointSettings
@@ -54,6 +54,7 @@ _ENDPOINT = combined(*(field_option(name, field) for name, field in EndpointSett
     "--dry-run", is_flag=True, help="Say what the translation would ask of the model and cost; ask nothing."
 )
 def translate(
+    *,
     source: Path,
     languages: tuple[str, ...],
     out: Path,
@@ -77,38 +78,39 @@ def translate(
     the sample is a failure row with the reason (span_lost, span_duplicated, span_moved, code_lost,
     not_translated, wrong_language). Resumable: run the same command to continue.
     """
-    from lettuce_build.llm.factory import make_backend, make_judges
+    from lettuce_build.llm.factory import ModelChoice
     from lettuce_build.llm.pricing import Pricing
     from lettuce_build.translate.report import TranslationOptions
     from lettuce_build.view.summary import dry_run_text
 
-    settings = EndpointSettings(**endpoint)
-    if settings.batch and backend != "openai":
-        raise click.UsageError(
-            "--batch sends requests through a provider's Batch API: it needs --backend openai"
-        )
-    chosen = make_backend(backend, model, endpoint=settings)
+    models = checked(
+        ModelChoice,
+        {
+            "kind": backend,
+            "model": model,
+            "endpoint": EndpointSettings(**endpoint),
+            "verify": verify,
+            "judge_models": list(judge_model),
+            "judge_kind": judge_backend,
+            "judge_base_url": judge_base_url,
+        },
+    )
     pricing = Pricing(prompt=price_per_mtok[0], completion=price_per_mtok[1]) if price_per_mtok else None
     options = TranslationOptions(
-        source=source, languages=list(languages), out=out, seed=seed, limit=limit, pricing=pricing
+        source=source,
+        languages=list(languages),
+        out=out,
+        seed=seed,
+        limit=limit,
+        pricing=pricing,
+        models=models,
     )
     if dry_run:
         from lettuce_build.translate.estimate import estimate
 
-        dry = estimate(options, chosen)
-        click.echo(dry_run_text(dry))
+        click.echo(dry_run_text(estimate(options)))
         return
     from lettuce_build.translate.run import translate as run_translation
 
-    judges = []
-    if verify:
-        judges = make_judges(
-            chosen,
-            backend,
-            list(judge_model),
-            judge_kind=judge_backend,
-            endpoint=settings,
-            judge_base_url=judge_base_url,
-        )
-    report = run_translation(options, chosen, judges)
+    report = run_translation(options)
     click.echo(report.text(str(out)))

@@ -1,9 +1,53 @@
-"""The one place a backend is made from command-line settings (builds and the squeez teacher)."""
+"""The one place a backend is made from command-line settings: `ModelChoice` names a command's
+model and its judges (a build's recipe, translate's flags, the squeez teacher's), and the run
+context (builds/running/context.py) makes them once from it."""
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from lettuce_build.llm.embedded import DEFAULT_MODEL
 from lettuce_build.llm.protocol import Backend
-from lettuce_build.llm.settings import BackendKind, EndpointSettings, EngineSettings
+from lettuce_build.llm.settings import BackendKind, EndpointSettings, EngineSettings, check_batch_kind
+
+
+class ModelChoice(BaseModel):
+    """The models a command runs, as its settings name them: its own and, with ``verify``, the
+    judges that read its work. Made into backends by the run context, once per run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: BackendKind = "vllm"
+    model: str = DEFAULT_MODEL
+    endpoint: EndpointSettings = Field(default_factory=EndpointSettings)
+    engine: EngineSettings | None = None
+    verify: bool = False
+    #: the judges' models (none: the command's own model)
+    judge_models: list[str] = Field(default_factory=list)
+    judge_kind: BackendKind | None = None
+    judge_base_url: str | None = None
+
+    @model_validator(mode="after")
+    def _batches_need_an_endpoint(self) -> ModelChoice:
+        check_batch_kind(self.kind, self.endpoint)
+        return self
+
+    def backend(self) -> Backend:
+        return make_backend(self.kind, self.model, endpoint=self.endpoint, engine=self.engine)
+
+    def judges(self, own: Backend) -> list[Backend]:
+        """The judges of a ``verify`` run (none without it); ``own``: the run's model."""
+        if not self.verify:
+            return []
+        return make_judges(
+            own,
+            self.kind,
+            self.judge_models,
+            judge_kind=self.judge_kind,
+            endpoint=self.endpoint,
+            judge_base_url=self.judge_base_url,
+            engine=self.engine,
+        )
 
 
 def make_backend(

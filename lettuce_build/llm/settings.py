@@ -49,6 +49,12 @@ class EndpointSettings(BaseModel):
     each wait half again as long as the one before)."""
 
 
+def check_batch_kind(kind: BackendKind, endpoint: EndpointSettings) -> None:
+    """``--batch`` goes through a provider's Batch API: only an endpoint has one."""
+    if endpoint.batch and kind != "openai":
+        raise ValueError("--batch sends requests through a provider's Batch API: it needs --backend openai")
+
+
 class EngineSettings(BaseModel):
     """vLLM engine settings; an unset one (None) takes the machine's default (see
     `vllm_backend.engine_defaults`: on a CPU, the measured ones)."""

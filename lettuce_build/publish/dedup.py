@@ -10,7 +10,7 @@ from pathlib import Path
 from datasets import Dataset, DatasetDict
 from pydantic import BaseModel, Field
 
-from lettuce_build.builds.output import write_output
+from lettuce_build.builds.storage.output import write_output
 from lettuce_build.core.errors import OutputError
 from lettuce_build.core.near_duplicates import THRESHOLD, DuplicateReport, NearDuplicates, Pair
 from lettuce_build.core.schema import FEATURES, HallucinationSample, Violation, read_sample, sample_to_row

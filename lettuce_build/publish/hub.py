@@ -34,9 +34,9 @@ from huggingface_hub.errors import (
 )
 from pydantic import BaseModel, Field
 
-from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir
-from lettuce_build.builds.output import write_hub_folder
-from lettuce_build.builds.recipe import RECIPE_FILE
+from lettuce_build.builds.settings.recipe import RECIPE_FILE
+from lettuce_build.builds.storage.folder import MANIFEST_FILE, BuildDir
+from lettuce_build.builds.storage.output import write_hub_folder
 from lettuce_build.core.errors import PublishError
 from lettuce_build.publish import DEFAULT_MAX_FAILURE_RATE
 from lettuce_build.publish.catalog import COLLECTIONS

@@ -12,12 +12,12 @@ from typing import Any
 from datasets import DatasetDict, load_from_disk
 from pydantic import BaseModel, Field
 
-from lettuce_build.builds.folder import BuildDir, Manifest
-from lettuce_build.builds.output import DATASET_DIR
-from lettuce_build.builds.recipe import RECIPE_FILE
-from lettuce_build.builds.run import ASSEMBLE_STAGE
-from lettuce_build.builds.screening import screening_lines
-from lettuce_build.builds.stages_of import answer_mode
+from lettuce_build.builds.running.stages_of import answer_mode
+from lettuce_build.builds.settings.recipe import RECIPE_FILE
+from lettuce_build.builds.storage.folder import BuildDir, Manifest
+from lettuce_build.builds.storage.output import DATASET_DIR
+from lettuce_build.builds.storage.samples import ASSEMBLE_STAGE
+from lettuce_build.builds.storage.screening import screening_lines
 from lettuce_build.core.errors import PublishError
 from lettuce_build.core.schema import row_to_sample
 from lettuce_build.core.version import VERSION

@@ -17,7 +17,7 @@ import regex
 from datasets import Dataset, DatasetDict, Features, List, Value
 from pydantic import BaseModel, Field
 
-from lettuce_build.builds.output import OutputPaths, write_output
+from lettuce_build.builds.storage.output import OutputPaths, write_output
 from lettuce_build.core.errors import PatchError
 from lettuce_build.sift.matcher import CompiledPatternSet
 from lettuce_build.sift.patterns import CATEGORIES, PatternSet

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from lettuce_build.builds.shards import Shard
+from lettuce_build.builds.settings.shards import Shard
 from lettuce_build.core.flags import flag
 from lettuce_build.squeez.env_specs import EnvOptions
 from lettuce_build.swebench.repos import DEFAULT_URL_TEMPLATE, RepoUrl

@@ -32,14 +32,14 @@ import git
 from datasets import Dataset, DatasetDict
 from tqdm import tqdm
 
-from lettuce_build.builds.folder import BuildDir, Manifest
-from lettuce_build.builds.output import write_output
-from lettuce_build.builds.stage_loop import open_stage_loop
+from lettuce_build.builds.running.context import LoopSettings, RunSpec, open_run
+from lettuce_build.builds.storage.output import write_output
 from lettuce_build.core import interrupts, seeding
 from lettuce_build.core.errors import PhaseError
 from lettuce_build.core.paths import safe_name
 from lettuce_build.core.schema import SPLITS
 from lettuce_build.core.tables import read_jsonl, write_atomic, write_jsonl
+from lettuce_build.llm.factory import ModelChoice
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.squeez.assemble import (
     SQUEEZ_FEATURES,
@@ -77,7 +77,9 @@ class Squeez:
         self.repos = RepoManager(out, self.options.repo_url)
         out.mkdir(parents=True, exist_ok=True)
 
-    def run(self, phases: Sequence[int], *, instances: str, teacher: Backend | None) -> Iterator[str]:
+    def run(
+        self, phases: Sequence[int], *, instances: str, teacher: ModelChoice | Backend | None
+    ) -> Iterator[str]:
         """Run phases in the order given, yielding each one's summary line.
 
         Phase 8 raises `PhaseError` after its report when the report fails.
@@ -235,7 +237,9 @@ class Squeez:
     def labels(self) -> list[Labelled]:
         return [Labelled.model_validate(row) for row in _read_jsonl(self.out / "phase5_labels.jsonl", 5)]
 
-    def phase6(self, teacher: Backend | None) -> str:
+    def phase6(self, teacher: ModelChoice | Backend | None) -> str:
+        """The teacher's distilled spans, asked in a run of its own (its manifest in the phases'
+        folder); ``teacher``: its settings, or a backend made already (none: no teacher)."""
         # every output of >= 10 lines but the decoys (all-irrelevant by definition)
         records = [r for r in self.labels() if r.eligible and not r.is_decoy]
         if teacher is None:
@@ -253,19 +257,19 @@ class Squeez:
             }
             for r in records
         ]
-        build = BuildDir(self.out)
-        manifest = Manifest(source="squeez", backend=teacher.info(), seed=self.options.seed)
-        with open_stage_loop(build, manifest, teacher, self.options.seed) as loop:
-            result = loop.run([DistillStage()], Dataset.from_list(items))
-        manifest.status = "finished"
-        build.write_manifest(manifest)
+        models, backend = (teacher, None) if isinstance(teacher, ModelChoice) else (ModelChoice(), teacher)
+        spec = RunSpec(out=self.out, source="squeez", seed=self.options.seed, models=models)
+        with open_run(spec, backend=backend) as run:
+            with run.stage_loop(LoopSettings(seed=self.options.seed)) as loop:
+                result = loop.run([DistillStage()], Dataset.from_list(items))
+        build, model_id = run.build, run.backend.model_id
         distilled = [
             Distilled.model_validate(row)
             for row in result.done.select_columns(list(Distilled.model_fields)).to_list()
         ]
         write_jsonl(self.out / "phase6_distilled.jsonl", distilled)
         return (
-            f"phase 6: teacher {teacher.model_id} distilled {len(distilled)} of {len(items)} outputs; "
+            f"phase 6: teacher {model_id} distilled {len(distilled)} of {len(items)} outputs; "
             f"failures: {build.failure_summary().get('distill') or 'none'} "
             "(those fall back to auto-labels that pass the keep filter)"
         )

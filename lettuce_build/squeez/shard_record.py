@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from lettuce_build.builds.shards import Shard
+from lettuce_build.builds.settings.shards import Shard
 from lettuce_build.core.errors import ShardError
 from lettuce_build.core.tables import write_atomic
 

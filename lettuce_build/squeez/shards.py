@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.shards import check_complete, check_same_settings
+from lettuce_build.builds.settings.shards import check_complete, check_same_settings
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.core.errors import ShardError
 from lettuce_build.core.paths import safe_name
 from lettuce_build.core.tables import read_jsonl, write_atomic, write_jsonl

@@ -1,5 +1,5 @@
-"""The generation stages: questions, grounded answers, injection (targeted and menu),
-generation, classification. Each is a `Stage` for batched runs on the engine, plus a
-single-item function for notebooks.
+"""The generation stages and their helpers: questions, grounded answers, injection (targeted and
+menu), generation, classification, judging, translation. Each is a `Stage` for batched runs on
+the engine; the text rules they offer from are in `rules`.
 
-Imports core, llm, engine and prompts."""
+Imports core, llm, engine, prompts and rules."""

@@ -28,7 +28,7 @@ from lettuce_build.core.taxonomy import map_label
 from lettuce_build.engine.stage import ParseFailure, Sampling, length_checked
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
-from lettuce_build.stages.code_mutations import Mutation, MutationChoice, mutations
+from lettuce_build.rules.code_mutations import Mutation, MutationChoice, mutations
 from lettuce_build.stages.injection import InjectStageBase
 
 STRUCTURAL = "fabricated_api"

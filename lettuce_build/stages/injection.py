@@ -28,10 +28,10 @@ from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, map_label
 from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, item_language, length_checked
 from lettuce_build.llm.protocol import ChatRequest
-from lettuce_build.stages.anchors import candidates
+from lettuce_build.rules.anchors import candidates
+from lettuce_build.rules.menus import MENUS, MODALITY_NOTES
 from lettuce_build.stages.asked import AskedEdits
 from lettuce_build.stages.judge import judge_spans
-from lettuce_build.stages.menus import MENUS, MODALITY_NOTES
 
 DEFAULT_CONTEXT_CHARS = 6000
 CODE_SAMPLING = Sampling(temperature=0.4, max_tokens=2000)

@@ -23,10 +23,10 @@ from lettuce_build.core.seeding import fraction, item_parts, rng
 from lettuce_build.core.taxonomy import map_label
 from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, item_language
 from lettuce_build.llm.protocol import ChatRequest
+from lettuce_build.rules.menus import MENUS
+from lettuce_build.rules.prose_mutations import RULE_TYPES, ProseEdit, prose_edits
+from lettuce_build.rules.prose_words import NEGATIVES
 from lettuce_build.stages.injection import InjectMenuStage, InjectStageBase
-from lettuce_build.stages.menus import MENUS
-from lettuce_build.stages.prose_mutations import RULE_TYPES, ProseEdit, prose_edits
-from lettuce_build.stages.prose_words import NEGATIVES
 from lettuce_build.stages.question_fit import is_yes_no
 
 #: a menu offers at most this many edits (a seeded sample, in answer order)

@@ -26,9 +26,9 @@ from lettuce_build.core.words import content_words, words
 from lettuce_build.engine.stage import ParseFailure, item_language
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
+from lettuce_build.rules.question_shapes import Shaped, question_shapes, subject_name
 from lettuce_build.stages.answers import evidence_sentences, neighbourhood
 from lettuce_build.stages.question_fit import QuestionFitCheck
-from lettuce_build.stages.question_shapes import Shaped, question_shapes, subject_name
 from lettuce_build.stages.questions import DEFAULT_CHUNK_CHARS, Asked, FocusedQuestionStage, foreign_words
 
 

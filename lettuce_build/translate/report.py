@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, field_validator
 
 from lettuce_build.core.languages import name_of
+from lettuce_build.llm.factory import ModelChoice
 from lettuce_build.llm.pricing import Pricing
 
 #: what a translation's report is written to, in its folder
@@ -27,6 +28,8 @@ class TranslationOptions(BaseModel):
     limit: int | None = Field(default=None, ge=1)
     #: what the tokens cost (``--price-per-mtok``): the manifest and summary say the dollars
     pricing: Pricing | None = None
+    #: the translating model and, with ``verify``, the judges of its spans
+    models: ModelChoice = Field(default_factory=ModelChoice)
 
     @field_validator("languages")
     @classmethod

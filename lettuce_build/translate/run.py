@@ -13,12 +13,8 @@ from typing import Any
 from datasets import Dataset, DatasetDict, Features, List, Value
 from huggingface_hub import DatasetCard
 
-from lettuce_build.builds.folder import BuildDir, Manifest
-from lettuce_build.builds.output import HUB_DIR, write_output
-from lettuce_build.builds.plan import ExecutionPlan
-from lettuce_build.builds.run import interrupted_line
-from lettuce_build.builds.stage_loop import open_stage_loop
-from lettuce_build.core.interrupts import Interrupted
+from lettuce_build.builds.running.context import LoopSettings, RunSpec, open_run
+from lettuce_build.builds.storage.output import HUB_DIR, write_output
 from lettuce_build.core.languages import NAMES
 from lettuce_build.core.schema import (
     FEATURES,
@@ -29,7 +25,6 @@ from lettuce_build.core.schema import (
     row_to_sample,
     sample_to_row,
 )
-from lettuce_build.engine.completions import Spending
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.stages.translation import TranslateAnswerStage, TranslateContextStage
 from lettuce_build.translate.report import REPORT_FILE, TranslationOptions, TranslationReport
@@ -58,44 +53,27 @@ STAGES = (TranslateAnswerStage, TranslateContextStage)
 
 
 def translate(
-    options: TranslationOptions, backend: Backend, judges: Sequence[Backend] = ()
+    options: TranslationOptions, *, backend: Backend | None = None, judges: Sequence[Backend] | None = None
 ) -> TranslationReport:
-    """Translate the samples at ``options.source`` (any layout `validate` reads) into its languages;
-    ``judges`` (``--verify``): the models that read each translated span against its translated
-    context, a span judged supported dropping its sample (``judge_supported``)."""
-    verify = bool(judges)
-    report = TranslationReport.empty(options, backend.model_id)
-    items = work_items(options, report)
-    build, out, seed = BuildDir(options.out), options.out, options.seed
-    with build.lock():
-        manifest = Manifest(
-            source="translate",
-            backend=backend.info(),
-            seed=seed,
-            limit=options.limit,
-            pricing=options.pricing,
-        )
-        manifest.judges = [judge.info() for judge in judges]
-        previous = build.previous_manifest()
-        manifest.after(previous)
-        build.write_manifest(manifest)
-        spent = previous.spent(options.pricing) if previous else 0.0
-        plan = ExecutionPlan(spending=Spending(pricing=options.pricing, spent_before=spent))
-        try:
-            with open_stage_loop(build, manifest, backend, seed, plan=plan, judges=judges) as loop:
-                stages = [kind() for kind in STAGES]
-                checks = {stage.name: check for stage in stages if verify and (check := stage.check())}
-                work = Dataset.from_list(items, features=ITEM_FEATURES)
-                done = loop.run(stages, work, checks).done if items else None
-        except Interrupted as stop:
-            manifest.status = "interrupted"
-            build.write_manifest(manifest)
-            raise Interrupted(stop.signum, interrupted_line(build, manifest)) from None
-        splits = _samples(done, report, backend.model_id) if done is not None else {}
+    """Translate the samples at ``options.source`` (any layout `validate` reads) into its languages,
+    on the models ``options.models`` names (or ``backend`` and ``judges``). With ``verify``, the
+    judges read each translated span against its translated context, a span judged supported
+    dropping its sample (``judge_supported``)."""
+    with open_run(run_spec(options), backend=backend, judges=judges) as run:
+        report = TranslationReport.empty(options, run.backend.model_id)
+        items = work_items(options, report)
+        with run.stage_loop(LoopSettings(seed=options.seed)) as loop:
+            stages = [kind() for kind in STAGES]
+            verify = bool(run.judges)
+            checks = {stage.name: check for stage in stages if verify and (check := stage.check())}
+            work = Dataset.from_list(items, features=ITEM_FEATURES)
+            done = loop.run(stages, work, checks).done if items else None
+        splits = _samples(done, report, run.backend.model_id) if done is not None else {}
         asked = {item["key"] for item in items}
-        for row in build.failures():  # this run's items only: the folder may hold other languages'
+        for row in run.build.failures():  # this run's items only: the folder may hold other languages'
             if row.key in asked:
                 report.languages[row.key.rsplit("::", 1)[1]].dropped[row.reason] += 1
+        out = options.out
         config = "-".join([CONFIG_PREFIX, *options.languages])
         write_output(
             DatasetDict({s: Dataset.from_list(rows, features=FEATURES) for s, rows in splits.items()}),
@@ -107,10 +85,20 @@ def translate(
             written = DatasetCard.load(card)
             written.text = report.card_text()
             written.save(card)
-        manifest.status = "finished"
-        build.write_manifest(manifest)  # its cost brought up to date, as every write does
-        report.dollars = manifest.cost.dollars
+    report.dollars = run.manifest.cost.dollars  # as the finished manifest counts them
     return report
+
+
+def run_spec(options: TranslationOptions) -> RunSpec:
+    """A translation's run: its folder, seed, limit, price and models."""
+    return RunSpec(
+        out=options.out,
+        source="translate",
+        seed=options.seed,
+        limit=options.limit,
+        pricing=options.pricing,
+        models=options.models,
+    )
 
 
 def _key(sample: HallucinationSample) -> str:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from lettuce_build.builds.folder import MANIFEST_FILE, BuildDir
-from lettuce_build.builds.output import DATASET_DIR
+from lettuce_build.builds.storage.folder import MANIFEST_FILE, BuildDir
+from lettuce_build.builds.storage.output import DATASET_DIR
 from lettuce_build.core.characters import invalid_in
 from lettuce_build.core.gates import (
     ADDING,

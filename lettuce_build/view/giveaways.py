@@ -15,7 +15,7 @@ from collections import Counter
 import regex
 from pydantic import BaseModel, Field
 
-from lettuce_build.stages.prose_words import NEGATIVES
+from lettuce_build.rules.prose_words import NEGATIVES
 
 #: a word of an answer: letters and digits, with an apostrophe's ending ("don't")
 _WORD = regex.compile(r"[\p{L}\p{N}]+(?:['’][\p{L}]+)?")

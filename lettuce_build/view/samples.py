@@ -17,7 +17,7 @@ from rich.console import Group
 from rich.panel import Panel
 from rich.text import Text
 
-from lettuce_build.builds.output import DATASET_DIR, read_saved
+from lettuce_build.builds.storage.output import DATASET_DIR, read_saved
 from lettuce_build.core.errors import NoSamples
 from lettuce_build.core.schema import HallucinationSample, Span, row_to_sample
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import BaseModel
 
-from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.core.spans import SpanFailureReason
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from lettuce_build.builds.dry_run import DryRun
-from lettuce_build.builds.folder import Manifest, RunCost
+from lettuce_build.builds.running.dry_run import DryRun
+from lettuce_build.builds.storage.folder import Manifest, RunCost
 from lettuce_build.core.gates import GATE_REASONS
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.core.taxonomy import (
@@ -28,7 +28,7 @@ from lettuce_build.view.samples import answer_pieces, excerpt, span_type, termin
 from lettuce_build.view.validate import ValidationReport
 
 if TYPE_CHECKING:  # build imports every source; the summary's type is all display needs of it
-    from lettuce_build.builds.run import BuildSummary
+    from lettuce_build.builds.running.run import BuildSummary
 
 
 def highlight_answer(sample: HallucinationSample) -> str:
@@ -193,6 +193,9 @@ def dry_run_text(dry: DryRun) -> str:
     if dry.pricing is not None and dry.dollars is not None:
         batched = f", batched at {dry.pricing.batch_discount:g} of it" if dry.batched else ""
         lines.append(f"  estimated cost at {dry.pricing.text()}{batched}: at most ${dry.dollars:.2f}")
+    if dry.steps:
+        lines.append("the steps it runs, in order:")
+        lines += [f"  {n}. {step}" for n, step in enumerate(dry.steps, 1)]
     return "\n".join(lines)
 
 

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from datasets import Features
 from pydantic import BaseModel, Field, ValidationError
 
-from lettuce_build.builds.output import read_saved
+from lettuce_build.builds.storage.output import read_saved
 from lettuce_build.core.errors import OutputError
 from lettuce_build.core.schema import COLUMNS, HallucinationSample, Violation, check_sample, row_to_sample
 from lettuce_build.core.tables import iter_records

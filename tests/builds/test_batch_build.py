@@ -13,8 +13,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import lettuce_build
-from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.settings.recipe import Recipe
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.cli import main
 from lettuce_build.llm.batch_ledger import BATCHES_FILE, BatchLedger
 

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 import lettuce_build
-from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.settings.recipe import Recipe
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.cli import main
 from lettuce_build.core.errors import CostCapError, RecipeError
 from lettuce_build.publish.hub import FolderTarget, publish

@@ -2,8 +2,8 @@
 for text in L, and its rows say L; an English build's requests are what they always were, so
 its cache still answers them."""
 
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.view.samples import load_samples
 
 from ..support.documents import respond, write_readmes

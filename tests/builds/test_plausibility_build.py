@@ -1,9 +1,9 @@
 """The plausibility check inside a build: scores asked of the build's model, implausible edits
 refused and balanced, figures in the summary, manifest and audit."""
 
-from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.llm.protocol import ChatRequest, Scores
 from lettuce_build.view.audit import quality_report, quality_text
 from lettuce_build.view.summary import summary_text

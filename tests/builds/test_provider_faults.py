@@ -10,8 +10,8 @@ from pathlib import Path
 
 import lettuce_build
 from lettuce_build.api import BuildResult
-from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.settings.recipe import Recipe
+from lettuce_build.builds.storage.folder import BuildDir
 
 from ..support.fault_proxy import serve_faults
 

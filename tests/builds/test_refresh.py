@@ -3,9 +3,9 @@ come from the cache, and later runs reuse the new answers."""
 
 import pytest
 
-from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.core.errors import SourceError
 
 from ..support.documents import respond, write_readmes

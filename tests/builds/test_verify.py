@@ -3,9 +3,9 @@ retries and top-ups for what they reject, two judges, and the figures a build re
 
 import pytest
 
-from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.view.audit import quality_report, quality_text
 from lettuce_build.view.summary import summary_text
 

@@ -11,10 +11,10 @@ from pydantic import Field
 
 import lettuce_build
 import lettuce_build.api
-import lettuce_build.builds.recipe
+import lettuce_build.builds.settings.recipe
 import lettuce_build.cli.build
-from lettuce_build.builds.keywords import keywords_source
-from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.settings.keywords import keywords_source
+from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.cli.fields import field_option, model_options
 from lettuce_build.core.flags import flag_names
 from lettuce_build.llm.settings import EngineSettings
@@ -31,7 +31,7 @@ class Wider(Recipe):
 def wider(monkeypatch):
     """The package as it would be with `Wider`'s field added to `Recipe`: the build command is
     made again from the model, as importing it makes it."""
-    monkeypatch.setattr(lettuce_build.builds.recipe, "Recipe", Wider)
+    monkeypatch.setattr(lettuce_build.builds.settings.recipe, "Recipe", Wider)
     monkeypatch.setattr(lettuce_build.api, "Recipe", Wider)
     yield importlib.reload(lettuce_build.cli.build).build
     monkeypatch.undo()
@@ -82,7 +82,7 @@ def test_every_setting_of_the_recipe_and_the_engine_is_a_flag_with_its_field_s_h
 
 
 def test_a_setting_without_help_cannot_become_a_flag():
-    from lettuce_build.builds.recipe import StageSampling
+    from lettuce_build.builds.settings.recipe import StageSampling
 
     with pytest.raises(TypeError, match="temperature: a setting with a flag needs a docstring"):
         model_options(StageSampling)

@@ -5,7 +5,7 @@ import json
 import pytest
 from datasets import Dataset
 
-from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.core.seeding import fraction as seeded_fraction
 from lettuce_build.engine.balance import balance, needed
 from lettuce_build.engine.completions import Completions

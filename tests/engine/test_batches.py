@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import lettuce_build
-from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.recipe import Recipe
+from lettuce_build.builds.settings.recipe import Recipe
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.engine.batches import BatchCompletions
 from lettuce_build.engine.records import StageStats
 from lettuce_build.llm.batch_api import BatchAPI

@@ -1,7 +1,7 @@
 """A stage's bar: items counted once across attempts, and live figures (cache hits, tokens/s)."""
 
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.engine.progress import StageBar
 
 from ..support.documents import respond, write_readmes

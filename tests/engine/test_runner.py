@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from datasets import Dataset
 
-from lettuce_build.builds.items import WorkPasses
+from lettuce_build.builds.storage.items import WorkPasses
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.engine.seeded import request_seed

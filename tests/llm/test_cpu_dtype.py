@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 import lettuce_build
-from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.llm.protocol import ChatRequest, Completion
 from lettuce_build.llm.vllm_backend import VLLMBackend, cpu_settings
 

@@ -14,7 +14,7 @@ import pytest
 from datasets import Dataset, load_from_disk
 
 import lettuce_build
-from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.core.errors import BackendError
 from lettuce_build.engine.completions import Completions, StreamingCompletions
 from lettuce_build.engine.runner import Runner

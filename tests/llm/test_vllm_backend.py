@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from datasets import Dataset
 
-from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.protocol import PROMPT_TOO_LONG, ChatRequest

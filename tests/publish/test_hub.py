@@ -12,8 +12,8 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete, DatasetCa
 from huggingface_hub.errors import EntryNotFoundError
 
 import lettuce_build
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.cli import main
 from lettuce_build.core.errors import PublishError
 from lettuce_build.core.schema import FEATURES

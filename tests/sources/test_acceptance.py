@@ -7,9 +7,9 @@ import pytest
 from click.testing import CliRunner
 from datasets import load_from_disk
 
-from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.cli import main
 from lettuce_build.llm.protocol import ChatRequest
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.core.schema import check_sample
 from lettuce_build.publish.hub import collect, render_card
 from lettuce_build.sources.base import LoadOptions

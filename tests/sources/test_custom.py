@@ -233,7 +233,7 @@ def test_intensity_is_the_number_of_edits_in_each_hallucinated_answer(tmp_path):
 
 
 def test_method_context_is_generator_mode(tmp_path):
-    from lettuce_build.builds.recipe import Recipe
+    from lettuce_build.builds.settings.recipe import Recipe
 
     assert Recipe.checked({"source": "custom", "out": tmp_path, "mode": "context"}).mode == "generate"
     assert Recipe.checked({"source": "custom", "out": tmp_path, "mode": "answer"}).mode == "inject"

@@ -2,9 +2,9 @@
 
 import json
 
-from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.psiloqa import PsiloQASource
 

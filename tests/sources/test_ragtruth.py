@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.core.errors import TableError
 from lettuce_build.core.schema import check_sample
 from lettuce_build.sources.base import LoadOptions

@@ -2,8 +2,8 @@
 
 import json
 
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.sources.base import LoadOptions
 from lettuce_build.sources.tool_output import TARGETS, ToolOutputSource
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from lettuce_build.builds.shards import Shard
+from lettuce_build.builds.settings.shards import Shard
 from lettuce_build.cli import main
 from lettuce_build.core.errors import ShardError
 from lettuce_build.squeez.options import SqueezOptions

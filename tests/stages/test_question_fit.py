@@ -4,9 +4,9 @@ and manifest; a question turned from its sentence's own words is not scored."""
 
 import json
 
-from lettuce_build.builds.folder import BuildDir
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.llm.protocol import ChatRequest, Scores
 from lettuce_build.stages.question_fit import GENERIC_QUESTION, MIN_GAIN, QuestionFitCheck
 from lettuce_build.view.samples import load_samples

@@ -10,7 +10,7 @@ import sys
 
 from datasets import Dataset
 
-from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
 from lettuce_build.llm.vllm_backend import VLLMBackend

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from datasets import Dataset
 
-from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.runner import Runner
 from tests.support.scripted import ScriptedBackend

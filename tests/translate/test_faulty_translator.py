@@ -7,7 +7,7 @@ import json
 
 from click.testing import CliRunner
 
-from lettuce_build.builds.folder import BuildDir
+from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.cli import main
 from lettuce_build.core.schema import sample_to_row
 from lettuce_build.view.samples import load_samples

@@ -22,8 +22,8 @@ import pytest
 from click.testing import CliRunner
 from datasets import load_dataset
 
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.cli import main
 from lettuce_build.core.schema import HallucinationSample, Span
 from lettuce_build.publish.hub import FolderTarget, publish

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from lettuce_build.builds.recipe import Recipe
-from lettuce_build.builds.run import run_build
+from lettuce_build.builds.running.run import run_build
+from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.cli import main
 from lettuce_build.view.samples import CATEGORY_STYLES, load_samples, page_html
 
@@ -40,7 +40,7 @@ def test_show_prints_samples_with_their_spans_and_types(built):
 
 
 def test_a_build_without_samples_says_where_its_failures_are(tmp_path):
-    from lettuce_build.builds.folder import BuildDir, Manifest
+    from lettuce_build.builds.storage.folder import BuildDir, Manifest
 
     BuildDir(tmp_path / "empty").write_manifest(Manifest(source="readme", status="finished"))
     result = CliRunner().invoke(main, ["show", str(tmp_path / "empty")])

@@ -1,0 +1,155 @@
+"""`lettuce-build merge`: shard folders joined into the build one process would have made.
+
+Each shard ran every stage on its slice, the injecting stage for its part of the first wave
+only (see balance.py), so the shards' caches hold every response the whole build asks for but
+those of later waves, which only a view of every item can tell are needed. The merge checks
+that the folders are all the shards of one build (same recipe, every shard once, every work
+item once), joins their caches, and runs the build again over all the items in their original
+order with the recipe's backend: balancing sees every item, the model is asked only for what no
+shard's cache holds (its engine starts only then), and the merged dataset, failures, manifest
+and summary are those of the unsharded build.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lettuce_build.builds.running.run import BuildSummary, run_build
+from lettuce_build.builds.settings.recipe import RECIPE_FILE, Recipe
+from lettuce_build.builds.settings.shards import check_complete, check_same_settings
+from lettuce_build.builds.storage.folder import BuildDir, Manifest
+from lettuce_build.builds.storage.work import Replay
+from lettuce_build.core.errors import ShardError
+from lettuce_build.core.paths import check_writable
+from lettuce_build.llm.cache import RequestCache
+from lettuce_build.llm.protocol import Backend
+from lettuce_build.sources.base import LoadResult
+
+#: recipe settings that may differ between shards of one build: they change where and how
+#: fast a shard runs, never what it writes
+PER_SHARD = {
+    "out",
+    "shard",
+    "batch_size",
+    "concurrency",
+    "request_timeout",
+    "max_retries",
+    "max_provider_failures",
+    "rpm",
+    "tpm",
+    "batch",
+    "batch_window",
+    "batch_max_requests",
+    "batch_max_bytes",
+    "batch_poll_seconds",
+    "price_per_mtok",
+    "batch_discount",
+    "max_cost",
+    "executor",
+    "ray_address",
+    "ray_actors",
+}
+
+
+@dataclass
+class ShardFolder:
+    build: BuildDir
+    manifest: Manifest
+    recipe: Recipe
+
+    @property
+    def name(self) -> str:
+        return str(self.build.path)
+
+
+def merge_builds(folders: Sequence[Path], out: Path, backend: Backend | None = None) -> BuildSummary:
+    """Join the shard folders into ``out``; raises `ShardError` naming what does not fit.
+    ``backend``: instead of the one the shards' recipe names."""
+    if not folders:
+        raise ShardError("merge: give the shard folders to join")
+    out = Path(out).resolve()
+    check_writable(out, "--out")
+    shards = [read_shard(Path(folder).resolve()) for folder in folders]
+    if any(shard.build.path == out for shard in shards):
+        raise ShardError(f"merge: --out {out} is one of the shards; choose a new folder")
+    recipe = check_same_build(shards)
+    items = joined_items(shards)
+    record = shards[0].manifest.shard
+    assert record is not None  # read_shard checked
+    cache = RequestCache.in_build(out)
+    try:
+        for shard in shards:
+            if shard.build.cache_path.exists():  # a shard that held no item asked nothing
+                cache.absorb(shard.build.cache_path)
+    finally:
+        cache.close()
+    recipe = recipe.model_copy(update={"out": out, "shard": None})
+    replay = Replay(
+        loaded=LoadResult(items=items, documents=record.documents, skipped=Counter(record.skipped)),
+        sources=[shard.name for shard in shards],
+    )
+    # the recipe's backend and judges, as the shards' were (an engine starts only on a cache miss)
+    summary = run_build(recipe, backend, replay=replay)
+    return summary
+
+
+def read_shard(folder: Path) -> ShardFolder:
+    build = BuildDir(folder)
+    manifest = build.read_manifest()
+    if manifest.shard is None:
+        raise ShardError(f"{folder}: not a shard (built without --shard); merge joins shard folders")
+    if manifest.status != "finished":
+        raise ShardError(
+            f"{folder}: shard {manifest.shard.shard} has not finished (status {manifest.status}); "
+            "re-run its command: it resumes from its cache"
+        )
+    recipe_file = folder / RECIPE_FILE
+    if not recipe_file.exists():
+        raise ShardError(f"{folder}: no {RECIPE_FILE}; shards are built with `lettuce-build build --shard`")
+    return ShardFolder(build, manifest, Recipe.read(recipe_file))
+
+
+def check_same_build(shards: list[ShardFolder]) -> Recipe:
+    """The recipe the shards share, once every shard of it is given exactly once."""
+    check_same_settings({shard.name: _settings(shard.recipe) for shard in shards})
+    records = {shard.name: shard.manifest.shard for shard in shards if shard.manifest.shard}
+    check_complete({name: record.shard for name, record in records.items()})
+    totals = {name: record.total_items for name, record in records.items()}
+    if len(set(totals.values())) > 1:
+        raise ShardError(
+            f"merge: the shards read different inputs (work items: {totals}); rebuild them from one input"
+        )
+    return shards[0].recipe
+
+
+def joined_items(shards: list[ShardFolder]) -> list[dict[str, Any]]:
+    """Every shard's work items in the unsharded build's order; each key exactly once."""
+    record = shards[0].manifest.shard
+    assert record is not None
+    placed: dict[int, tuple[str, dict[str, Any]]] = {}
+    for shard in shards:
+        for position, item in shard.build.read_items():
+            if position in placed:
+                raise ShardError(
+                    f"merge: work item {item.get('key')!r} is in {placed[position][0]} and in {shard.name}"
+                )
+            placed[position] = (shard.name, item)
+    missing = [p for p in range(record.total_items) if p not in placed]
+    if missing or len(placed) != record.total_items:
+        raise ShardError(
+            f"merge: {len(missing)} of {record.total_items} work items are in no shard "
+            f"(positions {missing[:5]}); was a shard's items.jsonl changed?"
+        )
+    keys = Counter(item["key"] for _, item in placed.values())
+    repeated = [key for key, n in keys.items() if n > 1]
+    if repeated:
+        raise ShardError(f"merge: work item key(s) {repeated[:3]} appear more than once")
+    return [placed[p][1] for p in range(record.total_items)]
+
+
+def _settings(recipe: Recipe) -> dict[str, Any]:
+    return recipe.model_dump(mode="json", exclude=PER_SHARD)

@@ -1,0 +1,70 @@
+"""A build's work items, on disk in its work folder before any stage runs: a merge's replay of
+items already loaded, a shard's slice of the screened load, or the whole load streamed and
+screened. A build and its dry run load them the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel
+
+from lettuce_build.builds.settings.options import BuildOptions
+from lettuce_build.builds.settings.shards import take_slice
+from lettuce_build.builds.storage.folder import BuildDir, Manifest
+from lettuce_build.builds.storage.items import WORK_DIR, StoredItems, load_items, stored_list
+from lettuce_build.builds.storage.screening import screened_items, screened_list
+from lettuce_build.core.errors import SourceError
+from lettuce_build.sources.base import LoadResult, Source
+
+
+class Replay(BaseModel):
+    """A build made again from work items and responses already at hand: `merge` joins shards
+    this way. Nothing is loaded; the backend is asked only for what the cache lacks, and a
+    stage that retries failures on a re-run does not (see `ExecutionPlan.replay`)."""
+
+    loaded: LoadResult
+    #: the folders the items and responses came from (recorded in the manifest)
+    sources: list[str]
+
+
+def work_items(
+    options: BuildOptions,
+    source: Source,
+    build: BuildDir,
+    manifest: Manifest,
+    context_tokens: int | None,
+    replay: Replay | None,
+) -> StoredItems:
+    """The build's work items, on disk in the build's work folder: a replay's own, a shard's
+    slice (saved with positions for `merge`), or the whole load, streamed."""
+    work = build.path / WORK_DIR
+    if replay is not None:
+        loaded = replay.loaded
+        return StoredItems(
+            items=stored_list(loaded.items, work), documents=loaded.documents, skipped=dict(loaded.skipped)
+        )
+    load_options = options.load_options(context_tokens)
+    if options.shard is None:
+        stored = screened_items(
+            load_items(source, options.input, load_options, work), load_options, source.modality
+        )
+        if len(stored.items) == 0:
+            raise _no_items(options, stored.skipped)
+        return stored
+    loaded = screened_list(source.load(options.input, load_options), load_options, source.modality)
+    if not loaded.items:
+        raise _no_items(options, loaded.skipped)
+    part = take_slice(loaded, options.shard, source.document_of)
+    build.write_items(part.held)
+    manifest.shard = part.record
+    return StoredItems(
+        items=stored_list(part.loaded.items, work),
+        documents=part.loaded.documents,
+        skipped=dict(part.loaded.skipped),
+    )
+
+
+def _no_items(options: BuildOptions, skipped: Mapping[str, int]) -> SourceError:
+    return SourceError(
+        f"{options.source}: no work items from {options.input} (skipped: {dict(skipped) or 'nothing'})"
+    )

@@ -1,0 +1,370 @@
+"""Hallucinations a small model cannot break: the answer's own text transformed by rules, as
+FactCC makes its training claims, and offered as a menu the model chooses from.
+
+Asked to write edits, the embedded model wrote "HTTPX" -> "True", "all" -> "alright" and
+"pipeline" -> "multi-step"; the edits a rule made read like real slips ("100 rows" -> "35
+rows"). Each rule here makes an edit of one type, so its label is true by construction:
+
+- ``number``: a number changed by a plausible amount (off by one, doubled, the next round
+  number), its unit kept: contradiction/numerical;
+- ``date``, ``version``, ``duration``, ``ordering``: a year or date shifted, a version bumped, a
+  duration changed, before/after or first/last flipped: contradiction/temporal;
+- ``entity``: a name swapped for one that may stand in its place (prose_entities.py: of its
+  listed class, or beside the same words) that the context names (a hard negative), else one of
+  its listed class the context does not name: contradiction/entity; ``foreign_entity``: for one
+  that only another document of the build names: fabricated_reference/entity;
+- ``negation``, ``comparative``: a negation added or removed, more/less, faster/slower:
+  contradiction/relational; ``quantifier``, ``modal``: all/some, must/may: contradiction/value;
+- ``addition``: a sentence of another document of the build that no sentence of this context
+  supports, added after one of the answer's: unsupported_addition/claim.
+
+Every candidate is checked before it is offered, as its edit will be (the gates, the span rules),
+so whatever the model chooses applies. Names are told from words by Debian's English word list
+(core/english.py): a rule that needs it offers nothing without it.
+
+English only: the rules that read words (``negation``, ``comparative``, ``quantifier``, ``modal``,
+the ``entity`` rules and ``addition``) apply to answers in English; an answer in another
+language is offered the rules of digits alone (``number``, ``date``, ``version``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from random import Random
+
+import regex
+from pydantic import BaseModel, ConfigDict
+
+from lettuce_build.core import english
+from lettuce_build.core.edit_types import edit_type
+from lettuce_build.core.edits import Edit, apply_edits, narrowed_to_insertions, placed_at
+from lettuce_build.core.gates import edit_problem
+from lettuce_build.core.sentences import is_complete, sentence_spans
+from lettuce_build.core.spans import ValidationConfig, validate_spans
+from lettuce_build.core.taxonomy import CONTRADICTION, FABRICATED_REFERENCE, UNSUPPORTED_ADDITION
+from lettuce_build.core.words import content_words, in_context, words
+from lettuce_build.rules.prose_entities import entity_swaps
+from lettuce_build.rules.prose_names import BLOCKED, blocked, free, names
+from lettuce_build.rules.prose_words import (
+    ADVERBS,
+    FLIPS,
+    IDIOM,
+    MEASURES,
+    NEGATABLE,
+    NEGATED,
+    NUMBER_WORDS,
+    TIME_UNITS,
+    UNNEGATED_ADVERBS,
+    VERSION_WORDS,
+)
+from lettuce_build.rules.question_words import POINTING_BACK, THIS_MAY_NAME
+
+#: the rules whose edits have each type (category, subcategory)
+_RULES_BY_TYPE: dict[tuple[str, str], tuple[str, ...]] = {
+    (CONTRADICTION, "numerical"): ("number",),
+    (CONTRADICTION, "temporal"): ("date", "version", "duration", "ordering"),
+    (CONTRADICTION, "entity"): ("entity",),
+    (FABRICATED_REFERENCE, "entity"): ("foreign_entity",),
+    (CONTRADICTION, "relational"): ("negation", "comparative"),
+    (CONTRADICTION, "value"): ("quantifier", "modal"),
+    (UNSUPPORTED_ADDITION, "claim"): ("addition",),
+}
+#: the type each rule's edits have
+RULE_TYPES = {rule: kind for kind, rules in _RULES_BY_TYPE.items() for rule in rules}
+#: a span and its replacement are at least this long (the span rules' minimum)
+MIN_CHARS = 4
+#: an edit widens by at most this many words to be found where it was made
+MAX_WIDENING = 4
+
+_NUMBER = regex.compile(r"(?<![\w.,/#-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w/]|[.,]\d)")
+_VERSION = regex.compile(r"(?<![\w.])(v?)(\d+)\.(\d+)(?:\.(\d+))?(?![\w]|\.\d)")
+_YEAR = regex.compile(r"(?<![\w.,-])(?:19|20)\d\d(?!\w|[.,]\d)")
+_FOLLOWING = regex.compile(r"\s+([\w%]+)")
+#: a determiner right after a word ("all the", "all its"): "some" needs "of" before it
+_DETERMINER_AFTER = regex.compile(
+    r"\s+(?:the|these|those|this|that|its|their|your|our|his|her|my)\b", regex.I
+)
+#: a negative right after a word ("sometimes not", "often no longer", "always never")
+_NEGATIVE_AFTER = regex.compile(r"\s+(?:not|no|never|none|nothing)\b", regex.I)
+
+
+class ProseEdit(BaseModel):
+    """One offered hallucination: the text it replaces and what replaces it, typed by its rule."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    original: str
+    hallucinated: str
+
+    @property
+    def entry(self) -> str:
+        """How the menu shows it, and what the model answers with."""
+        return f"{self.original}  ->  {self.hallucinated}"
+
+    @property
+    def kind(self) -> tuple[str, str]:
+        """Its (category, subcategory)."""
+        return RULE_TYPES[self.rule]
+
+    def edit(self) -> Edit:
+        category, subcategory = self.kind
+        return Edit(
+            original=self.original,
+            hallucinated=self.hallucinated,
+            label=self.rule,
+            category=category,
+            subcategory=subcategory,
+        )
+
+
+# -- where an edit may go -------------------------------------------------------------------
+
+
+#: the word (or number, or percentage) just before a position
+_WORD_BEFORE = regex.compile(r"[\w%]+\s+$")
+#: the name just before a position ("version", "Python", "chardet")
+_NAME_BEFORE = regex.compile(r"([\w.-]+)\s+$")
+#: a lowercase word (an added sentence's words must all be English or the context's)
+_LOWER_WORD = regex.compile(r"\b[a-z][a-z'-]*\b")
+
+
+def _settled(answer: str, start: int, end: int, new: str) -> tuple[str, str] | None:
+    """(original, hallucinated) replacing ``answer[start:end]`` with ``new``, widened by whole
+    words until the edit is found exactly there and both sides have `MIN_CHARS` (None: it cannot)."""
+    left, right = start, end
+    for _ in range(MAX_WIDENING + 1):
+        original = answer[left:right]
+        hallucinated = answer[left:start] + new + answer[end:right]
+        if (
+            len(original.strip()) >= MIN_CHARS
+            and len(hallucinated.strip()) >= MIN_CHARS
+            and placed_at(answer, original) == left
+        ):
+            return original, hallucinated
+        if following := _FOLLOWING.match(answer, right):
+            right = following.end()  # the next word, on the same run of text
+        elif left > 0 and (before := _WORD_BEFORE.search(answer[:left])):
+            left = before.start()
+        else:
+            return None
+    return None
+
+
+# -- the rules ------------------------------------------------------------------------------
+
+
+def _other_number(value: str, percent: bool, draw: Random) -> str | None:
+    """A plausible other value of the same form: off by one, doubled, the next round number."""
+    plain = value.replace(",", "")
+    if "." in plain:
+        decimals = len(plain.split(".")[1])
+        number = float(plain)
+        step = 10**-decimals
+        options = [number + step, number * 2, max(number - step, step)]
+        shown = [f"{o:.{decimals}f}" for o in options]
+    else:
+        number = int(plain)
+        magnitude = 10 ** max(len(plain) - 1, 1)
+        options = [number + 1, number * 2, (number // magnitude + 1) * magnitude]
+        options += [number - 1] if number > 2 else []
+        shown = [f"{o:,}" if "," in value else str(o) for o in options]
+    fitting = [s for s in shown if s != value and (not percent or float(s.replace(",", "")) <= 100)]
+    return draw.choice(sorted(set(fitting))) if fitting else None
+
+
+def _numbers(answer: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
+    versions = [m.span() for m in _VERSION.finditer(answer) if _is_version(answer, m)]
+    years = {m.start() for m in _YEAR.finditer(answer)}
+    for match in _NUMBER.finditer(answer):
+        start, end = match.span()
+        if start in years or not free(versions, start, end):
+            continue
+        if _names_a_release(answer, start) and not _measured(answer, end):
+            continue  # "Python 3" is a release, not a count
+        after = _FOLLOWING.match(answer, end)
+        unit = (after.group(1).lower() if after else "") or answer[end : end + 1]
+        rule = "duration" if unit in TIME_UNITS else "number"
+        if (new := _other_number(match.group(), answer[end : end + 1] == "%", draw)) is not None:
+            yield start, end, new, rule
+    for match in regex.finditer(rf"\b(?:{'|'.join(NUMBER_WORDS)})\b", answer):
+        word = match.group()
+        following = NUMBER_WORDS[(NUMBER_WORDS.index(word) + 1) % len(NUMBER_WORDS)]
+        yield match.start(), match.end(), following, "number"
+
+
+def _is_version(text: str, match: regex.Match[str]) -> bool:
+    """A dotted number is a version when it says so ("v2.1", three parts) or follows a name or
+    the word "version" ("Python 3.10", "version 2.0")."""
+    if match.group(1) or match.group(4) is not None:
+        return True
+    return not _measured(text, match.end()) and _names_a_release(text, match.start())
+
+
+def _measured(text: str, end: int) -> bool:
+    """Whether the number ending at ``end`` has a unit ("QDA 99.4%", "3.5 MB"): no version has."""
+    after = _FOLLOWING.match(text, end)
+    return text[end : end + 1] == "%" or bool(after and after.group(1).lower() in MEASURES)
+
+
+def _names_a_release(text: str, start: int) -> bool:
+    """Whether the word before ``start`` names what a number there is a release of: "version",
+    a capitalised name ("Python 3"), a package's name ("chardet 7.0")."""
+    before = _NAME_BEFORE.search(text[:start])
+    word = before.group(1) if before else ""
+    if word.lower() in VERSION_WORDS:
+        return True
+    return bool(word.isalpha() and (word[:1].isupper() or english.is_english(word) is False))
+
+
+def _temporal(answer: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
+    for match in _YEAR.finditer(answer):
+        year = int(match.group())
+        yield match.start(), match.end(), str(year + draw.choice((-3, -2, -1, 1, 2))), "date"
+    for match in _VERSION.finditer(answer):
+        if not _is_version(answer, match):
+            continue
+        prefix, major, minor, patch = match.group(1), match.group(2), match.group(3), match.group(4)
+        if patch is not None:
+            bumped = draw.choice([f"{major}.{minor}.{int(patch) + 1}", f"{major}.{int(minor) + 1}.0"])
+        else:
+            older = [f"{major}.{int(minor) - 1}"] if int(minor) > 0 else []
+            bumped = draw.choice([f"{major}.{int(minor) + 1}", *older])
+        yield match.start(), match.end(), prefix + bumped, "version"
+
+
+def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
+    for match in regex.finditer(r"(?<![\w'-])[a-z]+(?:n't)?(?![\w'-])", answer):
+        word = match.group()
+        if word in FLIPS and not IDIOM.search(answer[max(0, match.start() - 12) : match.end() + 12]):
+            new, rule = FLIPS[word]
+            if rule == "quantifier" and word not in ADVERBS and not _quantifies(answer, match.end()):
+                continue  # "this is all built" holds no quantity to change
+            if rule == "quantifier" and _NEGATIVE_AFTER.match(answer, match.end()):
+                continue  # "sometimes no longer apply" made "always no longer apply" reads as no English
+            if rule == "negation" and answer[: match.start()].endswith(", "):
+                continue  # "only the name, never the product" made "only the name, always the product"
+            following = _FOLLOWING.match(answer, match.end())
+            if rule == "ordering" and word in ("before", "after") and not following:
+                continue  # an adverb ("used that API before,"): "used that API after" is no English
+            start = match.start()
+            if word == "all" and _DETERMINER_AFTER.match(answer, match.end()):
+                new = f"{new} of"  # "all the features" made "some the features"
+            elif (
+                word == "few"
+                and answer[max(0, start - 2) : start] == "a "
+                and not answer[start - 3 : start - 2].isalnum()
+            ):
+                start -= 2  # "a few ways" made "a many ways"
+            elif word == "more" and following and _is_plural(following.group(1)):
+                new = "fewer"  # "more operations" made "less operations"
+            yield start, match.end(), new, rule
+    refused = "|".join(("not", *UNNEGATED_ADVERBS))
+    for match in regex.finditer(rf"\b({'|'.join(NEGATABLE)})\b(?!\s+(?:{refused})\b)(?=\s+[a-z])", answer):
+        yield match.start(), match.end(), f"{match.group()} not", "negation"
+    for match in regex.finditer(rf"\b({'|'.join(NEGATED)}) not\b", answer):
+        yield match.start(), match.end(), match.group(1), "negation"
+
+
+def _quantifies(text: str, end: int) -> bool:
+    """Whether the quantifier ending at ``end`` is followed by what it counts: "of", "the", or a
+    plural noun ("all tests"), not an adjective or a verb ("most convenient", "all built")."""
+    following = _FOLLOWING.match(text, end)
+    word = following.group(1).lower() if following else ""
+    return word in ("of", "the") or _is_plural(word)
+
+
+def _is_plural(word: str) -> bool:
+    """Whether a word reads as a plural noun ("tests", not "class" or "is")."""
+    return word.endswith("s") and not word.endswith("ss") and len(word) > 3
+
+
+def _additions(answer: str, context: str, donor: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
+    """A sentence of the donor that this context does not support, added after an answer sentence."""
+    if not english.known() or not donor:
+        return
+    context_words = set(words(context))
+    supports = [set(content_words(context[s:e])) for s, e in sentence_spans(context)]
+    usable = []
+    for start, end in sentence_spans(donor):
+        sentence = " ".join(donor[start:end].split())
+        said = content_words(sentence)
+        if not (6 <= len(sentence.split()) <= 30 and is_complete(sentence) and sentence[-1] == "."):
+            continue
+        if BLOCKED.search(sentence) or not sentence[0].isupper() or "\n" in donor[start:end]:
+            continue
+        if not _reads_alone(sentence):
+            continue
+        unknown = [
+            w for w in _LOWER_WORD.findall(sentence)
+            if w not in context_words and not english.is_english(w)
+        ]  # fmt: skip
+        alien = [n for n in names(sentence) if not in_context(n, context)]
+        most = max((len(set(said) & s) for s in supports), default=0)
+        if not unknown and not alien and said and most * 2 < len(set(said)):
+            usable.append(sentence)
+    answer_sentences = [(s, e) for s, e in sentence_spans(answer) if is_complete(answer[s:e])]
+    if usable and answer_sentences:
+        for start, end in draw.sample(answer_sentences, min(2, len(answer_sentences))):
+            yield start, end, f"{answer[start:end]} {draw.choice(usable)}", "addition"
+
+
+#: words that open a sentence only as the next of another ("It ...", "For example, ...")
+_CONTINUING = frozenset("it its they their such here then also however instead otherwise for in".split())
+
+
+def _reads_alone(sentence: str) -> bool:
+    """Whether an added sentence stands on its own where it lands: none of its words points at
+    text it left behind ("consider the following setup", "This is how you would run it")."""
+    said = sentence.lower().rstrip(".").split()
+    if POINTING_BACK.intersection(said) or said[0] in _CONTINUING:
+        return False
+    return said[0] not in ("this", "that", "these", "those") or said[1] in THIS_MAY_NAME
+
+
+def _offered_ok(answer: str, context: str, edit: ProseEdit, language: str) -> bool:
+    """Whether the edit passes what its application will check: the gates and the span rules."""
+    category, subcategory = edit.kind
+    if edit_type(edit.original, edit.hallucinated, category, subcategory) != edit.kind:
+        return False  # its injection would type it otherwise (an added sentence holding a "not")
+    if edit_problem(
+        edit.original, edit.hallucinated, category, context, subcategory=subcategory, language=language
+    ):
+        return False
+    result = narrowed_to_insertions(apply_edits(answer, [edit.edit()], MIN_CHARS))
+    if not result.spans:
+        return False
+    return not validate_spans(
+        result.text, result.spans, config=ValidationConfig(), clean_answer=answer, context=context
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def prose_edits(
+    answer: str, context: str, donor: str, seed: tuple[object, ...] = (), language: str = "en"
+) -> tuple[ProseEdit, ...]:
+    """Every rule's edits of ``answer``, in answer order, each checked (see `_offered_ok`), one per
+    original text. ``donor``: another document of the build (foreign names, added sentences);
+    ``language``: the answer's (the rules that read words are English only). Cached: an item's
+    schema, prompt and parse all read them."""
+    draw = Random(repr(("prose_edits", *seed)))
+    untouchable = blocked(answer)
+    made = [*_numbers(answer, draw), *_temporal(answer, draw)]
+    if language == "en":
+        made += [
+            *_flips(answer),
+            *entity_swaps(answer, context, donor, draw),
+            *_additions(answer, context, donor, draw),
+        ]
+    found: dict[str, ProseEdit] = {}
+    for start, end, new, rule in sorted(made, key=lambda m: (m[0], m[1])):
+        if rule != "addition" and not free(untouchable, start, end):
+            continue
+        settled = _settled(answer, start, end, new)
+        if settled is None or settled[0] in found:
+            continue
+        edit = ProseEdit(rule=rule, original=settled[0], hallucinated=settled[1])
+        if _offered_ok(answer, context, edit, language):
+            found[edit.original] = edit
+    return tuple(found.values())

@@ -1,0 +1,371 @@
+"""Questions made from a sentence's own words, as the code source makes its requests from an
+issue's: the sentence that answers is read for a shape a question can be turned from, and the
+question is that shape turned ("To install attrs, run ..." -> "How do you install attrs?";
+"`node` will be an AST node" stays unshaped; "The cache stores 10 files" -> "How many files does
+the cache store?"). A small model then only chooses among them (`stages.question_choice`).
+
+The shapes are English (the sentence's subject, a verb from a closed list, a modal or the
+copula; the words they are read with are in `stages.question_words`); a sentence none fits
+offers nothing, and the question is written by the model instead.
+Each question carries the type of the taxonomy it is (`stages.questions.QUESTION_TYPES`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import PurePath
+from typing import Any, NamedTuple
+
+import regex
+
+from lettuce_build.core import english
+from lettuce_build.rules.question_words import (
+    ASKED_AS,
+    COUNTING,
+    COURTESY,
+    DANGLING,
+    FROM_A_SOURCE,
+    IMPERATIVE,
+    LOWERED,
+    NOT_SUBJECT,
+    POINTING_BACK,
+    THIS_MAY_NAME,
+    WANTING,
+)
+
+
+class Shaped(NamedTuple):
+    """A question turned from a sentence, and its type in the question taxonomy."""
+
+    question: str
+    question_type: str
+
+
+#: a word of a subject: code in backticks, or a word that is no verb or clause of its own
+_WORD = (
+    r"(?!(?:is|are|was|were|be|been|do|does|did|not|can|cannot|will|would|should|must|may|might|could"
+    r"|shall|has|have"
+    r"|had|that|which|who|to|unless|if|when|because|while|although|though|whereas|since|until|whether"
+    r"|than|but)\b|\w+n['’]t\b)(?:`[^`]{1,40}`|[\p{L}\p{N}][\p{L}\p{N}'’._/+-]*)"
+)
+#: a sentence's subject: up to five words, no comma, clause or parenthesis, and not ending in an
+#: article, a preposition (in "Volunteers at the repair café fix ...", "repair" is no verb) or a
+#: conjunction ("Small improvements or fixes are ...": "fixes" is no verb)
+_SUBJECT = (
+    rf"(?P<subject>{_WORD}(?: {_WORD}){{0,4}}?)"
+    r"(?<!\b(?i:the|a|an|its|their|our|your|this|these|each|every|at|of|in|on|for|with|to|by|from|and|or"
+    r"|nor|but))"
+)
+_END = r"\s*\.?$"
+#: a count, in digits or in words ("150", "10,000", "ten")
+_NUMBER = (
+    r"(?P<number>\d[\d,.]*|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
+    r"|fifty|hundreds|thousands)"
+)
+
+
+def _singular(verb: str) -> str:
+    head, _, tail = verb.partition(" ")
+    if head.endswith(("s", "sh", "ch", "x")):
+        head += "es"
+    elif head.endswith("y") and head[-2:-1] not in "aeiou":
+        head = head[:-1] + "ies"
+    else:
+        head += "s"
+    return f"{head} {tail}".strip()
+
+
+def _alternation(verbs: list[str]) -> str:
+    forms = {form: verb for verb in verbs for form in (verb, _singular(verb))}
+    return "|".join(sorted((regex.escape(f) for f in forms), key=len, reverse=True))
+
+
+_VERB_FORMS = {form: verb for verb in ASKED_AS for form in (verb, _singular(verb))}
+_COUNT_FORMS = {"has": "have"} | {form: verb for verb in COUNTING for form in (verb, _singular(verb))}
+#: a count of things, perhaps approximate ("over 150 different plugins", "up to 15 items")
+_COUNT = (
+    r"(?:over |about |around |up to |at most |more than |at least |nearly |only )?"
+    rf"{_NUMBER} (?:different |distinct |separate )?(?P<noun>[a-z]{{3,}}s)\b"
+)
+
+
+def _subject_then(predicate: str) -> regex.Pattern[str]:
+    """A sentence that opens with its subject, then ``predicate`` (a pattern)."""
+    return regex.compile(rf"^{_SUBJECT} {predicate}")
+
+
+#: a verb a feature is asked by ("fastgrid supports ..."): asked "What does fastgrid support?"
+_ASKED = _subject_then(rf"(?:also )?(?P<verb>{_alternation(list(ASKED_AS))}) \S")
+#: a count a subject has ("fastgrid offers 12 themes"): asked "How many themes does ... offer?"
+_COUNTED = _subject_then(rf"(?:also )?(?P<verb>has|{_alternation(list(COUNTING))}) {_COUNT}")
+#: a count a modal allows ("Members may borrow up to 15 items"): asked "How many items may ...?"
+_MAY_COUNT = _subject_then(rf"(?P<modal>may|can|must) (?P<verb>[a-z]{{3,}}) {_COUNT}")
+#: an event in a year ("The library opened in 1962"): asked "When did ...?"
+_IN_A_YEAR = _subject_then(r"(?P<verb>[a-z]{3,}ed|began|moved) in (?:19|20)\d\d\b")
+#: a subject and what it is ("fastgrid is a table library", "Its tables are not sorted")
+_COPULA = _subject_then(r"(?P<be>is|are|was|were) (?P<not>not )?(?P<rest>.+)$")
+#: how long a subject takes ("A full build takes about ten minutes"): asked "How long does ...?"
+_TAKES = _subject_then(
+    r"(?P<verb>takes?) (?:about |around |over |under |up to |less than |more than |nearly )?"
+    r"(?:\d[\d,.]*|an?|one|two|three|four|five|ten|a few) "
+    r"(?:milliseconds?|ms|seconds?|minutes?|hours?|days?|weeks?)\b"
+)
+#: an "it" that stands for nothing, only for what follows ("It is possible to ...")
+_EXPLETIVE = regex.compile(
+    r"^It (?:is|was) (?:also |now |still |not )?(?:possible|recommended|necessary|important|advisable|worth"
+    r"|best|better|common|likely|unlikely|true|clear|known)\b"
+)
+#: a character of a plain clause: no comma, colon, bracket, question or line break
+_PLAIN = r"[^,;:()\[\]!?\n]"
+_THERE_ARE = regex.compile(
+    rf"^There (?P<be>are|were) {_COUNT}(?:(?P<where> (?:in|per|for) {_PLAIN}{{3,60}})(?:,|$)|[ ,]|$)"
+)
+#: a label a sentence opens with, no part of what it says ("``target``: The values ...", "Note: ...")
+_LABEL = regex.compile(r"^(?:`{1,2}[^`]{1,40}`{1,2}|\*\*[^*]{1,40}\*\*|[A-Z][a-z]{1,15}):\s+(?=\p{Lu}|`)")
+#: code in reStructuredText: a role's (":func:`fetch`") or a literal ("``fetch``")
+_RST_CODE = regex.compile(r"(?::[a-z]+(?::[a-z]+)?:`~?(?P<code>[^`\n]+)`)|``(?P<code>[^`\n]+)``")
+#: a sentence opening with a phrase in bold, and the word after it
+_BOLD_TITLE = regex.compile(r"\*\*[^*\n]{1,60}(?<!:)\*\*\s+(?P<next>[\w'’]+)")
+#: words that follow a subject: a bold opening followed by one is the sentence's subject
+#: ("**Typer** is ..."), by another a list item's title ("**Multi-language support** out of ...")
+_AFTER_A_SUBJECT = (
+    frozenset("is are was were has have had can cannot will would should must may does do did also".split())
+    | frozenset(_VERB_FORMS)
+    | frozenset(_COUNT_FORMS)
+)
+#: a plural subject: its head ending in "s", or two things joined
+_PLURAL = regex.compile(r"(?<![su'’])s$|\band\b|\bboth\b|\ball\b")
+#: a preposition after a subject's head ("builds from Git"); "of" is not one ("some of the hooks")
+_AFTER_HEAD = regex.compile(r" (?:from|in|on|for|with|at|by|under|over|without|within|like) ")
+#: a pronoun an asked verb takes: the question would ask for "it"
+_PRONOUN_AFTER = regex.compile(r" (?:it|them|this|that|these|those|one)\b")
+#: where a predicate's own clause ends and an aside begins ("very sparse, with an average of ...")
+_ASIDE = regex.compile(r", (?:with|which|where|as|since|because|so|each|both|making|allowing) ")
+#: a predicate a yes/no question carries whole: up to ten plain words, no clause after a comma
+_PLAIN_PREDICATE = regex.compile(rf"{_PLAIN}{{2,90}}")
+
+
+def _after_auxiliary(auxiliary: str) -> regex.Pattern[str]:
+    """A sentence of a subject, an auxiliary (``auxiliary``, a pattern) and one plain clause."""
+    return _subject_then(rf"{auxiliary} (?P<rest>[a-z]{_PLAIN}{{2,90}}?){_END}")
+
+
+_CAN = _after_auxiliary(r"(?:can(?:not| not)?|can't)")
+_WILL = _after_auxiliary("will")
+_DOES_NOT = _after_auxiliary(r"(?P<aux>does|do)(?: not|n't)")
+_TO_GOAL = regex.compile(rf"^To (?P<goal>[a-z]+ {_PLAIN}{{3,80}}), \S")
+_YOU_CAN = regex.compile(
+    rf"^You can (?P<goal>[a-z]{_PLAIN}{{3,80}}?)(?P<how> (?:by|with|using|via|through) .+)?$"
+)
+_IF = regex.compile(rf"^If (?P<condition>\S+ {_PLAIN}{{3,80}}), (?P<then>\S.*)")
+#: what follows a condition that is an invitation, not an answer ("If you would like to integrate
+#: your library, feel free to open an issue")
+_INVITATION = regex.compile(
+    r"(?:then )?(?:feel free|please|contact|reach out|get in touch|let us know|open an issue|check out"
+    r"|consider|you might|you may want|we would|we'd|we’d)\b",
+    regex.I,
+)
+#: a predicate in the passive with how it was done ("computed from ...", "stored in ..."): asked
+#: as "How are X computed?"
+_PASSIVE = regex.compile(
+    r"^(?P<adverb>(?:also|now|usually|typically|often|then|first) )?"
+    r"(?P<participle>[a-z]{3,}ed|built|made|written|done|taken|given|shown|kept|held|sent|run|set"
+    r"|read|found|known|drawn|chosen) (?P<preposition>from|by|with|in|into|using|via|through|as|on|against"
+    r"|at|between|across|within|under) \S"
+)
+#: a year after a passive's "in" ("founded in 1962")
+_YEAR_AFTER = regex.compile(r"(?<= in )(?:19|20)\d\d\b")
+#: a passive's preposition that says where it was done ("documented in `core.py`", "included in
+#: the tox environments", "written on STDOUT"; "stored in a sparse matrix" and "written in
+#: Python" say how), and a time after one ("written in a time where ...": neither how nor where)
+_PLACE = regex.compile(r"(?:(?:in|within) (?:the |`)|(?:on|at) )")
+_TIME_AFTER = regex.compile(
+    r"(?:a |the |an )?(?:time|times|era|day|days|year|years|past|future|version|release)\b"
+)
+#: a second clause in a predicate ("encrypted with AES and the key is derived with scrypt"): a
+#: yes/no question cannot carry it
+_SECOND_CLAUSE = regex.compile(
+    r" (?:is|are|was|were|has|have|does|do|can|will) "
+    r"| and (?:still |also |now )?[a-z]+s (?:with|over|on|in|for|to|the|a|an|no|not)\b"  # "and works with"
+)
+#: a subject's first word that makes it a quantity of things, not a thing
+_QUANTIFIERS = frozenset("every each all some any most many no".split())
+#: a predicate that defines its subject ("is a library", "are the files"), or gives its purpose
+_DEFINING = regex.compile(r"^(?:a|an|the|one of|used (?:to|for)|to) ")
+MAX_WORDS = 14
+
+
+def _subject(text: str, name: str | None) -> str | None:
+    """The subject as a question says it (None: none a question can carry)."""
+    first, _, rest = text.partition(" ")
+    if first.lower() in ("it", "its") and name:
+        return name if first.lower() == "it" else f"the {rest} of {name}" if rest else None
+    if first.lower() in NOT_SUBJECT and not (first in ("This", "These") and rest):
+        return None
+    if first.lower() in IMPERATIVE or first.lower() in _VERB_FORMS or first.lower().endswith("ly"):
+        return None  # a changelog's imperative ("Add support for ...", "Gracefully handle ...")
+    common = (
+        english.is_english(first) and not english.is_proper(first) and first.lower() != (name or "").lower()
+    )
+    return f"{first.lower()} {rest}".strip() if first in LOWERED or (first.istitle() and common) else text
+
+
+def _base(verb: str) -> str | None:
+    """A past tense's base form, as the word list knows it ("opened" -> "open", "moved" ->
+    "move", "stopped" -> "stop", "began" -> "begin"; None: not found)."""
+    if verb == "began":
+        return "begin"
+    stem = verb[:-2]
+    candidates = (stem, verb[:-1], stem[:-1] if stem[-1:] == stem[-2:-1] else None, stem[:-1] + "y")
+    return next((c for c in candidates if c and english.is_english(c)), None)
+
+
+def _plain(text: str) -> str:
+    """Emphasis markers dropped (a question holds no markdown); code in backticks kept, as
+    markdown writes it (reStructuredText's ":func:`fetch`" and "``fetch``" as "`fetch`")."""
+    text = _RST_CODE.sub(r"`\g<code>`", text)
+    return regex.sub(r"(?<![\w`])[*_]{1,2}|[*_]{1,2}(?![\w`])", "", text).strip()
+
+
+def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
+    """Questions ``sentence`` answers, turned from its own words (none: it has no shape known
+    here). ``name``: what "It" stands for (the document's project), when known."""
+    if (title := _BOLD_TITLE.match(sentence.lstrip())) and title["next"] not in _AFTER_A_SUBJECT:
+        return []  # a list item's bold title ("**Multi-language support** out of the box: ...")
+    # a parenthesis is an aside a question leaves out ("an aspirate (FNA) of a mass")
+    text = " ".join(regex.sub(r" \([^()]*\)", "", _plain(sentence)).split()).rstrip(".:")
+    text = _LABEL.sub("", text)
+    first = text.split(" ", 1)[0] if text else ""
+    if not first or (first[0].islower() and english.is_english(first) is not False):
+        return []  # a list item's fragment or a continuation ("a concise overview ..."): no sentence
+    if _EXPLETIVE.match(text):
+        return []  # "It is possible to pack custom types" is not about "it": no "Is msgpack possible to ...?"
+    shaped: list[Shaped] = []
+    if match := _TO_GOAL.match(text):
+        shaped.append(Shaped(f"How do you {match['goal']}?", "Instrumental/Procedural"))
+    if match := _YOU_CAN.match(text):
+        if match["how"]:
+            shaped.append(Shaped(f"How can you {match['goal']}?", "Instrumental/Procedural"))
+        shaped.append(Shaped(f"Can you {match['goal']}?", "Verification"))
+    if match := _THERE_ARE.match(text):
+        where = match["where"] or ""
+        shaped.append(Shaped(f"How many {match['noun']} {match['be']} there{where}?", "Quantification"))
+    if (match := _IF.match(text)) and not _INVITATION.match(match["then"]):
+        shaped += _conditional(match["condition"])
+    shaped += _subject_shapes(text, name)
+    asked = (Shaped(regex.sub(r" also\b", "", s.question), s.question_type) for s in shaped)
+    return [s for s in dict.fromkeys(asked) if len(s.question.split()) <= MAX_WORDS and _reads_alone(s)]
+
+
+def _conditional(condition: str) -> list[Shaped]:
+    """What "If <condition>, ..." answers: how to reach a goal ("If you want to use DNSSEC, run
+    ...": "How do you use DNSSEC?"), or what happens in a case, not in a courtesy ("If you love
+    it, ...") and not in a case without its subject ("If not specified, ...")."""
+    if wanted := regex.match(rf"(?:you|we) (?:{'|'.join(WANTING)}) (?P<goal>[a-z].+)", condition):
+        return [Shaped(f"How do you {wanted['goal']}?", "Instrumental/Procedural")]
+    first = condition.split(" ", 1)[0]
+    if (
+        first in ("not", "only", "given") or first.endswith("ed")
+        or regex.match(rf"you (?:{'|'.join(COURTESY)})\b", condition)
+        or "please" in condition.split()
+        or len(condition.split()) < 4
+    ):  # fmt: skip
+        return []
+    return [Shaped(f"What happens if {condition}?", "Causal Consequence")]
+
+
+def _reads_alone(shaped: Shaped) -> bool:
+    """Whether a reader could ask the question without the document before it: no word points
+    back at it ("What do these bindings expose?", "Is your team comfortable using them?"), and a
+    yes/no or "how" question ends in no preposition that lost its object ("Can you get the
+    latest version of SymPy from?")."""
+    words = shaped.question.rstrip("?").split()
+    if POINTING_BACK.intersection(words):
+        return False
+    if any(
+        word == "this" and after.lower() not in THIS_MAY_NAME for word, after in itertools.pairwise(words)
+    ):
+        return False
+    asks_what = words[0] in ("What", "When", "Where", "Who", "Which")
+    return asks_what or words[-1] not in DANGLING
+
+
+def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
+    shaped: list[Shaped] = []
+    if (match := _COUNTED.match(text)) and (subject := _subject(match["subject"], name)):
+        verb = _COUNT_FORMS[match["verb"]]
+        aux = "do" if match["verb"] == verb else "does"
+        shaped.append(Shaped(f"How many {match['noun']} {aux} {subject} {verb}?", "Quantification"))
+    if (match := _MAY_COUNT.match(text)) and (subject := _subject(match["subject"], name)):
+        modal, verb = match["modal"], match["verb"]
+        shaped.append(Shaped(f"How many {match['noun']} {modal} {subject} {verb}?", "Quantification"))
+    if (match := _IN_A_YEAR.match(text)) and (subject := _subject(match["subject"], name)):
+        if base := _base(match["verb"]):
+            shaped.append(Shaped(f"When did {subject} {base}?", "Concept Completion"))
+    if (match := _TAKES.match(text)) and (subject := _subject(match["subject"], name)):
+        aux = "does" if match["verb"] == "takes" else "do"
+        shaped.append(Shaped(f"How long {aux} {subject} take?", "Quantification"))
+    if (match := _ASKED.match(text)) and (subject := _subject(match["subject"], name)):
+        verb = _VERB_FORMS[match["verb"]]
+        aux = "do" if match["verb"] == verb else "does"
+        # "do" wants a plural subject ("These bindings expose"): without one, "support" in
+        # "Python 2.x support ended" is a noun; and "uses it" asks for a pronoun
+        head = _AFTER_HEAD.split(match["subject"], maxsplit=1)[0]
+        plural = aux == "does" or _PLURAL.search(head)
+        if plural and not _PRONOUN_AFTER.match(text, match.end("verb")):
+            shaped.append(Shaped(f"What {aux} {subject} {ASKED_AS[verb]}?", "Feature Specification"))
+    if (match := _COPULA.match(text)) and (subject := _subject(match["subject"], name)):
+        rest = match["rest"]
+        # a quantified subject is described, not defined: "Every log line is a single JSON object"
+        # is asked "Is every log line a single JSON object?", never "What is every log line?"
+        quantified = subject.split(" ", 1)[0].lower() in _QUANTIFIERS
+        if quantified and _DEFINING.match(rest) and not rest.startswith(("used", "to ")):
+            rest = rest.split(",", 1)[0]
+            if _PLAIN_PREDICATE.fullmatch(rest) and len(rest.split()) <= 10:
+                shaped.append(Shaped(f"{match['be'].capitalize()} {subject} {rest}?", "Verification"))
+        elif _DEFINING.match(rest) and not match["not"]:
+            kind = "Goal Orientation" if rest.startswith(("used", "to ")) else "Definition"
+            asked = f"What {match['be']} {subject} used for?" if rest.startswith("used") else None
+            shaped.append(Shaped(asked or f"What {match['be']} {subject}?", kind))
+        elif not match["not"] and (passive := _PASSIVE.match(rest)):
+            done = f"{match['be']} {subject} {passive['adverb'] or ''}{passive['participle']}"
+            where = passive["preposition"] == "from" and passive["participle"] in FROM_A_SOURCE
+            place = bool(_PLACE.match(rest, passive.start("preposition")))
+            if _YEAR_AFTER.match(rest, passive.end() - 1):  # "founded in 1962": when, not how
+                shaped.append(Shaped(f"When {done}?", "Concept Completion"))
+            elif _TIME_AFTER.match(rest, passive.end() - 1):
+                pass  # "written in a time where ...": neither how nor where
+            elif place:  # "written on STDOUT", "documented in `core.py`": where, not how
+                shaped.append(Shaped(f"Where {done}?", "Concept Completion"))
+            else:
+                shaped.append(
+                    Shaped(f"Where {done} from?" if where else f"How {done}?", "Instrumental/Procedural")
+                )
+        rest = _ASIDE.split(rest, maxsplit=1)[0]  # the aside is the answer's, not the question's
+        if (
+            len(rest.split()) <= 10
+            and _PLAIN_PREDICATE.fullmatch(rest)
+            and rest.rsplit(" ", 1)[-1] not in DANGLING
+            and not _DEFINING.match(rest)
+            and not _SECOND_CLAUSE.search(rest)
+        ):
+            shaped.append(Shaped(f"{match['be'].capitalize()} {subject} {rest}?", "Verification"))
+    if (match := _CAN.match(text)) and (subject := _subject(match["subject"], name)):
+        shaped.append(Shaped(f"Can {subject} {match['rest']}?", "Verification"))
+    if (match := _WILL.match(text)) and (subject := _subject(match["subject"], name)):
+        shaped.append(Shaped(f"Will {subject} {match['rest']}?", "Verification"))
+    if (match := _DOES_NOT.match(text)) and (subject := _subject(match["subject"], name)):
+        shaped.append(Shaped(f"{match['aux'].capitalize()} {subject} {match['rest']}?", "Verification"))
+    return shaped
+
+
+def subject_name(item: dict[str, Any]) -> str | None:
+    """What "It" stands for in an item's document: its project's name, from the document's file
+    name or repository ("attrs.md", "python-attrs/attrs"), when it reads as a name."""
+    metadata = item.get("metadata") or {}
+    if isinstance(metadata, str):  # as work items carry it: JSON
+        metadata = json.loads(metadata)
+    doc_id = str(metadata.get("doc_id") or "")
+    name = PurePath(doc_id.rsplit("/", 1)[-1]).stem if doc_id else ""
+    return name if regex.fullmatch(r"[\p{L}][\p{L}\p{N}_.-]{1,39}", name) else None

@@ -1,0 +1,275 @@
+"""A question is turned from its answer's sentence in that sentence's own words: each shape on a
+real README sentence, and a sentence with no shape offers nothing (the model writes then)."""
+
+import pytest
+
+from lettuce_build.rules.question_shapes import Shaped, question_shapes, subject_name
+
+
+@pytest.mark.parametrize(
+    ("sentence", "name", "expected"),
+    [
+        (
+            "To install attrs, run pip install attrs.",
+            None,
+            Shaped("How do you install attrs?", "Instrumental/Procedural"),
+        ),
+        (
+            "You can add custom validators with the `validator` decorator.",
+            None,
+            Shaped("How can you add custom validators?", "Instrumental/Procedural"),
+        ),
+        (
+            "The dataset has 150 samples of iris flowers.",
+            None,
+            Shaped("How many samples does the dataset have?", "Quantification"),
+        ),
+        (
+            "The package provides a command line tool and a Python API.",
+            None,
+            Shaped("What does the package provide?", "Feature Specification"),
+        ),
+        (
+            "httpx supports HTTP/2 and asynchronous requests.",
+            None,
+            Shaped("What does httpx support?", "Feature Specification"),
+        ),
+        (
+            "Requests is an elegant and simple HTTP library for Python, built for human beings.",
+            "requests",
+            Shaped("What is Requests?", "Definition"),
+        ),
+        (
+            "Its main goal is to help you to write **concise** and **correct** software without slowing "
+            "down your code.",
+            "attrs",
+            Shaped("What is the main goal of attrs?", "Goal Orientation"),
+        ),
+        (
+            "There are 150 samples in the dataset, 50 of each class.",
+            None,
+            Shaped("How many samples are there in the dataset?", "Quantification"),
+        ),
+        (
+            "The target variable represents the median house value.",
+            None,
+            Shaped("What does the target variable represent?", "Feature Specification"),
+        ),
+        (
+            "The data was collected by the US Census in 1990.",
+            None,
+            Shaped("Was the data collected by the US Census in 1990?", "Verification"),
+        ),
+        (
+            "Features are computed from a digitized image of a fine needle aspirate (FNA) of a breast mass.",
+            None,
+            Shaped("How are features computed?", "Instrumental/Procedural"),
+        ),
+        (
+            "The target values are stored in a scipy CSR sparse matrix, with 804414 samples.",
+            None,
+            Shaped("How are the target values stored?", "Instrumental/Procedural"),
+        ),
+        (
+            "The dataset is taken from Fisher's paper.",
+            None,
+            Shaped("Where is the dataset taken from?", "Instrumental/Procedural"),
+        ),
+        (
+            "Builds of 200 posts take about two seconds on a laptop.",
+            None,
+            Shaped("How long do builds of 200 posts take?", "Quantification"),
+        ),
+        (
+            "`pebble build` renders the site into `public/`.",
+            None,
+            Shaped("What does `pebble build` render?", "Feature Specification"),
+        ),
+        (
+            "This library does not support Python 2.",
+            None,
+            Shaped("Does this library support Python 2?", "Verification"),
+        ),
+        (
+            "Users can configure the proxy with environment variables.",
+            None,
+            Shaped("Can users configure the proxy with environment variables?", "Verification"),
+        ),
+        (
+            "If the cache is full, the oldest entries are removed.",
+            None,
+            Shaped("What happens if the cache is full?", "Causal Consequence"),
+        ),
+        (
+            "It needs Python 3.10 or newer.",
+            "fastgrid",
+            Shaped("What does fastgrid need?", "Feature Specification"),
+        ),
+        # the sentences of scikit-learn's dataset descriptions that offered no question before
+        (
+            "There are ten different images of each of 40 distinct subjects.",
+            None,
+            Shaped("How many images are there?", "Quantification"),
+        ),
+        (
+            "Each sample belongs to at least one topic, and to up to 17 topics.",
+            None,
+            Shaped("What does each sample belong to?", "Feature Specification"),
+        ),
+        (
+            "``target``: The target values are stored in a scipy CSR sparse matrix, with 804414 samples.",
+            None,
+            Shaped("Are the target values stored in a scipy CSR sparse matrix?", "Verification"),
+        ),
+        (
+            "All the images were taken against a dark homogeneous background.",
+            None,
+            Shaped("How were all the images taken?", "Instrumental/Procedural"),
+        ),
+        (
+            "The extracted TF-IDF vectors are very sparse, with an average of 159 non-zero components.",
+            None,
+            Shaped("Are the extracted TF-IDF vectors very sparse?", "Verification"),
+        ),
+    ],
+)
+def test_a_sentence_is_turned_into_the_question_it_answers(sentence, name, expected):
+    assert expected in question_shapes(sentence, name)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "a concise and explicit overview of the class's attributes.",  # a fragment of a list
+        "Then `node` will be an AST node (from the `ast` standard library module) or None.",
+        "It also has `stream`, an async generator that parses events into JSON dicts.",  # "It": no name
+        "A client fails in three ways: an HTTP error status, a timeout, and an error event.",
+        # read on real READMEs: "What do Multi-language support?", "What do large inputs don't
+        # need?", "What happens if true?", "How do you install?"
+        "**Multi-language support** out of the box: Python, C++, and Rust.",
+        "Large inputs don't need a byte cap: `detect(data)` finishes fast.",
+        "`check_deliverability=True`: If true, DNS queries are made.",
+        "To install, run `pip install ghapi`.",
+        "Required unless you provide an OAuth 2.0 token.",  # "What do required unless you provide?"
+        # read over 250 README chunks: a changelog's imperatives, a noun read as a verb, a pronoun
+        # asked for, a second clause carried into a yes/no question
+        "Add support for synchronous TLS-in-TLS streams.",
+        "Gracefully handle code which has been imported from a zipfile.",
+        "Python 2.x support ended with the release of 1.16.0.",
+        "This packages uses it as well.",
+        "Sometimes we need LLMs to produce structural information.",
+        "The format is not formally specified and still improves over time.",
+    ],
+)
+def test_a_sentence_with_no_known_shape_offers_nothing(sentence):
+    assert question_shapes(sentence) == []
+
+
+def test_no_subject_holds_a_verb_or_markup():
+    sentence = "Accelerate is a library that enables the same code to run anywhere."
+    assert [shaped.question for shaped in question_shapes(sentence, "accelerate")] == ["What is Accelerate?"]
+    assert "*" not in question_shapes("**attrs** provides *fast* classes.")[0].question
+
+
+def test_it_stands_for_the_project_the_document_is_about():
+    assert subject_name({"metadata": '{"doc_id": "attrs.md"}'}) == "attrs"
+    assert subject_name({"metadata": {"doc_id": "python-attrs/attrs"}}) == "attrs"
+    assert subject_name({"metadata": {"doc_id": "12345"}}) is None  # an id, not a name
+    assert subject_name({}) is None
+
+
+def test_a_bold_opening_is_a_subject_before_a_verb_and_a_label_before_a_colon():
+    assert Shaped("Is C ABI stability kept across minor releases?", "Verification") in question_shapes(
+        "**C ABI stability** is kept across minor releases."
+    )
+    assert Shaped("Is the cache cleared on exit?", "Verification") in question_shapes(
+        "**Note:** The cache is cleared on exit."
+    )
+    # "cannot" is no word of a subject: "What do inspecting the operation's class cannot show?"
+    assert question_shapes("Inspecting the class cannot show its signature.") == [
+        Shaped("Can inspecting the class show its signature?", "Verification")
+    ]
+
+
+def test_restructured_text_code_is_asked_about_as_markdown_writes_it():
+    # scikit-learn's dataset descriptions: ":func:`...`" made the subject no subject at all
+    assert question_shapes("The :class:`~sklearn.utils.Bunch` object holds the data.") == [
+        Shaped("What does the `sklearn.utils.Bunch` object hold?", "Feature Specification")
+    ]
+    assert Shaped("Is tool configuration done via `pyproject.toml`?", "Verification") in question_shapes(
+        "Tool configuration is done via ``pyproject.toml``."
+    )
+
+
+def test_a_yes_no_question_never_carries_a_second_clause():
+    shaped = question_shapes("The vault is locked with a key and the key is kept in memory.")
+    assert shaped == [Shaped("How is the vault locked?", "Instrumental/Procedural")]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "These bindings expose all the features of BLAKE3.",  # which bindings?
+        "Your team is already comfortable using them.",
+        "The above code will behave the same as chardet.",
+        "This section covers the command line.",  # "this" names no project
+        "C ABI stability is our top priority.",  # the authors speaking
+        "It is also possible to pack custom data types.",  # "It" stands for nothing
+        "If you love it, star the repository.",  # a courtesy
+        "If not specified, the default is used.",  # a case without its subject
+        "If you would like to integrate your library, feel free to open an issue.",  # an invitation
+        "If you want to use DNSSEC, please get in touch.",
+        "You can also get the latest version of SymPy from.",  # a preposition without its object
+        "msgpack 1.0.6 drops official support for Python 2.",  # "drops official" is no plural subject
+    ],
+)
+def test_a_sentence_that_leans_on_the_text_before_it_is_asked_nothing(sentence):
+    assert question_shapes(sentence, "msgpack") == []
+
+
+def test_a_wish_is_asked_how_and_also_is_left_out():
+    assert question_shapes(
+        "If you want to use DNSSEC functionality, run `pip install dnspython[dnssec]`."
+    ) == [Shaped("How do you use DNSSEC functionality?", "Instrumental/Procedural")]
+    assert question_shapes("Free-threaded Python is also supported.") == [
+        Shaped("Is Free-threaded Python supported?", "Verification")
+    ]
+    # a subject ends in no conjunction: "fixes" is no verb of "Small improvements or"
+    assert question_shapes("Small improvements or fixes are always appreciated.") == [
+        Shaped("Are Small improvements or fixes always appreciated?", "Verification")
+    ]
+    # "this" naming what the document is about reads alone
+    assert Shaped("What does this library provide?", "Feature Specification") in question_shapes(
+        "This library provides async clients."
+    )
+
+
+def test_a_quantified_subject_is_asked_whether_not_what():
+    assert question_shapes("Every log line is a single JSON object, and fields are typed.") == [
+        Shaped("Is every log line a single JSON object?", "Verification")
+    ]
+
+
+def test_a_passive_done_in_a_place_is_asked_where():
+    assert Shaped("Where is the tokeniser API documented?", "Concept Completion") in question_shapes(
+        "The tokeniser API is documented in `tiktoken/core.py`."
+    )
+    assert Shaped("Where is the JSON information written?", "Concept Completion") in question_shapes(
+        "The JSON information is written on STDOUT."
+    )
+    assert Shaped("How is the parser written?", "Instrumental/Procedural") in question_shapes(
+        "The parser is written in Python."
+    )
+    # a time is neither how nor where
+    assert not [
+        s
+        for s in question_shapes("GitPython was written in a time where destructors ran.")
+        if s.question.startswith(("How", "Where"))
+    ]
+
+
+def test_a_predicate_with_a_second_verb_is_not_asked_whether():
+    # "Is fastgrid written in Python and needs no compiler?" asks two things in broken English
+    assert question_shapes("It is written in Python and needs no compiler.", "fastgrid") == [
+        Shaped("How is fastgrid written?", "Instrumental/Procedural")
+    ]
