@@ -89,7 +89,9 @@ def run(
     schema = stage.response_model.model_json_schema() if stage.response_model else None
     started = time.perf_counter()
     for attempt in range(stage.max_attempts):
-        completions = backend.generate([seeded_request(stage, item, 0, attempt, schema) for item in todo])
+        completions = backend.generate(
+            [seeded_request(stage, item, build_seed=0, attempt=attempt, schema=schema) for item in todo]
+        )
         left = []
         for item, completion in zip(todo, completions, strict=True):
             try:

@@ -77,7 +77,9 @@ def rule_edits(item: dict[str, Any]) -> list[dict[str, Any]]:
 def drops(backend: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every span of ``items`` as the check's verdicts record it, least dropped first."""
     check = PlausibilityCheck()
-    completions = backend.generate([seeded_request(check, item, 0, 0, None) for item in items])
+    completions = backend.generate(
+        [seeded_request(check, item, build_seed=0, attempt=0, schema=None) for item in items]
+    )
     scored = []
     for item, completion in zip(items, completions, strict=True):
         scored += json.loads(check.parse(item, check_response(check, completion))["judgement"])["edits"]

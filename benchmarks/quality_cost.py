@@ -30,7 +30,12 @@ def gate_every_row(samples: list, instructions: str) -> None:
         gates.question_problem(sample.question, sample.context)
         gates.answer_problem(sample.answer, sample.context, instructions=instructions)
         for edit in (sample.metadata.get("injection") or {}).get("applied", []):
-            gates.edit_problem(edit["original"], edit["hallucinated"], "unsupported_addition", sample.context)
+            gates.edit_problem(
+                edit["original"],
+                edit["hallucinated"],
+                category="unsupported_addition",
+                context=sample.context,
+            )
 
 
 def main() -> None:

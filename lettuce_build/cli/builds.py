@@ -64,6 +64,7 @@ def failures(build_dir: Path, stage: str | None, reason: str | None, as_json: bo
     help="Write every matching sample to one self-contained page (filters, types on hover).",
 )
 def show(
+    *,
     build_dir: Path,
     split: str | None,
     category: str | None,
@@ -124,7 +125,9 @@ def show(
     help="Interface to serve on; anything but loopback exposes the samples to the network (a warning).",
 )
 @click.option("--no-browser", is_flag=True, help="Only print the page's address.")
-def review(build_dir: Path, split: str | None, reviewer: str, port: int, host: str, no_browser: bool) -> None:
+def review(
+    *, build_dir: Path, split: str | None, reviewer: str, port: int, host: str, no_browser: bool
+) -> None:
     """Give verdicts on a build's samples in the browser: one sample at a time, keyboard first.
 
     Verdicts are appended to BUILD_DIR/reviews.jsonl (also through POST /api/verdicts); `audit`
@@ -148,7 +151,7 @@ def review(build_dir: Path, split: str | None, reviewer: str, port: int, host: s
             fg="yellow",
             err=True,
         )
-    server = ReviewServer(samples, ReviewLog(build_dir / REVIEWS_FILE), reviewer, host=host, port=port)
+    server = ReviewServer(samples, log=ReviewLog(build_dir / REVIEWS_FILE), reviewer=reviewer, host=host, port=port)
     click.echo(f"reviewing {len(server.samples)} samples of {build_dir} as {reviewer}: {server.url}")
     click.echo("Ctrl-C stops the server; every verdict is already saved.")
     if not no_browser:

@@ -41,7 +41,7 @@ def taxonomy(as_json: bool, taxonomy_file: Path | None) -> None:
     help="With --tokenizer: a detector's window in tokens (repeatable; default 4096 and 8192).",
 )
 def audit(
-    path: Path, others: tuple[Path, ...], strict: bool, tokenizer: str | None, max_lengths: tuple[int, ...]
+    *, path: Path, others: tuple[Path, ...], strict: bool, tokenizer: str | None, max_lengths: tuple[int, ...]
 ) -> None:
     """The data-quality report of a build folder, dataset, parquet or JSONL file, or an export
     (LettuceDetect's format and the others `export` writes), with no model: the quality gates'

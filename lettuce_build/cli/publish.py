@@ -58,6 +58,7 @@ from lettuce_build.publish.catalog import COLLECTIONS
     help="Push even when a context (or a near-duplicate of it) is in two splits, within or across builds.",
 )
 def push(
+    *,
     source_name: str | None,
     build_dir: Path | None,
     collection: str | None,

@@ -70,6 +70,7 @@ def sift(instances: str, **settings: object) -> None:
 @click.option("--teacher-base-url", help="OpenAI-compatible endpoint of the teacher; without it, local vLLM.")
 @endpoint_options("teacher-")
 def squeez(
+    *,
     first_phase: int,
     more_phases: tuple[int, ...],
     output_dir: Path,

@@ -280,11 +280,11 @@ def only_removes(original: str, replacement: str) -> bool:
 def edit_problem(
     original: str,
     replacement: str,
+    *,
     category: str,
     context: str,
     config: GateConfig = DEFAULT_GATES,
     subcategory: str | None = None,
-    *,
     code: bool = False,
     language: str = "en",
 ) -> Problem | None:

@@ -53,7 +53,7 @@ class Check(NamedTuple):
     name: str
 
 
-def failure_of(stage: str, key: str, attempt: int, reason: str, detail: str, raw: str = "") -> FailureRow:
+def failure_of(stage: str, key: str, *, attempt: int, reason: str, detail: str, raw: str = "") -> FailureRow:
     """A failure row of ``stage`` that no completion of its own explains (a check, a given value)."""
     return FailureRow(
         key=key,
@@ -97,21 +97,22 @@ class Judging:
                 # an answer the judge gave and that could not be read is the judge's failure
                 reason = failure.reason if failure.reason in PROVIDER_FAILURES else "judge_failed"
                 rejected.setdefault(
-                    failure.key, failure_of(self.stage.name, failure.key, attempt, reason, detail)
+                    failure.key,
+                    failure_of(self.stage.name, failure.key, attempt=attempt, reason=reason, detail=detail),
                 )
             verdicts = result.ok.select_columns(["key", "judgement"]).iter(batch_size=VERDICT_BATCH)
             with pages_released(result.ok):  # read once: a million verdicts' pages need not stay
                 for batch in verdicts:
                     for key, raw in zip(batch["key"], batch["judgement"], strict=True):
                         if raw is not None:  # None: the check does not apply to this item
-                            self._verdict(check, key, raw, attempt, rejected)
+                            self._verdict(check, key, raw=raw, attempt=attempt, rejected=rejected)
         if not rejected:
             return mapped
         bar.rejected(len(rejected))
         return _rejected(mapped, rejected, fingerprint)
 
     def _verdict(
-        self, check: Check, key: str, raw: str, attempt: int, rejected: dict[str, FailureRow]
+        self, check: Check, key: str, *, raw: str, attempt: int, rejected: dict[str, FailureRow]
     ) -> None:
         """One verdict of ``check``: kept in the log, and a failure of the stage when it rejects."""
         verdict = json.loads(raw)
@@ -130,7 +131,9 @@ class Judging:
             )
         if problem is not None:
             detail = f"{check.name}: {problem.detail}"
-            failure = failure_of(self.stage.name, key, attempt, problem.reason, detail, raw)
+            failure = failure_of(
+                self.stage.name, key, attempt=attempt, reason=problem.reason, detail=detail, raw=raw
+            )
             rejected.setdefault(key, failure)
 
 

@@ -202,6 +202,7 @@ class Completions:
         self,
         prompt_version: str,
         keys: Sequence[str],
+        *,
         requests: Sequence[ChatRequest],
         stats: StageStats,
         prefetched: Container[str],

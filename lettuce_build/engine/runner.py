@@ -127,7 +127,10 @@ class _StageRun:
         self.features = Features({**stage.outputs, **FAILURE_COLUMNS})
 
     def requests(self, items: Sequence[dict[str, Any]], attempt: int) -> list[ChatRequest]:
-        return [seeded_request(self.stage, item, self.runner.seed, attempt, self.schema) for item in items]
+        return [
+            seeded_request(self.stage, item, build_seed=self.runner.seed, attempt=attempt, schema=self.schema)
+            for item in items
+        ]
 
     def keys(self, requests: Sequence[ChatRequest]) -> list[str]:
         return self.completions.keys(self.stage.cache_version, requests, self.schema, self.schema_text)
@@ -179,7 +182,9 @@ class _StageRun:
                 results[i] = stage.passed(item)
                 stats.passed_through += 1
             except ParseFailure as failure:  # what the item brought fails the stage's checks
-                failure_row = failure_of(stage.name, item["key"], attempt, failure.reason, failure.detail)
+                failure_row = failure_of(
+                    stage.name, item["key"], attempt=attempt, reason=failure.reason, detail=failure.detail
+                )
                 failures[i] = failure_row.model_copy(update={"retryable": failure.retry})
         if pending:
             requests = self.requests([items[i] for i in pending], attempt)
@@ -190,7 +195,11 @@ class _StageRun:
                     "json_schema": requests[0].json_schema is not None,
                 }
             completions, fresh = self.completions.complete(
-                stage.cache_version, self.keys(requests), requests, stats, prefetched
+                stage.cache_version,
+                self.keys(requests),
+                requests=requests,
+                stats=stats,
+                prefetched=prefetched,
             )
             for i, completion, was_fresh in zip(pending, completions, fresh, strict=True):
                 fresh_flags[i] = was_fresh
@@ -224,17 +233,17 @@ class _StageRun:
         return list(zip(results, failures, fresh_flags, asked, strict=True))
 
     def one_pass(
-        self, pending: Dataset, attempt: int, name: str, keep: PassStore | None, bar: StageBar
+        self, pending: Dataset, attempt: int, *, name: str, keep: PassStore | None, bar: StageBar
     ) -> Dataset:
         """One pass over ``pending``: loaded when ``keep`` holds it from an earlier run, else run
         (and kept there, when given)."""
         try:
-            return self._one_pass(pending, attempt, name, keep, bar)
+            return self._one_pass(pending, attempt, name=name, keep=keep, bar=bar)
         finally:
             give_back()  # what the pass's batches freed, before the next pass allocates anew
 
     def _one_pass(
-        self, pending: Dataset, attempt: int, name: str, keep: PassStore | None, bar: StageBar
+        self, pending: Dataset, attempt: int, *, name: str, keep: PassStore | None, bar: StageBar
     ) -> Dataset:
         stage, stats = self.stage, self.stats
         files = keep.files(name) if keep else None
@@ -322,7 +331,9 @@ class _StageRun:
         calls_used: Counter[str] = Counter()
         try:  # a stop closes the bar too, before the command says what was kept
             for attempt in range(passes):
-                mapped = self.one_pass(pending, attempt, f"{fingerprint}-attempt{attempt}", keep, bar)
+                mapped = self.one_pass(
+                    pending, attempt, name=f"{fingerprint}-attempt{attempt}", keep=keep, bar=bar
+                )
                 if self.judging.checks:
                     mapped = self.judging.judged(mapped, attempt, f"{fingerprint}-judged{attempt}", bar)
                 flags = arrow_column(mapped, "_ok").to_numpy().astype(bool)
@@ -330,7 +341,9 @@ class _StageRun:
                 ok_rows = selected(mapped, ok_at, f"{fingerprint}-ok{attempt}")
                 done.append(ok_rows.remove_columns(list(FAILURE_COLUMNS)))
                 done_rows.append(rows if len(ok_at) == len(rows) else rows[ok_at])
-                retry = self.failed(mapped, failed_at, attempt == passes - 1, calls_used, failures)
+                retry = self.failed(
+                    mapped, failed_at, last=attempt == passes - 1, calls_used=calls_used, failures=failures
+                )
                 if not len(retry):
                     break
                 pending = selected(mapped, retry, f"{fingerprint}-retry{attempt}")
@@ -354,6 +367,7 @@ class _StageRun:
         self,
         mapped: Dataset,
         failed_at: np.ndarray,
+        *,
         last: bool,
         calls_used: Counter[str],
         failures: FailureRows,

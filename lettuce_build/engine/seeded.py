@@ -16,7 +16,7 @@ def request_seed(build_seed: int, key: str, attempt: int) -> int:
 
 
 def seeded_request(
-    stage: Stage, item: dict[str, Any], build_seed: int, attempt: int, schema: dict[str, Any] | None
+    stage: Stage, item: dict[str, Any], *, build_seed: int, attempt: int, schema: dict[str, Any] | None
 ) -> ChatRequest:
     """The stage's request for an item, with the attempt's own seed and the stage's JSON schema."""
     seed = request_seed(build_seed, item["key"], attempt)

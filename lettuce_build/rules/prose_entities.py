@@ -112,17 +112,17 @@ def entity_swaps(answer: str, context: str, donor: str, draw: Random) -> Iterato
                 and not in_context(other, answer)
             )
 
-        def swappable(other: str, other_kind: str, text: str, name: str = name, kind: str = kind) -> bool:
+        def swappable(other: str, other_kind: str, *, text: str, name: str = name, kind: str = kind) -> bool:
             if other_kind in ("name", "names") and not uncommon_name(other) and class_of(other) is None:
                 return False  # what is swapped in must read as a name, not a word
             listed = class_of(name) is not None and class_of(name) == class_of(other)
             return (listed or (other_kind == kind and alike(name, context, other, text))) and fits(other)
 
-        same = sorted(o for o, k in ours.items() if swappable(o, k, context))
+        same = sorted(o for o, k in ours.items() if swappable(o, k, text=context))
         if not same and (kind_of := class_of(name)) is not None:
             same = [o for o in CLASSES[kind_of] if fits(o) and not in_context(o, context)]
         foreign = sorted(
-            o for o, k in theirs.items() if swappable(o, k, donor) and not in_context(o, context)
+            o for o, k in theirs.items() if swappable(o, k, text=donor) and not in_context(o, context)
         )
         if same:
             yield start, start + len(name), draw.choice(same), "entity"

@@ -329,7 +329,12 @@ def _offered_ok(answer: str, context: str, edit: ProseEdit, language: str) -> bo
     if edit_type(edit.original, edit.hallucinated, category, subcategory) != edit.kind:
         return False  # its injection would type it otherwise (an added sentence holding a "not")
     if edit_problem(
-        edit.original, edit.hallucinated, category, context, subcategory=subcategory, language=language
+        edit.original,
+        edit.hallucinated,
+        category=category,
+        context=context,
+        subcategory=subcategory,
+        language=language,
     ):
         return False
     result = narrowed_to_insertions(apply_edits(answer, [edit.edit()], MIN_CHARS))
@@ -342,7 +347,7 @@ def _offered_ok(answer: str, context: str, edit: ProseEdit, language: str) -> bo
 
 @functools.lru_cache(maxsize=256)
 def prose_edits(
-    answer: str, context: str, donor: str, seed: tuple[object, ...] = (), language: str = "en"
+    answer: str, context: str, *, donor: str, seed: tuple[object, ...] = (), language: str = "en"
 ) -> tuple[ProseEdit, ...]:
     """Every rule's edits of ``answer``, in answer order, each checked (see `_offered_ok`), one per
     original text. ``donor``: another document of the build (foreign names, added sentences);

@@ -243,7 +243,7 @@ class CompiledPatternSet:
 
     @staticmethod
     def _hits(
-        source: str, pattern: regex.Pattern[str], text: str, folded: str, literals: dict[str, str | None]
+        source: str, pattern: regex.Pattern[str], *, text: str, folded: str, literals: dict[str, str | None]
     ) -> bool:
         literal = literals.get(source)
         return (literal is None or literal in folded) and pattern.search(text) is not None
@@ -274,7 +274,14 @@ class CompiledPatternSet:
                 text = code
             folded = text.casefold()
             literals = self.literals if self.prefilter else {}
-            excluded = next((s for s, p in self.exclusions if self._hits(s, p, text, folded, literals)), None)
+            excluded = next(
+                (
+                    s
+                    for s, p in self.exclusions
+                    if self._hits(s, p, text=text, folded=folded, literals=literals)
+                ),
+                None,
+            )
             if excluded:
                 result.skipped = f"excluded by {excluded}"
                 continue
@@ -283,10 +290,10 @@ class CompiledPatternSet:
                     *self.category_exclusions.get(category, ()),
                     *(self.pytest_exclusions.get(category, ()) if pytest_code else ()),
                 ]
-                if any(self._hits(s, p, text, folded, literals) for s, p in exclusions):
+                if any(self._hits(s, p, text=text, folded=folded, literals=literals) for s, p in exclusions):
                     continue
                 for source, pattern in patterns:
-                    if self._hits(source, pattern, text, folded, literals):
+                    if self._hits(source, pattern, text=text, folded=folded, literals=literals):
                         result.matches[category] = source
                         break
         return results

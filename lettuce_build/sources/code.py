@@ -293,7 +293,7 @@ class CodeSource(Source):
         if budget < MIN_CONTEXT_CHARS:
             skipped["no_room_for_context"] += 1
             return None
-        context, added = grounded_context(info, texts, answer, tree, budget)
+        context, added = grounded_context(info, texts, answer=answer, tree=tree, budget=budget)
         return {
             "key": key,
             "split": row.get("split", "test"),  # a local file without splits: SWE-bench's test split
@@ -344,7 +344,7 @@ def _tree(repo_dir: str, commit: str) -> RepoTree:
 
 
 def grounded_context(
-    info: PatchInfo, texts: dict[str, str], answer: str, tree: RepoTree, budget: int
+    info: PatchInfo, texts: dict[str, str], *, answer: str, tree: RepoTree, budget: int
 ) -> tuple[str, list[Definition]]:
     """The touched files within ``budget`` characters, then the definitions the answer references
     that they do not show (see swebench/grounding.py), and the definitions added. The files share
@@ -357,5 +357,5 @@ def grounded_context(
         blocks[file.path] = file_context(file.path, texts[file.path], file, share)
     files = "\n\n".join(blocks[f.path] for f in info.files)
     limit = DEFAULT_BUDGET.model_copy(update={"total": max(0, budget - len(files) - 200)})
-    added = referenced_definitions(answer, files, tree, info.paths, limit)
+    added = referenced_definitions(answer, files, tree=tree, changed=info.paths, budget=limit)
     return "\n\n".join(part for part in (files, render_definitions(added)) if part), added

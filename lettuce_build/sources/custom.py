@@ -116,10 +116,10 @@ class CustomSource(Source):
             return
         for index, chunk in enumerate(chunks):
             key = f"custom::{doc}" + (f"::{index}" if len(chunks) > 1 else "")
-            yield self._item(key, split, chunk, given, options)
+            yield self._item(key, split, context=chunk, given=given, options=options)
 
     def _item(
-        self, key: str, split: str, context: str, given: dict[str, Any], options: LoadOptions
+        self, key: str, split: str, *, context: str, given: dict[str, Any], options: LoadOptions
     ) -> dict[str, Any]:
         kinds = targets(options.error_types)
         category, subcategory = kinds[int(fraction(options.seed, key, "target") * len(kinds))]
@@ -161,7 +161,9 @@ class CustomSource(Source):
             chunks = packed(text, MAX_CONTEXT_CHARS)
             given = {**_EMPTY, "modality": "markdown" if name.endswith((".md", ".rst")) else "prose"}
             for index, chunk in enumerate(chunks):
-                yield self._item(f"custom::{name}::{index}", hash_split(name), chunk, given, options)
+                yield self._item(
+                    f"custom::{name}::{index}", hash_split(name), context=chunk, given=given, options=options
+                )
 
     def pipeline(self, settings: StageSettings = DEFAULT_SETTINGS) -> Pipeline:
         extractive = settings.answers == "extractive"

@@ -116,6 +116,7 @@ def chatml(system: str, user: str) -> str:
 def build_row(
     record: Labelled,
     lines: list[str],
+    *,
     gold: list[dict[str, int]],
     gold_source: str,
     auto: list[dict[str, int]],

@@ -146,6 +146,7 @@ def _version(text: str) -> Version | None:
 def spec_for(
     repo: str,
     version: str | None,
+    *,
     tree: Path,
     interpreters: dict[str, Path],
     options: EnvOptions,
@@ -166,7 +167,15 @@ def spec_for(
     python = str(spec.get("python", "3.11"))
     if options.python:
         if os.sep in options.python:
-            return _spec(repo, key or detected, options.python, Path(options.python), tree, spec, notes)
+            return _spec(
+                repo,
+                key or detected,
+                python=options.python,
+                interpreter=Path(options.python),
+                tree=tree,
+                spec=spec,
+                notes=notes,
+            )
         python = options.python
     picked = _pick_interpreter(python, interpreters)
     if picked is None:
@@ -180,12 +189,22 @@ def spec_for(
         requirements = [p for p in requirement_paths.get(repo, []) if (tree / p).is_file()][:1]
     elif spec_packages == "environment.yml":
         notes.append("the spec asks for a conda environment: its pip pins only")
-    return _spec(repo, key or detected, picked[0], picked[1], tree, spec, notes, requirements)
+    return _spec(
+        repo,
+        key or detected,
+        python=picked[0],
+        interpreter=picked[1],
+        tree=tree,
+        spec=spec,
+        notes=notes,
+        requirements=requirements,
+    )
 
 
 def _spec(
     repo: str,
     version: str | None,
+    *,
     python: str,
     interpreter: Path,
     tree: Path,

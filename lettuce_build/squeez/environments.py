@@ -143,12 +143,15 @@ class Environments:
         self,
         instance_id: str,
         repo: str,
+        *,
         version: str | None,
         tree: Path,
         worker: int = 0,
         tag: str | None = None,
     ) -> EnvStatus:
-        spec = spec_for(repo, version, tree, self.interpreters, self.options, tag)
+        spec = spec_for(
+            repo, version, tree=tree, interpreters=self.interpreters, options=self.options, tag=tag
+        )
         if isinstance(spec, str):
             key = safe_name(f"{repo_slug(repo)}-{version or 'unversioned'}")
             return self._record(
@@ -216,7 +219,7 @@ class Environments:
         try:
             steps = self._steps(spec, env, uv, scratch)
             for name, argv, required in steps:
-                captured = self._run(argv, spec, env, uv, scratch, worker)
+                captured = self._run(argv, spec, env=env, uv=uv, tree=scratch, worker=worker)
                 log.append(f"$ {' '.join(argv)}\n{captured.text}")
                 if captured.exit_code == 0:
                     continue
@@ -304,7 +307,7 @@ class Environments:
             steps.append(("install the repository", [*install, "-e", "/repo"], False))
         return steps
 
-    def _run(self, argv: list[str], spec: EnvSpec, env: Path, uv: Path, tree: Path, worker: int):  # noqa: ANN202
+    def _run(self, argv: list[str], spec: EnvSpec, *, env: Path, uv: Path, tree: Path, worker: int):  # noqa: ANN202
         # every step runs on the spec's base interpreter (the environment's python links to it);
         # its mounts come from the host's choice, never from files the build wrote
         return self.sandbox.run(

@@ -145,7 +145,9 @@ class Executor:
                     instance = self.instances.get(first.instance_id)
                     version = instance.version if instance else None
                     tag = self.repos.nearest_tag(first.repo, first.base_commit)
-                    env = self.environments.ensure(first.instance_id, first.repo, version, tree, worker, tag)
+                    env = self.environments.ensure(
+                        first.instance_id, first.repo, version=version, tree=tree, worker=worker, tag=tag
+                    )
                 return [self.run(call, worker, tree, env) for call in calls]
         except RepoError as err:
             return [self._result(c, skipped=f"cannot export the tree: {err}") for c in calls]

@@ -292,12 +292,18 @@ class Squeez:
             else:  # no teacher's word and labels too weak to stand in for one
                 no_gold += 1
                 continue
-            rows.append(build_row(record, output_lines(record.result.output), gold, source, auto))
+            rows.append(
+                build_row(
+                    record, output_lines(record.result.output), gold=gold, gold_source=source, auto=auto
+                )
+            )
         cap = decoy_cap(len(rows), self.options.max_decoy_share)
         # which decoys stay is seeded, never file order
         seeding.rng("decoys", self.options.seed).shuffle(decoys)
         for record in sorted(decoys[:cap], key=lambda r: (r.result.instance_id, r.result.command)):
-            rows.append(build_row(record, output_lines(record.result.output), [], "decoy", []))
+            rows.append(
+                build_row(record, output_lines(record.result.output), gold=[], gold_source="decoy", auto=[])
+            )
         selection = Selection(
             rows=len(rows),
             gold_sources=dict(Counter(r["gold_source"] for r in rows)),

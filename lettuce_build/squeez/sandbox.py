@@ -240,7 +240,16 @@ class Sandbox:
         info_read, info_write = os.pipe()
         block_read, block_write = os.pipe()
         wrapped = self._argv(
-            argv, tree, read_only, writable, network, uid, env_path, extra_env, info_write, block_read
+            argv,
+            tree,
+            read_only=read_only,
+            writable=writable,
+            network=network,
+            uid=uid,
+            env_path=env_path,
+            extra_env=extra_env,
+            info_fd=info_write,
+            block_fd=block_read,
         )
         limits = Limits(cpu_seconds=int(timeout) + CPU_SECONDS_MARGIN, address_space=address_space)
         try:
@@ -273,6 +282,7 @@ class Sandbox:
         self,
         argv: Sequence[str],
         tree: Path,
+        *,
         read_only: Sequence[Path],
         writable: Sequence[Path],
         network: bool,

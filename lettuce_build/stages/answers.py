@@ -35,11 +35,11 @@ class AnswerStage(Stage):
     def __init__(
         self,
         evidence_chars: int = DEFAULT_EVIDENCE_CHARS,
+        *,
         evidence_field: str = "context",
         prompt: str = "answer",
         prose: bool = True,
         gates: GateConfig = DEFAULT_GATES,
-        *,
         keeps_given: bool = False,
     ) -> None:
         self.prompt = prompt  # "answer", or a source's own style ("answer_tool_output")
@@ -236,7 +236,9 @@ class ExtractiveAnswerStage(AnswerStage):
         keeps_given: bool = False,
         editable: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
-        super().__init__(evidence_chars, evidence_field, prompt="answer_extractive", keeps_given=keeps_given)
+        super().__init__(
+            evidence_chars, evidence_field=evidence_field, prompt="answer_extractive", keeps_given=keeps_given
+        )
         self.focused = focused
         if focused:
             # the focus is a whole sentence of the evidence, asked about: an answer alone

@@ -187,8 +187,8 @@ class InjectStageBase(Stage):
             if problem := edit_problem(
                 edit.original,
                 edit.hallucinated,
-                edit.category,
-                context,
+                category=edit.category,
+                context=context,
                 subcategory=edit.subcategory,
                 code=self.require_fences,
                 language=language,

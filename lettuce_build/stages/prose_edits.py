@@ -123,7 +123,9 @@ class InjectProseMenuStage(InjectStageBase):
         negates = is_yes_no(item["question"]) and fraction(*draw, "negative_added") < NEGATIVE_ADDED
         every = [
             edit
-            for edit in prose_edits(item["answer"], item["context"], item["donor"], draw, item_language(item))
+            for edit in prose_edits(
+                item["answer"], item["context"], donor=item["donor"], seed=draw, language=item_language(item)
+            )
             if allows(self.allowed, *edit.kind)
             and not asked_about(edit.original, item["question"])
             and (negates or not _negates(edit))

@@ -85,7 +85,12 @@ class ChosenQuestionStage(FocusedQuestionStage):
             return sentences[drawn], shaped[sentences[drawn]]
         in_turn = tuple((sentence, shaped[sentence]) for sentence in sentences[drawn:] + sentences[:drawn])
         return _first_editable(
-            self.editable, item["key"], in_turn, item["context"], item["donor"], item_language(item)
+            self.editable,
+            item["key"],
+            in_turn=in_turn,
+            context=item["context"],
+            donor=item["donor"],
+            language=item_language(item),
         )
 
     def focus(self, item: dict[str, Any]) -> str:
@@ -171,6 +176,7 @@ class ChosenQuestionStage(FocusedQuestionStage):
 def _first_editable(
     editable: Callable[[dict[str, Any]], bool],
     key: str,
+    *,
     in_turn: tuple[tuple[str, tuple[Shaped, ...]], ...],
     context: str,
     donor: str,

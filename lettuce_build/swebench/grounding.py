@@ -232,7 +232,7 @@ def _methods_called(answer: str, context: str) -> list[str]:
 
 
 def referenced_definitions(
-    answer: str, context: str, tree: RepoTree, changed: list[str], budget: GroundingBudget = DEFAULT_BUDGET
+    answer: str, context: str, *, tree: RepoTree, changed: list[str], budget: GroundingBudget = DEFAULT_BUDGET
 ) -> list[Definition]:
     """The definitions of the names ``answer`` uses that ``context`` never shows, found in the
     repository (see the module's docstring for the order), within ``budget``: the names it

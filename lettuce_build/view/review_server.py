@@ -51,6 +51,7 @@ class ReviewServer:
     def __init__(
         self,
         samples: Sequence[HallucinationSample],
+        *,
         log: ReviewLog,
         reviewer: str,
         host: str = "127.0.0.1",

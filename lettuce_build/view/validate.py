@@ -178,7 +178,7 @@ def validate(
     report = ValidationReport()
     per_part: Counter[str] = Counter()
 
-    def problem(where: str, field: str, reason: str, message: str, row: int | None = None) -> None:
+    def problem(where: str, field: str, *, reason: str, message: str, row: int | None = None) -> None:
         violation = Violation(row=row, field=field, reason=reason, message=message)
         report.problems.append(Problem(where=where, violation=violation))
 
@@ -199,7 +199,7 @@ def validate(
             )
             continue
         except (json.JSONDecodeError, ValueError) as err:
-            problem(raw.where, "metadata/category", "undecodable", str(err), raw.row)
+            problem(raw.where, "metadata/category", reason="undecodable", message=str(err), row=raw.row)
             continue
         if counted:
             report.by_split[sample.split] += 1
@@ -211,12 +211,12 @@ def validate(
         )
         if sample.dataset not in datasets:
             known = f"{sample.dataset!r} is not a known dataset; known: {sorted(datasets)}"
-            problem(raw.where, "dataset", "unknown_dataset", known, raw.row)
+            problem(raw.where, "dataset", reason="unknown_dataset", message=known, row=raw.row)
     if not report.rows and not report.problems:
-        problem(str(path), "(rows)", "no_rows", "the output holds no rows")
+        problem(str(path), "(rows)", reason="no_rows", message="the output holds no rows")
     if len(per_part) > 1 and len(set(per_part.values())) > 1:
         differ = f"dataset/ and hub/ hold different numbers of rows: {dict(per_part)}"
-        problem(str(path), "(rows)", "outputs_differ", differ)
+        problem(str(path), "(rows)", reason="outputs_differ", message=differ)
     return report
 
 

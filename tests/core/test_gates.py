@@ -91,28 +91,44 @@ def test_normalisation_makes_spellings_of_one_value_alike():
 
 
 def test_an_edit_that_says_the_same_is_a_no_op():
-    assert reason(edit_problem("4 MB", "4 megabytes", "contradiction", CONTEXT)) == "no_op_edit"
-    assert reason(edit_problem("Fastgrid", "fastgrid", "contradiction", CONTEXT)) == "no_op_edit"
+    assert (
+        reason(edit_problem("4 MB", "4 megabytes", category="contradiction", context=CONTEXT)) == "no_op_edit"
+    )
+    assert (
+        reason(edit_problem("Fastgrid", "fastgrid", category="contradiction", context=CONTEXT))
+        == "no_op_edit"
+    )
     assert reason(
-        edit_problem("The HuggingFace Team", "The Hugging Face Team", "contradiction", CONTEXT)
+        edit_problem(
+            "The HuggingFace Team", "The Hugging Face Team", category="contradiction", context=CONTEXT
+        )
     ) == ("no_op_edit")
-    assert edit_problem("4 MB", "40 MB", "contradiction", CONTEXT) is None
+    assert edit_problem("4 MB", "40 MB", category="contradiction", context=CONTEXT) is None
 
 
 def test_a_sentence_replaced_by_a_word_or_two_claims_nothing():
     # seen live on the embedded model (the demo's last sample, issue 46)
     sentence = "emberlog is a structured logging library for Go services."
-    assert reason(edit_problem(sentence, "welcomed", "contradiction", CONTEXT)) == "fragment_edit"
-    assert reason(edit_problem(sentence, "2cmh", "fabricated_reference", CONTEXT)) == "fragment_edit"
+    assert (
+        reason(edit_problem(sentence, "welcomed", category="contradiction", context=CONTEXT))
+        == "fragment_edit"
+    )
+    assert (
+        reason(edit_problem(sentence, "2cmh", category="fabricated_reference", context=CONTEXT))
+        == "fragment_edit"
+    )
     rewritten = "emberlog is a structured logging library for Rust services."
-    assert edit_problem(sentence, rewritten, "contradiction", CONTEXT) is None
+    assert edit_problem(sentence, rewritten, category="contradiction", context=CONTEXT) is None
 
 
 def test_in_code_an_operator_is_meaning_not_form():
     flipped = ("if status == codes.see_other:", "if status != codes.see_other:")
-    assert reason(edit_problem(*flipped, "contradiction", CONTEXT)) == "no_op_edit"  # prose reads words
-    assert edit_problem(*flipped, "contradiction", CONTEXT, code=True) is None
-    assert reason(edit_problem("x  =  1", "x = 1", "contradiction", CONTEXT, code=True)) == "no_op_edit"
+    assert reason(edit_problem(*flipped, category="contradiction", context=CONTEXT)) == "no_op_edit"  # prose reads words
+    assert edit_problem(*flipped, category="contradiction", context=CONTEXT, code=True) is None
+    assert (
+        reason(edit_problem("x  =  1", "x = 1", category="contradiction", context=CONTEXT, code=True))
+        == "no_op_edit"
+    )
 
 
 def test_an_edit_that_only_removes_words_is_refused_unless_it_removes_a_negation():
@@ -120,96 +136,153 @@ def test_an_edit_that_only_removes_words_is_refused_unless_it_removes_a_negation
     original = "later builds only re-render notes whose modification time changed."
     cut = "later builds only re-render notes whose modification*"
     for category in ("unsupported_addition", "contradiction"):
-        assert reason(edit_problem(original, cut, category, CONTEXT)) == "removal_only_edit"
+        assert reason(edit_problem(original, cut, category=category, context=CONTEXT)) == "removal_only_edit"
     # seen live (issue 46): an original sentence cut after "8", labelled unsupported_addition/claim
     eight = "It needs Python 3.8 or newer and runs on Linux, macOS and Windows."
-    assert reason(edit_problem(eight, "It needs Python 3.8", "unsupported_addition", CONTEXT)) == (
-        "removal_only_edit"
-    )
+    assert reason(
+        edit_problem(eight, "It needs Python 3.8", category="unsupported_addition", context=CONTEXT)
+    ) == ("removal_only_edit")
     # words taken out of the middle say nothing new either
     middle = edit_problem(
-        original, "later builds re-render notes whose time changed.", "contradiction", CONTEXT
+        original,
+        "later builds re-render notes whose time changed.",
+        category="contradiction",
+        context=CONTEXT,
     )
     assert reason(middle) == "removal_only_edit"
     longer = "later builds only re-render notes whose modification time changed, and all images."
-    assert reason(edit_problem(original, longer, "unsupported_addition", CONTEXT)) != "removal_only_edit"
+    assert (
+        reason(edit_problem(original, longer, category="unsupported_addition", context=CONTEXT))
+        != "removal_only_edit"
+    )
     # removing a negation flips the claim: a contradiction, not a removal
-    assert edit_problem("It needs no compiler.", "It needs compiler.", "contradiction", CONTEXT) is None
+    assert (
+        edit_problem("It needs no compiler.", "It needs compiler.", category="contradiction", context=CONTEXT)
+        is None
+    )
 
 
 def test_an_edit_that_loops_is_degenerate_unless_its_original_did():
-    looping = edit_problem("50 rows", "2B rows, 2B rows and 2B rows", "contradiction", CONTEXT)
+    looping = edit_problem(
+        "50 rows", "2B rows, 2B rows and 2B rows", category="contradiction", context=CONTEXT
+    )
     assert reason(looping) == "degenerate_edit"
-    assert reason(edit_problem("50 rows", "---", "contradiction", CONTEXT)) == "degenerate_edit"
+    assert (
+        reason(edit_problem("50 rows", "---", category="contradiction", context=CONTEXT)) == "degenerate_edit"
+    )
     # seen live: a one-character token looping ("what a best - ve 2 2 2 2 2 2")
-    digits = edit_problem("It cannot tell.", "what a best - ve 2 2 2 2 2 2", "unsupported_addition", CONTEXT)
+    digits = edit_problem(
+        "It cannot tell.", "what a best - ve 2 2 2 2 2 2", category="unsupported_addition", context=CONTEXT
+    )
     assert reason(digits) == "degenerate_edit"
-    thrice = edit_problem("other changes", "no, no, no changes", "unsupported_addition", CONTEXT)
+    thrice = edit_problem(
+        "other changes", "no, no, no changes", category="unsupported_addition", context=CONTEXT
+    )
     assert reason(thrice) == "degenerate_edit"
-    padded = edit_problem("It is new.", "what  we   have  seen   so  far", "unsupported_addition", CONTEXT)
+    padded = edit_problem(
+        "It is new.", "what  we   have  seen   so  far", category="unsupported_addition", context=CONTEXT
+    )
     assert reason(padded) == "degenerate_edit"
     # seen in `make demo`: a sentence replaced by random characters
     noise = "jahnKcriN/zenSii9-H7kUKHU8/B1z5MJ6NxtMKNeNkRKYfZUYkZUYjGxpjdWV4hGhHhRmwZmwZ"
-    assert reason(edit_problem("emberlog is a logging library.", noise, "fabricated_reference", CONTEXT)) == (
-        "degenerate_edit"
-    )
+    assert reason(
+        edit_problem(
+            "emberlog is a logging library.", noise, category="fabricated_reference", context=CONTEXT
+        )
+    ) == ("degenerate_edit")
     named = "configureStructuredLoggingHandlerFactory"  # a long camel-cased name is a name
-    assert edit_problem("emberlog.New", named, "fabricated_reference", CONTEXT) is None
+    assert edit_problem("emberlog.New", named, category="fabricated_reference", context=CONTEXT) is None
     # stopwords repeat in any sentence; a content word said three times does not
-    assert edit_problem("50 rows", "the size of the page of the table", "contradiction", CONTEXT) is None
+    assert (
+        edit_problem(
+            "50 rows", "the size of the page of the table", category="contradiction", context=CONTEXT
+        )
+        is None
+    )
     # text that repeated a word before the edit may do so after it
-    assert edit_problem("beta beta beta", "gamma gamma gamma", "contradiction", CONTEXT) is None
+    assert (
+        edit_problem("beta beta beta", "gamma gamma gamma", category="contradiction", context=CONTEXT) is None
+    )
 
 
 def test_an_edit_that_writes_a_question_or_hides_characters_is_refused():
     asked = edit_problem(
         "The package has two runtime dependencies.",
         "Is it possible to use a saltbox within a MongoDB database?",
-        "unsupported_addition",
-        CONTEXT,
+        category="unsupported_addition",
+        context=CONTEXT,
     )
     assert reason(asked) == "edit_asks_question"
-    hidden = edit_problem("1.5", "\u200eHALLUCINA", "fabricated_reference", CONTEXT)
+    hidden = edit_problem("1.5", "\u200eHALLUCINA", category="fabricated_reference", context=CONTEXT)
     assert reason(hidden) == "degenerate_edit"
 
 
 def test_an_edit_that_speaks_of_its_prompt_is_refused_unless_the_context_does_too():
     # seen live: a sentence replaced by "Correct answer", the injection prompt's own heading
-    leaked = edit_problem("The same way, you could document return types.", "Correct answer", "x", CONTEXT)
+    leaked = edit_problem(
+        "The same way, you could document return types.", "Correct answer", category="x", context=CONTEXT
+    )
     assert reason(leaked) == "edit_about_prompt"
     spoken_of = "The quiz shows each answer after a delay."
-    assert edit_problem("after a delay", "at once", "contradiction", spoken_of) is None
-    assert edit_problem("each answer", "each answer twice", "unsupported_addition", spoken_of) is None
+    assert edit_problem("after a delay", "at once", category="contradiction", context=spoken_of) is None
+    assert (
+        edit_problem("each answer", "each answer twice", category="unsupported_addition", context=spoken_of)
+        is None
+    )
 
 
 def test_a_numerical_edit_must_change_a_number():
-    swapped = edit_problem("Accelerate", "Nano", "contradiction", CONTEXT, subcategory="numerical")
+    swapped = edit_problem(
+        "Accelerate", "Nano", category="contradiction", context=CONTEXT, subcategory="numerical"
+    )
     assert reason(swapped) == "type_mismatch"
-    assert edit_problem("50 rows", "80 rows", "contradiction", CONTEXT, subcategory="numerical") is None
-    assert edit_problem("fifty rows", "two rows", "contradiction", CONTEXT, subcategory="numerical") is None
-    assert edit_problem("Accelerate", "Nano", "contradiction", CONTEXT, subcategory="entity") is None
+    assert (
+        edit_problem("50 rows", "80 rows", category="contradiction", context=CONTEXT, subcategory="numerical")
+        is None
+    )
+    assert (
+        edit_problem(
+            "fifty rows", "two rows", category="contradiction", context=CONTEXT, subcategory="numerical"
+        )
+        is None
+    )
+    assert (
+        edit_problem("Accelerate", "Nano", category="contradiction", context=CONTEXT, subcategory="entity")
+        is None
+    )
 
 
 def test_a_temporal_edit_must_change_a_date_a_time_or_an_order():
     # seen live: "TPU" -> "FTPU" labelled contradiction/temporal
-    assert reason(edit_problem("TPU", "FTPU", "contradiction", CONTEXT, subcategory="temporal")) == (
-        "type_mismatch"
+    assert reason(
+        edit_problem("TPU", "FTPU", category="contradiction", context=CONTEXT, subcategory="temporal")
+    ) == ("type_mismatch")
+    assert (
+        edit_problem("in 2021", "in 2019", category="contradiction", context=CONTEXT, subcategory="temporal")
+        is None
     )
-    assert edit_problem("in 2021", "in 2019", "contradiction", CONTEXT, subcategory="temporal") is None
-    ordered = edit_problem("after setup", "before setup", "contradiction", CONTEXT, subcategory="temporal")
+    ordered = edit_problem(
+        "after setup", "before setup", category="contradiction", context=CONTEXT, subcategory="temporal"
+    )
     assert ordered is None
 
 
 def test_an_addition_already_in_the_context_is_supported_not_hallucinated():
     addition = edit_problem(
-        "a CSV file", "a CSV file. The default page size is 50 rows", "unsupported_addition", CONTEXT
+        "a CSV file",
+        "a CSV file. The default page size is 50 rows",
+        category="unsupported_addition",
+        context=CONTEXT,
     )
     assert reason(addition) == "span_in_context"
-    assert edit_problem("CSV file", "CSV file over SSH", "unsupported_addition", CONTEXT) is None
+    assert (
+        edit_problem("CSV file", "CSV file over SSH", category="unsupported_addition", context=CONTEXT)
+        is None
+    )
     # word-bounded: "Python 3.1" is not supported by "Python 3.10"
-    assert edit_problem("Python", "Python 3.1", "fabricated_reference", CONTEXT) is None
+    assert edit_problem("Python", "Python 3.1", category="fabricated_reference", context=CONTEXT) is None
     # a contradiction may use a value the context has elsewhere: it is false where it stands
-    assert edit_problem("50 rows", "4 rows", "contradiction", CONTEXT) is None
+    assert edit_problem("50 rows", "4 rows", category="contradiction", context=CONTEXT) is None
 
 
 def test_a_code_answer_may_use_builtins_and_what_it_imports_or_defines_but_nothing_else_unseen():
@@ -266,7 +339,7 @@ def test_a_run_of_one_character_is_a_loop_but_a_markdown_rule_is_not():
         "fastgrid renders large tables in the terminal.\n" + "-" * 60 + "\nThe default page size is 50 rows."
     )
     assert answer_problem(ruled, CONTEXT) is None
-    edit = edit_problem("50 rows", "5" * 55 + " rows", "contradiction", CONTEXT)
+    edit = edit_problem("50 rows", "5" * 55 + " rows", category="contradiction", context=CONTEXT)
     assert reason(edit) == "degenerate_edit"
 
 

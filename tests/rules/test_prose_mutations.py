@@ -33,7 +33,7 @@ ITEM = {"key": "k", "context": CONTEXT, "question": "q?", "answer": ANSWER, "inj
 
 def edits_by_rule(answer=ANSWER, context=CONTEXT, donor=DONOR):
     found = {}
-    for edit in prose_edits(answer, context, donor):
+    for edit in prose_edits(answer, context, donor=donor):
         found.setdefault(edit.rule, []).append((edit.original, edit.hallucinated))
     return found
 
@@ -190,7 +190,7 @@ def test_an_added_sentence_points_at_nothing_it_left_behind():
 
 def test_every_edit_the_rules_make_applies_as_offered_under_the_type_of_its_rule(monkeypatch):
     stage = InjectProseMenuStage()
-    made = prose_edits(ANSWER, CONTEXT, DONOR)
+    made = prose_edits(ANSWER, CONTEXT, donor=DONOR)
     monkeypatch.setattr(stage, "offered", lambda item: made)  # every rule's, not one type's
     assert len({edit.rule for edit in made}) >= 4
     for edit in made:
@@ -276,5 +276,5 @@ def test_no_edit_changes_what_the_question_repeats():
 def test_an_answer_in_another_language_is_offered_the_rules_of_digits_only():
     answer = "Pebblemq 2.4 erschien im März 2021 und lauscht nicht auf Port 8080, sondern auf allen Ports."
     context = "Pebblemq 2.4 erschien im März 2021. Der Server lauscht auf Port 8080."
-    german = {edit.rule for edit in prose_edits(answer, context, DONOR, (), "de")}
+    german = {edit.rule for edit in prose_edits(answer, context, donor=DONOR, seed=(), language="de")}
     assert german and german <= {"number", "date", "version"}  # no negation read from "nicht"

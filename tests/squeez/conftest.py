@@ -34,6 +34,6 @@ def plain_env(tmp_path_factory, offline_options) -> EnvStatus:
     tree = root / "tree"
     tree.mkdir()
     environments = Environments(root / "envs", Sandbox(detect_isolation(), root / "sandbox"), offline_options)
-    status = environments.ensure("plain", "acme/plain", None, tree)
+    status = environments.ensure("plain", "acme/plain", version=None, tree=tree)
     assert status.ok or detect_isolation().mode != "bwrap", status.reason
     return status

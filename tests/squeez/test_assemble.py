@@ -27,7 +27,11 @@ def record(**values):
 def test_the_chat_view_holds_query_task_and_output_and_a_tagged_verbatim_response():
     lines = ["a.py:1:x", "a.py:2:def resolve(e):", "a.py:3:y", "a.py:4:    return e"]
     row = build_row(
-        record(), lines, [{"start_line": 2, "end_line": 2}, {"start_line": 4, "end_line": 4}], "auto", []
+        record(),
+        lines,
+        gold=[{"start_line": 2, "end_line": 2}, {"start_line": 4, "end_line": 4}],
+        gold_source="auto",
+        auto=[],
     )
     assert (
         row["response"] == "<relevant_lines>\na.py:2:def resolve(e):\na.py:4:    return e\n</relevant_lines>"
@@ -45,7 +49,7 @@ def test_the_chat_view_holds_query_task_and_output_and_a_tagged_verbatim_respons
 
 
 def test_an_irrelevant_output_has_empty_tags_and_full_compression():
-    row = build_row(record(is_patch_file=False), ["x", "y"], [], "decoy", [])
+    row = build_row(record(is_patch_file=False), ["x", "y"], gold=[], gold_source="decoy", auto=[])
     assert row["response"] == "<relevant_lines>\n</relevant_lines>"
     assert row["is_irrelevant"] and not row["is_patch_file"] and row["compression_ratio"] == 1.0
 

@@ -68,7 +68,14 @@ def test_without_a_version_file_the_nearest_release_tag_names_the_version(tmp_pa
     repos.clone("acme/scm")
     assert repos.nearest_tag("acme/scm", later.hexsha) == "v1.4.2"
     assert tag_version("v1.4.2") == "1.4" and tag_version("release-7.10.0rc1") == "7.10"
-    spec = spec_for("acme/scm", None, tmp_path, {"3.11": tmp_path / "python3.11"}, EnvOptions(), tag="v1.4.2")
+    spec = spec_for(
+        "acme/scm",
+        None,
+        tree=tmp_path,
+        interpreters={"3.11": tmp_path / "python3.11"},
+        options=EnvOptions(),
+        tag="v1.4.2",
+    )
     assert spec.version == "1.4" and spec.key == "acme__scm-1.4-py3.11"
 
 
@@ -82,18 +89,34 @@ def test_a_version_without_a_spec_takes_the_newest_spec_not_above_it():
 @pytest.mark.skipif(not swebench_specs()[0], reason="the swebench package is not installed")
 def test_swebench_pins_and_python_are_used_where_it_has_a_spec(tmp_path):
     interpreters = {"3.9": tmp_path / "python3.9", "3.11": tmp_path / "python3.11"}
-    spec = spec_for("pallets/flask", "2.0", tmp_path, interpreters, EnvOptions())
+    spec = spec_for("pallets/flask", "2.0", tree=tmp_path, interpreters=interpreters, options=EnvOptions())
     assert spec.python == "3.9" and spec.interpreter.endswith("python3.9")
     assert any(p.lower().startswith("werkzeug") for p in spec.packages)
-    newer = spec_for("pallets/flask", "2.0", tmp_path, {"3.11": tmp_path / "python3.11"}, EnvOptions())
+    newer = spec_for(
+        "pallets/flask",
+        "2.0",
+        tree=tmp_path,
+        interpreters={"3.11": tmp_path / "python3.11"},
+        options=EnvOptions(),
+    )
     assert newer.python == "3.11" and "Python 3.9 is not installed: 3.11 used" in newer.notes
-    chosen = spec_for("pallets/flask", "2.0", tmp_path, interpreters, EnvOptions(python="3.11"))
+    chosen = spec_for(
+        "pallets/flask", "2.0", tree=tmp_path, interpreters=interpreters, options=EnvOptions(python="3.11")
+    )
     assert chosen.python == "3.11"
-    assert spec_for("pallets/flask", "2.0", tmp_path, {}, EnvOptions()).startswith("no Python 3.9 or newer")
+    assert spec_for("pallets/flask", "2.0", tree=tmp_path, interpreters={}, options=EnvOptions()).startswith(
+        "no Python 3.9 or newer"
+    )
 
 
 def test_a_repository_without_a_spec_gets_its_own_dependencies_pytest_and_setuptools(tmp_path):
-    spec = spec_for("acme/gauges", None, tmp_path, {"3.11": tmp_path / "python3.11"}, EnvOptions())
+    spec = spec_for(
+        "acme/gauges",
+        None,
+        tree=tmp_path,
+        interpreters={"3.11": tmp_path / "python3.11"},
+        options=EnvOptions(),
+    )
     assert spec.packages == ["pytest", "setuptools<81"]
     assert "no swebench spec for this repository: its own dependencies only" in spec.notes
 

@@ -98,7 +98,7 @@ def test_a_helper_of_another_module_and_a_base_class_method_are_added_as_definit
     files_only = file_context("pkg/views.py", VIEWS, patch.files[0])
     assert ungrounded_names(answer, files_only) == ["normalise_path", "render_header"]
 
-    context, added = grounded_context(patch, {"pkg/views.py": VIEWS}, answer, tree, budget=6000)
+    context, added = grounded_context(patch, {"pkg/views.py": VIEWS}, answer=answer, tree=tree, budget=6000)
     assert [(d.name, d.path) for d in added] == [
         ("render_header", "pkg/base.py"),  # the changed file imports the base class's module
         ("normalise_path", "pkg/helpers.py"),  # ... and the helpers' (a star import)
@@ -119,10 +119,12 @@ def test_the_modules_the_answer_imports_are_searched_before_those_the_file_impor
     fixed = {"pkg/main.py": files["pkg/main.py"].replace("return x", "return pick(x)")}
     tree, patch, fixed = instance(tmp_path, files, fixed)
     answer = "```python\nfrom pkg.b import choose\n\n\ndef run(x):\n    return pick(choose(x))\n```"
-    found = referenced_definitions(answer, "", tree, ["pkg/main.py"])
+    found = referenced_definitions(answer, "", tree=tree, changed=["pkg/main.py"])
     # what it calls unimported first; then what it imports and uses, which the context never shows
     assert [(d.name, d.path) for d in found] == [("pick", "pkg/b.py"), ("choose", "pkg/b.py")]
-    both = referenced_definitions(answer.replace("choose\n", "choose, pick\n"), "", tree, ["pkg/main.py"])
+    both = referenced_definitions(
+        answer.replace("choose\n", "choose, pick\n"), "", tree=tree, changed=["pkg/main.py"]
+    )
     assert [(d.name, d.path) for d in both] == [("choose", "pkg/b.py"), ("pick", "pkg/b.py")]
 
 
@@ -132,7 +134,7 @@ def test_standard_library_and_third_party_names_stay_as_they_are(tmp_path):
         tmp_path, files, {"pkg/main.py": files["pkg/main.py"].replace("x\n", "x or 0\n")}
     )
     answer = "```python\ndef run(x):\n    return dumps(get(x))\n```"
-    assert referenced_definitions(answer, "", tree, ["pkg/main.py"]) == []
+    assert referenced_definitions(answer, "", tree=tree, changed=["pkg/main.py"]) == []
 
 
 def test_the_budget_bounds_count_size_and_total(tmp_path):
@@ -143,16 +145,19 @@ def test_the_budget_bounds_count_size_and_total(tmp_path):
     tree, patch, fixed = instance(tmp_path, files, fixed)
     answer = "```python\ndef run(x):\n    return big(normalise_path(x))\n```"
     tree_paths = ["pkg/main.py"]
-    [first, second] = referenced_definitions(answer, "from .more import *", tree, tree_paths)
+    [first, second] = referenced_definitions(answer, "from .more import *", tree=tree, changed=tree_paths)
     assert len(first.source) <= GroundingBudget().chars_each and first.source.endswith("    ...")
     assert second.name == "normalise_path"
     one = referenced_definitions(
-        answer, "from .more import *", tree, tree_paths, GroundingBudget(definitions=1)
+        answer, "from .more import *", tree=tree, changed=tree_paths, budget=GroundingBudget(definitions=1)
     )
     assert [d.name for d in one] == ["big"]
     small = GroundingBudget(total=300)
     assert [
-        d.name for d in referenced_definitions(answer, "from .more import *", tree, tree_paths, small)
+        d.name
+        for d in referenced_definitions(
+            answer, "from .more import *", tree=tree, changed=tree_paths, budget=small
+        )
     ] == ["normalise_path"]
 
 

@@ -143,7 +143,8 @@ def test_a_dry_run_counts_what_a_translation_would_send_and_after_it_nothing(tmp
     before = CliRunner().invoke(main, [*args, "--dry-run", "--price-per-mtok", "3/15"])
     assert before.exit_code == 0, before.output
     assert backend.calls == [] and not out.exists()
-    lines = {line.split()[0]: line.split()[1:] for line in before.output.splitlines()[2:4]}
+    # the table's rows (the rehearsal's progress bars may come before them)
+    lines = {line.split()[0]: line.split()[1:] for line in before.output.splitlines() if line.startswith("  tr")}
     assert lines["translate_answer"][:3] == lines["translate_context"][:3] == ["6", "0", "6"]
     assert "estimated cost at $3/$15 per million tokens in/out" in before.output
     del args[4:6]  # German only: the dry run after it finds every request cached

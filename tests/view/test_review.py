@@ -50,7 +50,7 @@ def built(tmp_path: Path) -> Path:
 def serving(
     samples: list[HallucinationSample], log: ReviewLog, reviewer: str = "ana"
 ) -> Iterator[ReviewServer]:
-    server = ReviewServer(samples, log, reviewer)
+    server = ReviewServer(samples, log=log, reviewer=reviewer)
     server.start()
     try:
         yield server

@@ -30,6 +30,7 @@ class Replay(BaseModel):
 def work_items(
     options: BuildOptions,
     source: Source,
+    *,
     build: BuildDir,
     manifest: Manifest,
     context_tokens: int | None,
