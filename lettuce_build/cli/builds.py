@@ -151,7 +151,8 @@ def review(
             fg="yellow",
             err=True,
         )
-    server = ReviewServer(samples, log=ReviewLog(build_dir / REVIEWS_FILE), reviewer=reviewer, host=host, port=port)
+    log = ReviewLog(build_dir / REVIEWS_FILE)
+    server = ReviewServer(samples, log=log, reviewer=reviewer, host=host, port=port)
     click.echo(f"reviewing {len(server.samples)} samples of {build_dir} as {reviewer}: {server.url}")
     click.echo("Ctrl-C stops the server; every verdict is already saved.")
     if not no_browser:

@@ -123,7 +123,8 @@ def test_a_sentence_replaced_by_a_word_or_two_claims_nothing():
 
 def test_in_code_an_operator_is_meaning_not_form():
     flipped = ("if status == codes.see_other:", "if status != codes.see_other:")
-    assert reason(edit_problem(*flipped, category="contradiction", context=CONTEXT)) == "no_op_edit"  # prose reads words
+    # prose reads words
+    assert reason(edit_problem(*flipped, category="contradiction", context=CONTEXT)) == "no_op_edit"
     assert edit_problem(*flipped, category="contradiction", context=CONTEXT, code=True) is None
     assert (
         reason(edit_problem("x  =  1", "x = 1", category="contradiction", context=CONTEXT, code=True))
