@@ -7,7 +7,7 @@ PIP := $(VENV)/bin/pip --disable-pip-version-check
 # The CPU wheel of torch. It goes in first so that nothing later pulls a CUDA build.
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: install test test-fast lint demo docs keywords
+.PHONY: install test test-fast lint typecheck demo docs keywords
 
 install: $(VENV)/.installed
 
@@ -38,6 +38,10 @@ docs: install
 # after adding a setting (tests/test_api.py fails while the file is stale).
 keywords: install
 	$(VENV)/bin/python -m lettuce_build.builds.settings.keywords
+
+# The package type-checks clean (CI runs it after the tests).
+typecheck: install
+	$(VENV)/bin/mypy lettuce_build --ignore-missing-imports
 
 lint: install
 	$(VENV)/bin/ruff check lettuce_build tests benchmarks

@@ -25,6 +25,12 @@ from lettuce_build.core.version import VERSION
 VERBOSE = "lettuce_build.verbose"
 
 
+class _UsageLine(click.ClickException):
+    """A usage error told in one line, with the exit code of click's own usage errors."""
+
+    exit_code = click.UsageError.exit_code
+
+
 class _Commands(click.Group):
     """Errors a user can act on print as one line; their traceback only with --verbose.
 
@@ -56,9 +62,7 @@ class _Commands(click.Group):
         except click.UsageError as err:
             if ctx.meta.get(VERBOSE) or err.ctx is None:
                 raise
-            one_line = click.ClickException(f"{err.format_message()} (see `{err.ctx.command_path} --help`)")
-            one_line.exit_code = err.exit_code
-            raise one_line from err
+            raise _UsageLine(f"{err.format_message()} (see `{err.ctx.command_path} --help`)") from err
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as err:

@@ -94,8 +94,8 @@ def build(
     engine = {k: v for k, v in flags.items() if k not in given}
     engine |= {**settings.pop("engine_arg")} | {k: flags[k] for k in given}  # type: ignore[dict-item]
     for param in ctx.command.params:  # click gives a repeated option's values as a tuple
-        if param.multiple and isinstance(settings.get(str(param.name)), tuple):
-            settings[str(param.name)] = list(settings[str(param.name)])  # type: ignore[arg-type]
+        if param.multiple and isinstance(values := settings.get(str(param.name)), tuple):
+            settings[str(param.name)] = list(values)
     recipe = Recipe.checked({**settings, "engine": engine})
     if dry_run:
         from lettuce_build.api import dry_run as estimate

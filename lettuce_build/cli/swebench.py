@@ -88,7 +88,7 @@ def squeez(
     """Build the squeez tool-output dataset from SWE-bench repositories (phases 1-8)."""
     from lettuce_build.builds.storage.folder import BuildDir
     from lettuce_build.llm.factory import ModelChoice
-    from lettuce_build.llm.settings import EndpointSettings
+    from lettuce_build.llm.settings import BackendKind, EndpointSettings
     from lettuce_build.squeez.pipeline import Squeez
 
     options = checked(SqueezOptions, settings)
@@ -103,7 +103,7 @@ def squeez(
             rpm=rpm,
             tpm=tpm,
         )
-        kind = "vllm" if teacher_base_url is None else "openai"
+        kind: BackendKind = "vllm" if teacher_base_url is None else "openai"
         teacher = ModelChoice(kind=kind, model=teacher_model, endpoint=endpoint)
     pipeline = Squeez(output_dir, options)
     with BuildDir(output_dir).lock():

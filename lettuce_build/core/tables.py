@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any
 
 import numpy as np
 import pyarrow as pa
@@ -235,7 +235,7 @@ def values_at(column: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> list[Any]
 
 
 @contextmanager
-def _atomic(path: Path) -> Iterator[TextIO]:
+def _atomic(path: Path) -> Iterator[IO[str]]:
     """A text file written through a temporary one and renamed once the block is done, so a crash
     never leaves half a file (a block that fails leaves none)."""
     path.parent.mkdir(parents=True, exist_ok=True)

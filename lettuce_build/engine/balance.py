@@ -226,7 +226,7 @@ def _published(
 
 
 def _digest(array: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(array)).hexdigest()  # its bytes as they lie: no copy
+    return hashlib.sha256(np.ascontiguousarray(array).data).hexdigest()  # its bytes as they lie: no copy
 
 
 def _fingerprint(*parts: Any) -> str:

@@ -5,6 +5,7 @@ of the stage, retried like any other. Also the failure columns every pass writes
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
 import numpy as np
@@ -68,9 +69,7 @@ def failure_of(stage: str, key: str, *, attempt: int, reason: str, detail: str, 
 class Judging:
     """The checks of one stage run, with their statistics per pass."""
 
-    def __init__(
-        self, stage: Stage, checks: tuple[Check, ...] | list[Check], verdicts: VerdictLog | None = None
-    ) -> None:
+    def __init__(self, stage: Stage, checks: Sequence[Check], verdicts: VerdictLog | None = None) -> None:
         self.stage = stage
         self.checks = checks
         #: where each verdict is written as it is given (none: they are not kept)

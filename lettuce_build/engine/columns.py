@@ -69,7 +69,7 @@ def in_row_order(
         order = np.argsort(finished, kind="stable")
         in_order = finished[order]
     del finished
-    held = hashlib.sha256(in_order).hexdigest()[:16]  # the array hashed as it lies: no copy
+    held = hashlib.sha256(in_order.data).hexdigest()[:16]  # the array hashed as it lies: no copy
     name = f"{fingerprint}-{held}"
     if order is None:
         return joined.select(range(len(joined)), new_fingerprint=name), in_order
@@ -126,7 +126,7 @@ def _keys_in_file_order(dataset: Dataset) -> tuple[Dataset, np.ndarray | None]:
 
 def _values(keys: Dataset, value: Callable[[str], Any], dtype: type) -> np.ndarray:
     """``value`` of each key of ``keys`` (a dataset of one column, ``key``), in its order."""
-    values = np.empty(len(keys), dtype=dtype)
+    values: np.ndarray = np.empty(len(keys), dtype=dtype)
     start = 0
     with pages_released(keys):
         for batch in keys.iter(batch_size=10_000):

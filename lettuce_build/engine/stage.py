@@ -89,7 +89,7 @@ class Stage(ABC):
     outputs: ClassVar[dict[str, Any]]
     #: the stage's default sampling; an instance may carry its own (``stage.sampling = ...``)
     sampling: Sampling = Sampling()
-    response_model: ClassVar[type[BaseModel] | None] = None
+    response_model: type[BaseModel] | None = None
     max_attempts: ClassVar[int] = 2
     #: False (default): a re-run replays every cached attempt and stops where the last run stopped.
     #: True: cached failed attempts do not use up an item's budget of ``max_attempts`` model calls,

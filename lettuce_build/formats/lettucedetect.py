@@ -67,8 +67,8 @@ def to_row(where: str, record: dict[str, Any]) -> base.Foreign:
     spans = base.checked_spans(record["answer"], record.get("labels", []), where)
     if isinstance(spans, base.Foreign):
         return spans
-    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
-    metadata = dict(metadata)
+    given = record.get("metadata")
+    metadata: dict[str, Any] = dict(given) if isinstance(given, dict) else {}
     modality = metadata.pop("context_modality", None) or record.get("context_modality") or "prose"
     task = metadata.pop("task_type", None) or record.get("task_type") or "qa"
     context, question = record.get("context"), record.get("question")

@@ -150,7 +150,8 @@ def _row(where: str, response: dict[str, Any], source: dict[str, Any]) -> base.F
         passages, question = info.get("passages"), info.get("question")
     else:
         passages, question = info, ""
-    kept = response.get("lettuce_build") if isinstance(response.get("lettuce_build"), dict) else {}
+    own = response.get("lettuce_build")
+    kept: dict[str, Any] = own if isinstance(own, dict) else {}
     return base.Foreign(
         where,
         row=base.categorised(

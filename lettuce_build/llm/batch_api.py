@@ -12,10 +12,11 @@ redacted), never with the SDK's exception: the caller decides what a failure cos
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import openai
 from openai import OpenAI
@@ -29,7 +30,7 @@ from lettuce_build.llm.protocol import PROVIDER_ERROR, PROVIDER_REFUSED, ChatReq
 T = TypeVar("T")
 
 #: the endpoint every line of a batch calls
-ENDPOINT = "/v1/chat/completions"
+ENDPOINT: Literal["/v1/chat/completions"] = "/v1/chat/completions"
 #: a batch in one of these states will change no more
 FINAL_STATES = frozenset({"completed", "failed", "expired", "cancelled"})
 #: how many of the account's most recent batches are searched for one whose id was never
@@ -119,7 +120,7 @@ class BatchAPI:
         for file_id in (state.output_file_id, state.error_file_id):
             if not file_id:
                 continue
-            text = self._asked(lambda file_id=file_id: self.client.files.content(file_id).text)
+            text = self._asked(functools.partial(self._file_text, file_id))
             for number, line in enumerate(text.splitlines(), 1):
                 if line.strip():
                     key, completion = self._answer(line, f"line {number} of {file_id}")
@@ -148,6 +149,9 @@ class BatchAPI:
             return key, failure(PROVIDER_REFUSED, f"HTTP {status} in the batch ({where}): {said}")
         code = f"HTTP {status}" if status else (error or {}).get("code", "error")
         return key, failure(PROVIDER_ERROR, f"{code} in the batch ({where}): {said}")
+
+    def _file_text(self, file_id: str) -> str:
+        return self.client.files.content(file_id).text
 
     def _asked(self, call: Callable[[], T]) -> T:
         shown = public_url(self.options.base_url)

@@ -186,7 +186,7 @@ class RequestCache:
             "key, text, finish_reason, prompt_tokens, completion_tokens, reasoning", keys
         ):
             found[key] = Completion(
-                text=_loaded(text),
+                text=_loaded(text) or "",
                 finish_reason=finish,
                 prompt_tokens=p_tok,
                 completion_tokens=c_tok,

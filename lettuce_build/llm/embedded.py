@@ -65,8 +65,8 @@ def _convert(gguf: Path, target: Path) -> None:
     # weights were dequantized on load, so the marker is dropped before saving.
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    model.hf_quantizer = None
-    model.is_quantized = False
+    setattr(model, "hf_quantizer", None)  # noqa: B010 - attributes torch's Module types as its own
+    setattr(model, "is_quantized", False)  # noqa: B010
     model.save_pretrained(target)
     tokenizer.save_pretrained(target)
 

@@ -21,6 +21,7 @@ it: they are redacted), logs, the cache or `info()`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import queue
 import threading
@@ -224,7 +225,7 @@ class OpenAIBackend:
                 while len(in_flight) < 2 * self.options.concurrency and (next_one := next(taken, None)):
                     index, request = next_one
                     future = asyncio.run_coroutine_threadsafe(self._one(client, gate, request), loop)
-                    future.add_done_callback(lambda f, i=index: done.put((i, f)))
+                    future.add_done_callback(functools.partial(_report_done, done, index))
                     in_flight[index] = future
                 if not in_flight:
                     return
@@ -368,3 +369,10 @@ def _completion(response: Any) -> Completion:
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
         reasoning=reasoning,
     )
+
+
+def _report_done(
+    done: queue.SimpleQueue[tuple[int, Future[Completion]]], index: int, future: Future[Completion]
+) -> None:
+    """A finished request's future, put where the sending thread collects it."""
+    done.put((index, future))

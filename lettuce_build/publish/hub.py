@@ -171,14 +171,13 @@ class HubTarget(Target):
             for path in sorted(staged)
         ]
         operations += [CommitOperationDelete(path_in_repo=path) for path in stale]
-        extra = {"create_pr": True} if self.create_pr else {}
         info = self.api.create_commit(
             self.repo_id,
             operations=operations,
             commit_message=message,
             repo_type="dataset",
             revision=self.revision,
-            **extra,
+            create_pr=True if self.create_pr else None,
         )
         return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", info))
 

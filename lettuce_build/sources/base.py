@@ -24,7 +24,14 @@ from lettuce_build.core.characters import clean_text, displayable, invalid_chara
 from lettuce_build.core.error_types import checked_error_types
 from lettuce_build.core.errors import TaxonomyError
 from lettuce_build.core.flags import flag
-from lettuce_build.core.schema import HallucinationSample, Span, Split, default_prompt, normal_split
+from lettuce_build.core.schema import (
+    ContextModality,
+    HallucinationSample,
+    Span,
+    Split,
+    default_prompt,
+    normal_split,
+)
 from lettuce_build.core.seen_keys import SeenKeys
 from lettuce_build.core.tables import read_input
 from lettuce_build.core.taxonomy import sample_category
@@ -230,7 +237,7 @@ class Source(ABC):
 
     name: ClassVar[str]
     dataset_name: ClassVar[str]
-    modality: ClassVar[str]
+    modality: ClassVar[ContextModality]
     task_type: ClassVar[str] = "qa"
     #: the Hub dataset read when no local input is given
     hub_id: ClassVar[str | None] = None

@@ -183,7 +183,8 @@ class ReadmeSource(DocumentSource):
                     tally.skip("name_not_utf8", f"{path}/{displayable(name)}", "a file name must be UTF-8")
                     continue
                 text, why = decode_document(raw)
-                if why:
+                if text is None:  # decode_document always says why
+                    why = why or "empty"
                     tally.skip(why, f"{path}/{name}", _SKIPPED_DOCUMENT[why])
                     continue
                 # the whole name is the document's identity: tool.md and tool.txt are two documents
@@ -201,7 +202,8 @@ class ReadmeSource(DocumentSource):
                     tally.skip("not_a_string", where, f"repo: expected a string, got {type(repo).__name__}")
                     continue
                 text, why = decode_document(readme.encode("utf-8", "surrogatepass"))
-                if why:
+                if text is None:  # decode_document always says why
+                    why = why or "empty"
                     tally.skip(why, where, f"readme: {_SKIPPED_DOCUMENT[why]}")
                     continue
                 yield repo or f"line-{number}", text

@@ -110,4 +110,5 @@ def _join_jsonl(
 ) -> None:
     rows = [row for folder in folders if (folder / name).exists() for _, row in read_jsonl(folder / name)]
     if any((folder / name).exists() for folder in folders):
-        write_jsonl(out / name, sorted(rows, key=order))
+        ordered = sorted(rows, key=order)
+        write_jsonl(out / name, ordered)

@@ -48,7 +48,7 @@ from lettuce_build.core.errors import UserNetError
 #: the address the sandbox's resolv.conf names; pasta forwards DNS sent there to the host's resolver
 DNS_FORWARD = "198.51.100.53"
 LINK_LOCAL = "169.254.0.0/16"
-PASTA_OPTIONS = ("--config-net", "--quiet", "-4", "--no-map-gw", "-t", "none", "-u", "none")
+PASTA_OPTIONS: tuple[str, ...] = ("--config-net", "--quiet", "-4", "--no-map-gw", "-t", "none", "-u", "none")
 PASTA_OPTIONS += ("-T", "none", "-U", "none", "--dns-forward", DNS_FORWARD)
 INSTALL_HINT = "install Debian's passt package (pasta) for user-mode networking"
 
@@ -92,7 +92,7 @@ class UserNetwork:
         self.pid = pid
         # in the sandbox's state folder, not /tmp: a SIGKILL of the command leaves it no time to clean up
         self._folder = Path(tempfile.mkdtemp(prefix="pasta-", dir=state))
-        self._pasta: subprocess.Popen[str] | None = None
+        self._pasta: subprocess.Popen[bytes] | None = None
 
     def attach(self) -> UserNetwork:
         # The namespaces are opened here and handed down as descriptors: bubblewrap makes its
@@ -131,7 +131,7 @@ class UserNetwork:
         # however lettuce-build ends (a SIGKILL leaves it no time to stop pasta). A pasta of its
         # own (the default) would outlive it, serving a namespace nobody uses.
         with said.open("w") as errors:
-            self._pasta = subprocess.Popen(
+            self._pasta = pasta_process = subprocess.Popen(
                 ["setpriv", "--pdeathsig", "KILL", *pasta],
                 stdout=subprocess.DEVNULL,
                 stderr=errors,
@@ -140,7 +140,7 @@ class UserNetwork:
         deadline = time.monotonic() + 30
         # pasta writes its pid file once the namespace is configured
         while not (pidfile.exists() and pidfile.read_text().strip()):
-            if self._pasta.poll() is not None or time.monotonic() > deadline:
+            if pasta_process.poll() is not None or time.monotonic() > deadline:
                 lines = [line for line in said.read_text().splitlines() if "syslog" not in line]
                 raise UserNetError(f"pasta failed: {' '.join(lines)[:200] or 'not ready in 30 s'}")
             time.sleep(0.005)

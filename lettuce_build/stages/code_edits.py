@@ -108,7 +108,7 @@ class InjectCodeStage(InjectStageBase):
     prompt = "inject_code_intent"
     structural_prompt = "inject_code_structural"
 
-    response_model = CodeChanges
+    response_model: type[BaseModel] | None = CodeChanges
     requires = ("context", "question", "answer", "inject", "code_error", "repo_dir", "base_commit")
     sampling = Sampling(temperature=0.4, max_tokens=1000)
     narrows_insertions = True
@@ -124,7 +124,9 @@ class InjectCodeStage(InjectStageBase):
         return f"{self.template.version}+{load_prompt(self.structural_prompt).version}"
 
     def item_schema(self, item: dict[str, Any]) -> dict[str, Any] | None:
-        schema = super().item_schema(item) or self.response_model.model_json_schema()
+        model = self.response_model
+        assert model is not None  # a code stage always answers in its model
+        schema = super().item_schema(item) or model.model_json_schema()
         if item["code_error"] != STRUCTURAL:  # only a structural edit names what it invented
             schema["$defs"]["CodeChange"]["properties"].pop("fabricated_name", None)
         return schema

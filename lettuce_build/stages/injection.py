@@ -308,7 +308,14 @@ class InjectTaxonomyStage(InjectStageBase):
     prompt = "inject_taxonomy"
 
     response_model = Changes
-    requires = ("context", "question", "answer", "inject", "target_category", "target_subcategory")
+    requires: tuple[str, ...] = (
+        "context",
+        "question",
+        "answer",
+        "inject",
+        "target_category",
+        "target_subcategory",
+    )
 
     def __init__(self, modality: str | None, **options: Any) -> None:
         super().__init__(**options)

@@ -136,7 +136,7 @@ def question_fit_report(
         min_gain=min_gain,
         scored=len(figures),
         refused=int((figures < min_gain).sum()),
-        kept=quantiles(figures[figures >= min_gain]),
-        refused_gains=quantiles(figures[figures < min_gain]),
+        kept=quantiles(figures[figures >= min_gain].tolist()),
+        refused_gains=quantiles(figures[figures < min_gain].tolist()),
         **gains.fields(),
     )

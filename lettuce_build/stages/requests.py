@@ -96,7 +96,7 @@ class RequestStage(Stage):
     name = "request"
     prompt = "developer_request"
 
-    requires = ("issue",)
+    requires: tuple[str, ...] = ("issue",)
     outputs = {"question": Value("string")}
     max_attempts = 3
     sampling = Sampling(temperature=0.3, max_tokens=160)

@@ -148,7 +148,7 @@ def _file(file: PatchedFile, raw: list[str]) -> FilePatch:
         # every line but "\\ No newline at end of file"; an empty line is context whose space
         # an editor stripped
         body = [line for line in hunk if line.line_type != LINE_TYPE_NO_NEWLINE]
-        header = raw[body[0].diff_line_no - 2] if body else ""
+        header = raw[_numbered(body[0].diff_line_no) - 2] if body else ""
         current.hunks.append(
             Hunk(
                 header=header,
@@ -156,7 +156,9 @@ def _file(file: PatchedFile, raw: list[str]) -> FilePatch:
                 old_length=hunk.source_length,
                 new_start=hunk.target_start,
                 new_length=hunk.target_length,
-                lines=[(line.diff_line_no, raw[line.diff_line_no - 1]) for line in body],
+                lines=[
+                    (_numbered(line.diff_line_no), raw[_numbered(line.diff_line_no) - 1]) for line in body
+                ],
             )
         )
         old_changed = current.hunks[-1].old_changed
@@ -167,7 +169,7 @@ def _file(file: PatchedFile, raw: list[str]) -> FilePatch:
                 old_changed.append(max(previous_old, 1))  # inserted after the previous base line
             elif line.line_type == LINE_TYPE_REMOVED:
                 current.removed.append(line.value.removesuffix("\n"))
-                old_changed.append(line.source_line_no)
+                old_changed.append(_numbered(line.source_line_no))
             if line.source_line_no is not None:
                 previous_old = line.source_line_no
         current.hunks[-1].old_changed = sorted(set(old_changed))
@@ -177,3 +179,10 @@ def _file(file: PatchedFile, raw: list[str]) -> FilePatch:
 def _strip(name: str) -> str:
     """A header's file name without git's ``a/`` or ``b/``."""
     return name[2:] if name.startswith(("a/", "b/")) else name
+
+
+def _numbered(number: int | None) -> int:
+    """A line number unidiff gives a parsed patch's line (a removed line has its base one)."""
+    if number is None:
+        raise PatchError("a line of the patch has no number")
+    return number

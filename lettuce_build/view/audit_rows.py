@@ -65,7 +65,8 @@ def foreign_row(found: Foreign) -> Row | Unreadable:
             where=found.where, field=problem.field, reason=problem.reason, message=problem.message
         )
     row = found.row
-    metadata = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+    given = row.get("metadata")
+    metadata: dict[str, Any] = given if isinstance(given, dict) else {}
     return Row(
         where=found.where,
         context=str(row.get("context") or ""),

@@ -190,7 +190,7 @@ def page_html(samples: Iterable[HallucinationSample], title: str) -> str:
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
         f"<style>{PAGE_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
-        f'<div class="filters">split <select id="split">{options(splits)}</select> '
+        f'<div class="filters">split <select id="split">{options(list(splits))}</select> '
         f'category <select id="category">{options(categories)}</select> '
         f'<span id="shown">{len(samples)}</span> of {len(samples)} shown · {legend}</div>'
         + "".join(sample_html(s) for s in samples)

@@ -130,7 +130,6 @@ def _build(run: RunContext, recipe: Recipe, *, replay: Replay | None, refresh: s
         requested_ratio=recipe.ratio,
         achieved_ratio=made.hallucinated / samples if samples else 0.0,
         ratio=result.ratio,
-        yield_=samples / len(items.items) if len(items.items) else 0.0,
         failures=run.build.failure_summary(),
         seconds=time.perf_counter() - started,
         backend_seconds=result.backend_seconds,
@@ -142,6 +141,8 @@ def _build(run: RunContext, recipe: Recipe, *, replay: Replay | None, refresh: s
         error_types=_spans_by_type(made.splits, recipe.error_types),
         stages=[stage.name for stage in stages],
     )
+    # set by name: a type checker knows the field only by its alias, ``yield``
+    summary.yield_ = samples / len(items.items) if len(items.items) else 0.0
     manifest.counts = summary.counts()
     return summary
 

@@ -24,6 +24,7 @@ from lettuce_build.core.memory import give_back
 from lettuce_build.engine.balance import RatioReport, balance
 from lettuce_build.engine.checks import Check
 from lettuce_build.engine.columns import duplicate_keys
+from lettuce_build.engine.records import StageResult
 from lettuce_build.engine.runner import Runner
 from lettuce_build.engine.stage import CheckStage, Stage
 from lettuce_build.engine.verdicts import VerdictLog
@@ -85,6 +86,7 @@ class StageLoop:
                 judged.append(Check(self.plausibility, self.runner, self.plausibility.name))
             if self.plausibility is not None and (own := stage.scored_by()) is not None:
                 judged.append(Check(own, self.runner, own.name))  # the same switch: the model scores its work
+            outcome: StageResult
             if stage.hallucinates:
                 if self.ratio is None:
                     raise ValueError(f"stage {stage.name} injects: the loop needs the ratio to balance")

@@ -1,8 +1,8 @@
 """The API's keywords, written from the recipe's fields: `lettuce_build.build(ratio=0.3)`
 type-checks because ``lettuce_build/builds/settings/api_keywords.py`` declares ``ratio: float``,
 and that file is made here from `Recipe` (``make keywords``), never by hand; tests/test_api.py
-fails while it is stale. A type checker reads files, not models, so the keywords must be a file; what they say comes
-only from the fields, the one place each setting is declared.
+fails while it is stale. A type checker reads files, not models, so the keywords must be a file;
+what they say comes only from the fields, the one place each setting is declared.
 
 Each keyword takes what the field's validation takes: a path as text too, a settings model as a
 mapping of its fields, a model that writes itself as text (a shard, ``"0/2"``) as that text.

@@ -129,7 +129,7 @@ class BuildCounts(BaseModel):
     #: how the requested ratio came out per split (None: the source injects nothing)
     ratio: RatioReport | None = None
     #: samples / work items
-    yield_: float = Field(alias="yield")
+    yield_: float = Field(default=0.0, alias="yield")
     #: what the judges found (``--verify``)
     judge: JudgeReport | None = None
     #: how plausible the hallucinated spans were to the build's model (None: none was scored)

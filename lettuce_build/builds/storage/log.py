@@ -49,8 +49,8 @@ def build_log(folder: Path) -> Iterator[None]:
     levels = {logger: logger.level for logger in [log, *libraries]}
     # a library's own terminal handlers keep showing errors only, while its warnings reach the file
     terminals = {h: h.level for logger in libraries for h in logger.handlers}
-    for terminal in terminals:
-        terminal.setLevel(max(terminal.level, TERMINAL_LEVEL))
+    for shown in terminals:
+        shown.setLevel(max(shown.level, TERMINAL_LEVEL))
     log.setLevel(logging.INFO)
     root = logging.getLogger()
     # with a handler on the root logger Python's last-resort one no longer prints errors: ours does
@@ -75,6 +75,6 @@ def build_log(folder: Path) -> Iterator[None]:
             root.removeHandler(terminal)
         for logger, level in levels.items():
             logger.setLevel(level)
-        for terminal, level in terminals.items():
-            terminal.setLevel(level)
+        for shown, level in terminals.items():
+            shown.setLevel(level)
         handler.close()

@@ -98,7 +98,8 @@ def write_hub_folder(
 
     readme = folder / "README.md"
     card = DatasetCard.load(readme) if readme.exists() else DatasetCard("---\n\n---\n")
-    card_data: DatasetCardData = card.data
+    card_data = card.data
+    assert isinstance(card_data, DatasetCardData)  # a dataset card's
     MetadataConfigs({config_name: {"data_files": data_files}}).to_dataset_card_data(card_data)
     features = next(iter(dataset_dict.values())).features
     info = DatasetInfo(features=features, splits=_split_info(dataset_dict), config_name=config_name)
