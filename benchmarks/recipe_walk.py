@@ -31,8 +31,21 @@ from tests.test_layers import LAYERS, layer_of  # noqa: E402
 PACKAGE = "lettuce_build"
 
 
-#: the models that hold a build's settings (by name: the walk is also run on older trees)
-SETTINGS = {"Recipe", "BuildOptions", "ItemOptions", "LoadOptions", "EndpointSettings", "EngineSettings"}
+#: the models that hold a build's settings, and the run context and records that carry them on
+#: (builds/running/context.py); by name: the walk is also run on older trees
+SETTINGS = {
+    "Recipe",
+    "BuildOptions",
+    "ItemOptions",
+    "LoadOptions",
+    "EndpointSettings",
+    "EngineSettings",
+    "ModelChoice",
+    "RunSpec",
+    "RunContext",
+    "LoopSettings",
+    "BuildState",
+}
 
 
 def holds_settings(frame: FrameType) -> bool:
