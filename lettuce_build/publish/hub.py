@@ -177,7 +177,7 @@ class HubTarget(Target):
             commit_message=message,
             repo_type="dataset",
             revision=self.revision,
-            create_pr=True if self.create_pr else None,
+            create_pr=self.create_pr,
         )
         return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", info))
 
