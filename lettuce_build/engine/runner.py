@@ -194,12 +194,9 @@ class _StageRun:
                     "max_tokens": requests[0].max_tokens,
                     "json_schema": requests[0].json_schema is not None,
                 }
+            keys, version = self.keys(requests), stage.cache_version
             completions, fresh = self.completions.complete(
-                stage.cache_version,
-                self.keys(requests),
-                requests=requests,
-                stats=stats,
-                prefetched=prefetched,
+                version, keys, requests=requests, stats=stats, prefetched=prefetched
             )
             for i, completion, was_fresh in zip(pending, completions, fresh, strict=True):
                 fresh_flags[i] = was_fresh
