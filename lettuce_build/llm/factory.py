@@ -4,6 +4,8 @@ context (builds/running/context.py) makes them once from it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lettuce_build.llm.embedded import DEFAULT_MODEL
@@ -31,6 +33,14 @@ class ModelChoice(BaseModel):
     def _batches_need_an_endpoint(self) -> ModelChoice:
         check_batch_kind(self.kind, self.endpoint)
         return self
+
+    def made(
+        self, *, backend: Backend | None = None, judges: Sequence[Backend] | None = None
+    ) -> tuple[Backend, list[Backend]]:
+        """The run's model and its judges, made once: ``backend`` and ``judges`` replace the ones
+        named here (a test's scripted backend, an API caller's own)."""
+        model = backend or self.backend()
+        return model, self.judges(model) if judges is None else list(judges)
 
     def backend(self) -> Backend:
         return make_backend(self.kind, self.model, endpoint=self.endpoint, engine=self.engine)

@@ -32,7 +32,8 @@ import git
 from datasets import Dataset, DatasetDict
 from tqdm import tqdm
 
-from lettuce_build.builds.running.context import LoopSettings, RunSpec, open_run
+from lettuce_build.builds.running.context import open_run
+from lettuce_build.builds.settings.run_spec import RunSpec
 from lettuce_build.builds.storage.output import write_output
 from lettuce_build.core import interrupts, seeding
 from lettuce_build.core.errors import PhaseError
@@ -260,8 +261,7 @@ class Squeez:
         models, backend = (teacher, None) if isinstance(teacher, ModelChoice) else (ModelChoice(), teacher)
         spec = RunSpec(out=self.out, source="squeez", seed=self.options.seed, models=models)
         with open_run(spec, backend=backend) as run:
-            with run.stage_loop(LoopSettings(seed=self.options.seed)) as loop:
-                result = loop.run([DistillStage()], Dataset.from_list(items))
+            result = run.loop.run([DistillStage()], Dataset.from_list(items))
         build, model_id = run.build, run.backend.model_id
         distilled = [
             Distilled.model_validate(row)

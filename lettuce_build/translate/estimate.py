@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datasets import Dataset
 
-from lettuce_build.builds.running.context import LoopSettings, rehearse
+from lettuce_build.builds.running.context import rehearse
 from lettuce_build.builds.running.dry_run import DryRun, estimated
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.translate.report import TranslationOptions, TranslationReport
@@ -25,8 +25,7 @@ def estimate(options: TranslationOptions, *, backend: Backend | None = None) -> 
         report = TranslationReport.empty(options, run.backend.model_id)
         items = work_items(options, report)
         if items:
-            with run.stage_loop(LoopSettings(seed=options.seed)) as loop:
-                loop.run([kind() for kind in STAGES], Dataset.from_list(items, features=ITEM_FEATURES))
+            run.loop.run([kind() for kind in STAGES], Dataset.from_list(items, features=ITEM_FEATURES))
     return DryRun(
         source="translate",
         documents=report.rows,

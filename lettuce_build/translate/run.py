@@ -13,7 +13,8 @@ from typing import Any
 from datasets import Dataset, DatasetDict, Features, List, Value
 from huggingface_hub import DatasetCard
 
-from lettuce_build.builds.running.context import LoopSettings, RunSpec, open_run
+from lettuce_build.builds.running.context import open_run
+from lettuce_build.builds.settings.run_spec import RunSpec
 from lettuce_build.builds.storage.output import HUB_DIR, write_output
 from lettuce_build.core.languages import NAMES
 from lettuce_build.core.schema import (
@@ -62,12 +63,11 @@ def translate(
     with open_run(run_spec(options), backend=backend, judges=judges) as run:
         report = TranslationReport.empty(options, run.backend.model_id)
         items = work_items(options, report)
-        with run.stage_loop(LoopSettings(seed=options.seed)) as loop:
-            stages = [kind() for kind in STAGES]
-            verify = bool(run.judges)
-            checks = {stage.name: check for stage in stages if verify and (check := stage.check())}
-            work = Dataset.from_list(items, features=ITEM_FEATURES)
-            done = loop.run(stages, work, checks).done if items else None
+        stages = [kind() for kind in STAGES]
+        verify = bool(run.judges)
+        checks = {stage.name: check for stage in stages if verify and (check := stage.check())}
+        work = Dataset.from_list(items, features=ITEM_FEATURES)
+        done = run.loop.run(stages, work, checks).done if items else None
         splits = _samples(done, report, run.backend.model_id) if done is not None else {}
         asked = {item["key"] for item in items}
         for row in run.build.failures():  # this run's items only: the folder may hold other languages'

@@ -16,100 +16,30 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from lettuce_build.builds.running.plan import ExecutionPlan
 from lettuce_build.builds.running.stage_loop import VERDICTS_FILE, StageLoop
-from lettuce_build.builds.settings.options import BuildOptions
+from lettuce_build.builds.settings.plan import ExecutionPlan
 from lettuce_build.builds.settings.recipe import Recipe
+from lettuce_build.builds.settings.run_spec import RunSpec
 from lettuce_build.builds.storage.folder import BuildDir, Manifest
 from lettuce_build.builds.storage.items import WORK_DIR, WorkPasses
 from lettuce_build.builds.storage.log import build_log, log
 from lettuce_build.core.interrupts import Interrupted
 from lettuce_build.engine.completions import Spending
-from lettuce_build.engine.runner import DEFAULT_BATCH_SIZE, Runner
+from lettuce_build.engine.runner import Runner
 from lettuce_build.engine.verdicts import VerdictLog
 from lettuce_build.llm.batch_ledger import BATCHES_FILE, BatchLedger
 from lettuce_build.llm.cache import RequestCache
-from lettuce_build.llm.factory import ModelChoice
-from lettuce_build.llm.pricing import Pricing
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.stages.plausibility import PlausibilityCheck
 
 
-class RunSpec(BaseModel):
-    """What a run is, as its command's settings say: where it writes, what its manifest records,
-    how it runs and on which models."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
-    out: Path
-    #: the manifest's ``source``: a build's source, ``translate`` or ``squeez``
-    source: str
-    seed: int = 0
-    limit: int | None = None
-    #: a build's options, recorded in its manifest
-    options: BuildOptions | None = None
-    pricing: Pricing | None = None
-    max_cost: float | None = None
-    #: the shard folders a merge joins
-    merged_from: list[str] = Field(default_factory=list)
-    #: where and how the model runs: shard, replay, Ray pool, provider-failure share
-    plan: ExecutionPlan = Field(default_factory=ExecutionPlan)
-    models: ModelChoice = Field(default_factory=ModelChoice)
-
-    @classmethod
-    def of(cls, recipe: Recipe, merged_from: Sequence[str] = ()) -> RunSpec:
-        """A build's run, as its recipe says (``merged_from``: a merge's shard folders)."""
-        plan = ExecutionPlan(
-            shard=recipe.shard,
-            replay=bool(merged_from),
-            max_provider_failures=recipe.max_provider_failures,
-            ray=recipe.ray_pool(),
-        )
-        return cls(
-            out=recipe.out,
-            source=recipe.source,
-            seed=recipe.seed,
-            limit=recipe.limit,
-            options=recipe,
-            pricing=recipe.pricing(),
-            max_cost=recipe.max_cost,
-            merged_from=list(merged_from),
-            plan=plan,
-            models=recipe.models(),
-        )
-
-
-class LoopSettings(BaseModel):
-    """How a run's stage loop asks: its seed, the hallucinated share it balances to (stages that
-    inject need one), items per model call, and whether the model scores its own work."""
-
-    model_config = ConfigDict(frozen=True)
-
-    seed: int = 0
-    ratio: float | None = None
-    batch_size: int = DEFAULT_BATCH_SIZE
-    plausibility: bool = False
-
-    @classmethod
-    def of(cls, recipe: Recipe) -> LoopSettings:
-        return cls(
-            seed=recipe.seed,
-            ratio=recipe.ratio,
-            batch_size=recipe.batch_size,
-            plausibility=recipe.plausibility,
-        )
-
-
 @dataclass
 class RunContext:
-    """An open run: its folder, manifest, cache and plan, and the models it asks (the model as
-    the plan runs it; the judges of ``verify``)."""
+    """An open run: its folder, manifest, cache and plan, the models it asks (the model as the
+    plan runs it; the judges of ``verify``), and its stage loop on them."""
 
     spec: RunSpec
     build: BuildDir
@@ -118,42 +48,13 @@ class RunContext:
     plan: ExecutionPlan
     backend: Backend
     judges: list[Backend]
+    loop: StageLoop
 
-    def finish(self) -> None:
-        """Record the run ``finished`` now (its block ends so otherwise): what comes after in the
-        block (a summary of its cost, the last log line) then sees the finished manifest."""
-        self.manifest.status = "finished"
-        self.build.write_manifest(self.manifest)  # its cost brought up to date, as every write does
-
-    @contextmanager
-    def stage_loop(self, settings: LoopSettings) -> Iterator[StageLoop]:
-        """A stage loop on this run's cache and plan: one runner for the model, one per judge."""
-        verdicts = VerdictLog(self.build.path / WORK_DIR / VERDICTS_FILE)
-        try:
-            passes = WorkPasses(self.build.path / WORK_DIR)
-
-            def runner(model: Backend) -> Runner:
-                completions = self.plan.completions(model, self.cache)
-                return Runner(
-                    completions,
-                    seed=settings.seed,
-                    batch_size=settings.batch_size,
-                    passes=passes,
-                    verdicts=verdicts,
-                )
-
-            yield StageLoop(
-                self.build,
-                self.manifest,
-                runner(self.backend),
-                settings.ratio,
-                max_waves=self.plan.max_waves,
-                judges=[runner(judge) for judge in self.judges],
-                plausibility=PlausibilityCheck() if settings.plausibility else None,
-                verdicts=verdicts,
-            )
-        finally:
-            verdicts.close()
+    def close(self) -> None:
+        if self.loop.verdicts is not None:
+            self.loop.verdicts.close()
+        self.cache.close()
+        self.plan.close([self.backend, *self.judges])  # the engines a Ray pool held for the run
 
 
 @contextmanager
@@ -166,7 +67,7 @@ def open_run(
     ``interrupted`` on Ctrl-C or SIGTERM (re-raised with what was kept, in one line), ``failed``
     with the error on anything else."""
     build = BuildDir(spec.out)
-    model = backend or spec.models.backend()
+    model, chosen = spec.models.made(backend=backend, judges=judges)
     with build.lock(), build_log(build.path):
         previous = build.previous_manifest()
         manifest = Manifest(
@@ -190,7 +91,7 @@ def open_run(
             manifest=manifest,
             plan=plan,
             model=model,
-            judges=judges,
+            judges=chosen,
             cache=build.open_cache(),
         )
         manifest.backend = run.backend.info()  # as the plan runs it (on a Ray pool: its own)
@@ -210,11 +111,28 @@ def open_run(
             log.error("build failed: %s", manifest.error)
             raise
         else:
-            if manifest.status == "running":
-                run.finish()
+            manifest.status = "finished"
+            build.write_manifest(manifest)  # its cost brought up to date, as every write does
+            this, every = manifest.runs[-1], manifest.cost
+            log.info(
+                "finished: this run %d requests, all %d runs %d requests",
+                this.requests,
+                len(manifest.runs),
+                every.requests,
+            )
         finally:
-            run.cache.close()
-            plan.close([run.backend, *run.judges])
+            run.close()
+
+
+def open_build_run(
+    recipe: Recipe,
+    *,
+    merged_from: Sequence[str] = (),
+    backend: Backend | None = None,
+    judges: Sequence[Backend] | None = None,
+) -> AbstractContextManager[RunContext]:
+    """`open_run` of a build, as its recipe says (``merged_from``: a merge's shard folders)."""
+    return open_run(recipe.run_spec(merged_from), backend=backend, judges=judges)
 
 
 @contextmanager
@@ -223,7 +141,7 @@ def rehearse(spec: RunSpec, *, backend: Backend | None = None) -> Iterator[RunCo
     the build's cache only read (a build never run has none: an empty one stands in), every miss
     counted and never asked. It writes nothing in the build's folder."""
     folder = BuildDir(spec.out)
-    model = backend or spec.models.backend()
+    model, _ = spec.models.made(backend=backend, judges=[])  # a dry run asks no judge
     previous = folder.previous_manifest()
     with tempfile.TemporaryDirectory(prefix="lettuce-build-dry-run-") as scratch:
         rehearsal = BuildDir(scratch)
@@ -249,15 +167,34 @@ def _context(
     manifest: Manifest,
     plan: ExecutionPlan,
     model: Backend,
-    judges: Sequence[Backend] | None,
+    judges: Sequence[Backend],
     cache: RequestCache,
 ) -> RunContext:
     """The run's models as its plan runs them: a judge that is the run's own model is asked on
     the same engines; a ``verify`` run with no judge named is judged by its own model."""
     engine = plan.engine(model)
-    chosen = spec.models.judges(model) if judges is None else list(judges)
-    chosen = [engine if judge is model else judge for judge in chosen]
+    chosen = [engine if judge is model else judge for judge in judges]
     verify = spec.models.verify and not plan.rehearsal  # a dry run counts no judge (they come on top)
+    judged_by = (chosen or [engine]) if verify else []
+    verdicts = VerdictLog(build.path / WORK_DIR / VERDICTS_FILE)
+    passes = WorkPasses(build.path / WORK_DIR)
+
+    def runner(asked: Backend) -> Runner:
+        completions = plan.completions(asked, cache)
+        return Runner(
+            completions, seed=spec.seed, batch_size=spec.loop.batch_size, passes=passes, verdicts=verdicts
+        )
+
+    loop = StageLoop(
+        build,
+        manifest,
+        runner(engine),
+        spec.loop.ratio,
+        max_waves=plan.max_waves,
+        judges=[runner(judge) for judge in judged_by],
+        plausibility=PlausibilityCheck() if spec.loop.plausibility else None,
+        verdicts=verdicts,
+    )
     return RunContext(
         spec=spec,
         build=build,
@@ -265,7 +202,8 @@ def _context(
         cache=cache,
         plan=plan,
         backend=engine,
-        judges=(chosen or [engine]) if verify else [],
+        judges=judged_by,
+        loop=loop,
     )
 
 

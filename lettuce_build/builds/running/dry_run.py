@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from lettuce_build.builds.running.context import RunSpec, rehearse
+from lettuce_build.builds.running.context import rehearse
 from lettuce_build.builds.running.stages_of import build_stages, refreshed
-from lettuce_build.builds.running.steps import Assemble, BuildState, Write, build_list
+from lettuce_build.builds.running.steps import Assemble, run_steps
 from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.engine.records import StageStats
 from lettuce_build.llm.pricing import Pricing
@@ -74,21 +74,17 @@ def estimate(options: Recipe, backend: Backend | None = None) -> DryRun:
     """What building ``options`` would ask of its model (or of ``backend``'s; never called)
     given the build's cache: the build's own list of steps, rehearsed up to its last model stage
     in a read-only run context (builds/running/context.py)."""
-    with prompts_from(options.prompts), rehearse(RunSpec.of(options), backend=backend) as run:
+    with prompts_from(options.prompts), rehearse(options.run_spec(), backend=backend) as run:
         source = get_source(options.source)
         stages = build_stages(options, source, options.sampling, run.backend.model_id)
         refreshed(stages, run.manifest.cache_namespaces, None)
-        steps = build_list(options, source, stages)
-        state = BuildState(run=run, recipe=options, source=source, stages=stages)
-        for step in steps.steps:
-            if isinstance(step, (Assemble, Write)):  # what the model is asked ends with the stages
-                break
-            step(state)
+        # what the model is asked ends with the stages
+        state, steps = run_steps(run, options, source=source, stages=stages, until=Assemble)
     return DryRun(
         source=options.source,
-        documents=state.items.documents,
-        items=len(state.items.items),
-        skipped=dict(state.items.skipped),
+        documents=state.items().documents,
+        items=len(state.items().items),
+        skipped=dict(state.items().skipped),
         stages=[estimated(stats) for stats in run.manifest.stages],
         pricing=options.pricing(),
         batched=bool(run.backend.info().options.get("batch", False)),

@@ -15,9 +15,9 @@ from pathlib import Path
 from datasets import DatasetDict
 from pydantic import Field
 
-from lettuce_build.builds.running.context import RunContext, RunSpec, open_run
+from lettuce_build.builds.running.context import RunContext, open_build_run
 from lettuce_build.builds.running.stages_of import build_stages, refreshed
-from lettuce_build.builds.running.steps import BuildState, build_list
+from lettuce_build.builds.running.steps import run_steps
 from lettuce_build.builds.settings.options import BuildCounts
 from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.builds.settings.shards import Shard
@@ -77,14 +77,13 @@ def run_build(
     Re-running the same build resumes from the request cache; the manifest ends ``finished``,
     ``interrupted`` or ``failed`` with the error, never ``running`` (the run context's).
     """
-    spec = RunSpec.of(recipe, merged_from=replay.sources if replay else ())
+    merged_from = replay.sources if replay else ()
     with prompts_from(recipe.prompts), system_arrow_memory():
-        with open_run(spec, backend=backend, judges=judges) as run:
+        with open_build_run(recipe, merged_from=merged_from, backend=backend, judges=judges) as run:
             summary = _build(run, recipe, replay=replay, refresh=refresh)
-            run.finish()
-            summary.cost, summary.total_cost = run.manifest.runs[-1], run.manifest.cost
-            summary.runs = len(run.manifest.runs)
-            _log_finish(summary)
+        # what this run and every run into the folder asked, as the finished manifest counts it
+        summary.cost, summary.total_cost = run.manifest.runs[-1], run.manifest.cost
+        summary.runs = len(run.manifest.runs)
     recipe.write_as_ran(run.backend.info(), summary.stages)
     return summary
 
@@ -108,11 +107,9 @@ def _build(run: RunContext, recipe: Recipe, *, replay: Replay | None, refresh: s
     manifest.cache_namespaces = refreshed(stages, manifest.cache_namespaces, refresh)
     if refresh:
         log.info("refreshing %s and the stages after it: %s", refresh, manifest.cache_namespaces)
-    state = BuildState(run=run, recipe=recipe, source=source, stages=stages, replay=replay)
-    for step in build_list(recipe, source, stages, replay).steps:
-        step(state)
-    made, result, items = state.made, state.result, state.items
-    assert made is not None and result is not None
+    state, _ = run_steps(run, recipe, source=source, stages=stages, replay=replay)
+    made, result, items = state.made, state.result, state.loaded
+    assert made is not None and result is not None and items is not None
     samples = made.samples
     verdicts = result.verdicts or ()
     judges = run.judges
@@ -144,23 +141,20 @@ def _build(run: RunContext, recipe: Recipe, *, replay: Replay | None, refresh: s
     # set by name: a type checker knows the field only by its alias, ``yield``
     summary.yield_ = samples / len(items.items) if len(items.items) else 0.0
     manifest.counts = summary.counts()
+    _log_made(summary)
     return summary
 
 
-def _log_finish(summary: BuildSummary) -> None:
+def _log_made(summary: BuildSummary) -> None:
     if summary.ratio is not None and (shortfall := summary.ratio.shortfall()):
         log.warning(shortfall)
     log.info(
-        "finished: %d samples of %d work items (%s), %d hallucinated; %.1f s, this run %d requests, "
-        "all %d runs %d requests",
+        "made %d samples of %d work items (%s), %d hallucinated, in %.1f s",
         summary.hallucinated + summary.clean,
         summary.items,
         summary.by_split,
         summary.hallucinated,
         summary.seconds,
-        summary.cost.requests,
-        summary.runs,
-        summary.total_cost.requests,
     )
 
 

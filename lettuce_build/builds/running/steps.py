@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from lettuce_build.builds.running.context import LoopSettings, RunContext
+from lettuce_build.builds.running.context import RunContext
 from lettuce_build.builds.running.stage_loop import LoopResult
 from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.builds.storage.items import WORK_DIR, StoredItems, prune
@@ -40,12 +40,12 @@ class BuildState:
     source: Source
     stages: list[Stage]
     replay: Replay | None = None
+    #: when the run began: what the work folder holds from before it is pruned at the end
     started_at: float = field(default_factory=time.time)
     loaded: StoredItems | None = None
     result: LoopResult | None = None
     made: Assembled | None = None
 
-    @property
     def items(self) -> StoredItems:
         assert self.loaded is not None, "the read step runs first"
         return self.loaded
@@ -82,7 +82,7 @@ class Read:
             replay=state.replay,
         )
         give_back()  # what reading the input freed
-        loaded = state.loaded
+        loaded = state.items()
         if recipe.strict_input and loaded.skipped:
             raise SourceError(
                 f"--strict-input: {sum(loaded.skipped.values())} row(s) of {recipe.input} cannot be "
@@ -105,13 +105,12 @@ class ModelStages:
     name: str = "stages"
 
     def __call__(self, state: BuildState) -> None:
-        items = state.items.items
+        items = state.items().items
         state.result = LoopResult(done=items)
         if len(items) == 0:  # a shard may hold no item of a small build
             return
         judged = checks(state.stages) if state.run.judges else None
-        with state.run.stage_loop(LoopSettings.of(state.recipe)) as loop:
-            state.result = loop.run(state.stages, state.source.prepare(items), judged)
+        state.result = state.run.loop.run(state.stages, state.source.prepare(items), judged)
 
 
 @dataclass
@@ -119,7 +118,7 @@ class Assemble:
     name: str = ASSEMBLE_STAGE
 
     def __call__(self, state: BuildState) -> None:
-        items, result, build = state.items.items, state.result, state.run.build
+        items, result, build = state.items().items, state.result, state.run.build
         assert result is not None
         done = state.source.finish(items, result.done) if len(items) else items
         made = assemble(state.source, done, build.path / WORK_DIR)
@@ -155,12 +154,43 @@ class Write:
         prune(state.run.build.path / WORK_DIR, state.started_at)  # what earlier runs left
 
 
+#: the steps a build list holds
+BuildStep = Read | ModelStages | Assemble | Write
+
+
 @dataclass(frozen=True)
 class BuildList:
     """A build's steps in the order they run, and the line each prints in a dry run."""
 
-    steps: tuple[Read | ModelStages | Assemble | Write, ...]
+    steps: tuple[BuildStep, ...]
     lines: tuple[str, ...]
+
+    def run(self, state: BuildState, *, until: type[BuildStep] | None = None) -> None:
+        """Each step in order over ``state`` (``until``: stop before the first of that kind)."""
+        for step in self.steps:
+            if until is not None and isinstance(step, until):
+                return
+            step(state)
+
+
+def run_steps(
+    run: RunContext,
+    recipe: Recipe,
+    *,
+    source: Source,
+    stages: list[Stage],
+    replay: Replay | None = None,
+    until: type[BuildStep] | None = None,
+) -> tuple[BuildState, BuildList]:
+    """The build's list, composed from ``recipe``'s source and stages, run in order in ``run``
+    (``until``: stop before the first step of that kind, as a dry run stops at assembling);
+    the state the steps left, and the list."""
+    state = BuildState(
+        run=run, recipe=recipe, source=source, stages=stages, replay=replay, started_at=run.manifest.started
+    )
+    steps = build_list(recipe, source, stages, replay)
+    steps.run(state, until=until)
+    return state, steps
 
 
 def build_list(

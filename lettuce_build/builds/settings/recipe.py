@@ -7,6 +7,7 @@ A recipe names the API key's environment variable, never the key.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,6 +15,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lettuce_build.builds.settings.options import BuildOptions
+from lettuce_build.builds.settings.plan import ExecutionPlan
+from lettuce_build.builds.settings.run_spec import LoopSettings, RunSpec
 from lettuce_build.core.errors import RecipeError
 from lettuce_build.core.flags import NO_FLAG, flag, settings_error
 from lettuce_build.core.leaks import public_url
@@ -98,7 +101,8 @@ class Recipe(BuildOptions, EndpointSettings):
         endpoint = EndpointSettings.model_validate(
             self.model_dump(include=set(EndpointSettings.model_fields))
         )
-        return ModelChoice(
+        # the recipe's own validators checked these settings (`check_batch_kind` among them)
+        return ModelChoice.model_construct(
             kind=self.backend,
             model=self.model,
             endpoint=endpoint,
@@ -107,6 +111,29 @@ class Recipe(BuildOptions, EndpointSettings):
             judge_models=self.judge_model,
             judge_kind=self.judge_backend,
             judge_base_url=self.judge_base_url,
+        )
+
+    def run_spec(self, merged_from: Sequence[str] = ()) -> RunSpec:
+        """The build's run, as the recipe says (``merged_from``: a merge's shard folders)."""
+        plan = ExecutionPlan(
+            shard=self.shard,
+            replay=bool(merged_from),
+            max_provider_failures=self.max_provider_failures,
+            ray=self.ray_pool(),
+        )
+        loop = LoopSettings(ratio=self.ratio, batch_size=self.batch_size, plausibility=self.plausibility)
+        return RunSpec(
+            out=self.out,
+            source=self.source,
+            seed=self.seed,
+            limit=self.limit,
+            options=self,
+            pricing=self.pricing(),
+            max_cost=self.max_cost,
+            merged_from=list(merged_from),
+            plan=plan,
+            models=self.models(),
+            loop=loop,
         )
 
     def ray_pool(self) -> RayOptions | None:

@@ -5,7 +5,8 @@ expected leaves it ``failed``, with the reason."""
 import pytest
 
 from lettuce_build.api import build
-from lettuce_build.builds.running.context import LoopSettings, RunSpec, open_run
+from lettuce_build.builds.running.context import open_run
+from lettuce_build.builds.settings.run_spec import RunSpec
 from lettuce_build.builds.storage.folder import BuildDir
 from lettuce_build.translate.report import TranslationOptions
 from lettuce_build.translate.run import translate
@@ -48,8 +49,7 @@ def test_a_run_that_ends_normally_is_finished_and_a_stop_is_interrupted(tmp_path
     from lettuce_build.core.interrupts import Interrupted
 
     with open_run(RunSpec(out=tmp_path / "a", source="test"), backend=ScriptedBackend(broken)) as run:
-        with run.stage_loop(LoopSettings()):
-            pass
+        assert run.manifest.status == "running"
     assert failed_with(tmp_path / "a") == ("finished", None)
     with pytest.raises(Interrupted) as stop:
         with open_run(RunSpec(out=tmp_path / "b", source="test"), backend=ScriptedBackend(broken)):
