@@ -242,14 +242,11 @@ class Sandbox:
         wrapped = self._argv(
             argv,
             tree,
-            read_only=read_only,
-            writable=writable,
+            mounts=(read_only, writable),
             network=network,
             uid=uid,
-            env_path=env_path,
-            extra_env=extra_env,
-            info_fd=info_write,
-            block_fd=block_read,
+            env=(env_path, extra_env),
+            fds=(info_write, block_read),
         )
         limits = Limits(cpu_seconds=int(timeout) + CPU_SECONDS_MARGIN, address_space=address_space)
         try:
@@ -283,15 +280,15 @@ class Sandbox:
         argv: Sequence[str],
         tree: Path,
         *,
-        read_only: Sequence[Path],
-        writable: Sequence[Path],
+        mounts: tuple[Sequence[Path], Sequence[Path]],
         network: bool,
         uid: int | None,
-        env_path: Sequence[str],
-        extra_env: dict[str, str] | None,
-        info_fd: int,
-        block_fd: int,
+        env: tuple[Sequence[str], dict[str, str] | None],
+        fds: tuple[int, int],
     ) -> list[str]:
+        """bwrap's command line: ``mounts`` (read-only, writable), ``env`` (PATH's entries, extra
+        variables), ``fds`` (bwrap's info and block pipes)."""
+        (read_only, writable), (env_path, extra_env), (info_fd, block_fd) = mounts, env, fds
         wrap = ["bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
         wrap += ["--unshare-net", "--info-fd", str(info_fd), "--block-fd", str(block_fd)]
         if uid is None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lettuce_build.builds.running.stage_loop import VERDICTS_FILE, StageLoop
 from lettuce_build.builds.settings.plan import ExecutionPlan
@@ -41,14 +41,18 @@ class RunContext:
     """An open run: its folder, manifest, cache and plan, the models it asks (the model as the
     plan runs it; the judges of ``verify``), and its stage loop on them."""
 
-    spec: RunSpec
-    build: BuildDir
-    manifest: Manifest
+    loop: StageLoop
     cache: RequestCache
     plan: ExecutionPlan
     backend: Backend
     judges: list[Backend]
-    loop: StageLoop
+
+    #: the run's folder and manifest: its loop's
+    build: BuildDir = field(init=False)
+    manifest: Manifest = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.build, self.manifest = self.loop.build, self.loop.manifest
 
     def close(self) -> None:
         if self.loop.verdicts is not None:
@@ -195,16 +199,7 @@ def _context(
         plausibility=PlausibilityCheck() if spec.loop.plausibility else None,
         verdicts=verdicts,
     )
-    return RunContext(
-        spec=spec,
-        build=build,
-        manifest=manifest,
-        cache=cache,
-        plan=plan,
-        backend=engine,
-        judges=judged_by,
-        loop=loop,
-    )
+    return RunContext(loop=loop, cache=cache, plan=plan, backend=engine, judges=judged_by)
 
 
 def interrupted_line(build: BuildDir, manifest: Manifest) -> str:
