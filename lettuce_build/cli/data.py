@@ -30,6 +30,14 @@ def taxonomy(as_json: bool, taxonomy_file: Path | None) -> None:
     "--strict", is_flag=True, help="Exit 1 when a quality gate's signal appears in any row (for CI)."
 )
 @click.option(
+    "--max-spelling-f1",
+    type=click.FloatRange(0.0, 1.0),
+    help="With --strict: also exit 1 when the spelling baseline (an answer word its context never "
+    "spells marks a hallucination) labels the rows with an example-level F1 above this: the data "
+    "then teaches spelling, not reading. 0.67 is what calling every row hallucinated scores at a "
+    "ratio of 0.5.",
+)
+@click.option(
     "--tokenizer",
     help="A tokenizer (a local folder or a Hub id) to measure each sample in tokens, as a detector reads it.",
 )
@@ -41,7 +49,13 @@ def taxonomy(as_json: bool, taxonomy_file: Path | None) -> None:
     help="With --tokenizer: a detector's window in tokens (repeatable; default 4096 and 8192).",
 )
 def audit(
-    *, path: Path, others: tuple[Path, ...], strict: bool, tokenizer: str | None, max_lengths: tuple[int, ...]
+    *,
+    path: Path,
+    others: tuple[Path, ...],
+    strict: bool,
+    max_spelling_f1: float | None,
+    tokenizer: str | None,
+    max_lengths: tuple[int, ...],
 ) -> None:
     """The data-quality report of a build folder, dataset, parquet or JSONL file, or an export
     (LettuceDetect's format and the others `export` writes), with no model: the quality gates'
@@ -64,6 +78,13 @@ def audit(
         report = quality_report(each, windows=windows)
         click.echo(quality_text(each, report))
         clean = clean and report.clean
+        if max_spelling_f1 is not None and report.shortcuts.example_f1 > max_spelling_f1:
+            click.echo(
+                f"{each}: the spelling baseline's example F1 {report.shortcuts.example_f1:.2f} is above "
+                f"--max-spelling-f1 {max_spelling_f1:.2f}",
+                err=True,
+            )
+            clean = False
     if others:
         from lettuce_build.publish.dedup import split_leaks
 

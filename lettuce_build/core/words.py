@@ -51,6 +51,23 @@ def words(text: str) -> list[str]:
     return [piece for word in found for piece in (_segmented(word) if _HAN.search(word) else (word,))]
 
 
+def word_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, word) of each of `words`' words of ``text``: the same words, where they stand."""
+    if text.isascii():
+        return [(m.start(), m.end(), m.group()) for m in _ASCII_WORD.finditer(text.lower())]
+    found = []
+    for match in _WORD.finditer(text):
+        word, start = match.group(), match.start()
+        if not _HAN.search(word):
+            found.append((start, match.end(), word.lower()))
+            continue
+        for piece in _segmented(word):  # the segmenter's pieces, in order, each found after the last
+            at = word.find(piece)
+            found.append((start + at, start + at + len(piece), piece.lower()))
+            word, start = word[at + len(piece) :], start + at + len(piece)
+    return found
+
+
 #: a Chinese character (the scripts written with spaces between words need no segmenter)
 _HAN = regex.compile(r"\p{Han}")
 

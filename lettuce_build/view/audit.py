@@ -36,6 +36,7 @@ from lettuce_build.core.gates import (
 )
 from lettuce_build.core.near_duplicates import DuplicateReport, NearDuplicates
 from lettuce_build.core.references import ungrounded_names
+from lettuce_build.core.shortcuts import ShortcutReport, SpellingBaseline
 from lettuce_build.core.words import content_words, in_context, says_the_same, support
 from lettuce_build.stages.judge import JudgeReport
 from lettuce_build.stages.plausibility import PlausibilityReport
@@ -119,6 +120,8 @@ class QualityReport(BaseModel):
     windows: WindowReport | None = None
     #: words of the answers alone that tell the classes apart
     giveaways: GiveawayReport = Field(default_factory=GiveawayReport)
+    #: how far a string matcher gets without reading (core/shortcuts.py)
+    shortcuts: ShortcutReport = Field(default_factory=ShortcutReport)
 
     def signal_total(self, name: str) -> int:
         return sum(g.signals[name] for g in self.groups.values())
@@ -165,6 +168,7 @@ def quality_report(
     near_answers: Counter[str] = Counter()
     near = NearDuplicates()
     giveaways = Giveaways()
+    spelling = SpellingBaseline()
     for row in rows_of(path):
         if isinstance(row, Unreadable):
             report.unreadable += 1
@@ -178,6 +182,9 @@ def quality_report(
             windows.add(f"{row.dataset} {row.split}", row.prompt or row.context, row.answer, row.offsets)
         hallucinated = bool(row.spans)
         giveaways.add(row.answer, hallucinated)
+        spelling.add(
+            row.answer, row.context, [(s, e, k) for (s, e), k in zip(row.offsets, row.kinds, strict=True)]
+        )
         group = report.groups.setdefault(
             f"{row.dataset} {'hallucinated' if hallucinated else 'clean'}", Group()
         )
@@ -250,6 +257,7 @@ def quality_report(
             verdicts = ReviewLog(path / REVIEWS_FILE).verdicts()
             report.reviews = review_report(load_samples(path), verdicts, judged=verify)
     report.windows = windows.report if windows is not None else None
+    report.shortcuts = spelling.report()
     report.giveaways = giveaways.report
     return report
 
@@ -298,6 +306,7 @@ def quality_text(path: Path, report: QualityReport) -> str:
     requested = f" (requested {report.requested_ratio:.2f})" if report.requested_ratio is not None else ""
     lines.append(f"  hallucinated share: {share:.2f}{requested}; categories: {dict(report.by_category)}")
     lines.extend(f"  {line}" for line in report.giveaways.lines())
+    lines.extend(f"  {line}" for line in report.shortcuts.lines())
     if report.judge is not None:
         lines.extend(f"  judge: {line}" for line in report.judge.lines())
     if report.plausibility is not None:

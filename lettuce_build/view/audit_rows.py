@@ -35,6 +35,8 @@ class Row(BaseModel):
     spans: list[tuple[str, str]] = Field(default_factory=list)
     #: (start, end) of each labelled span in the answer
     offsets: list[tuple[int, int]] = Field(default_factory=list)
+    #: each labelled span's subcategory (its category where it has none)
+    kinds: list[str] = Field(default_factory=list)
     #: what a detector reads before the answer
     prompt: str = ""
     category: str | None = None
@@ -78,6 +80,7 @@ def foreign_row(found: Foreign) -> Row | Unreadable:
         language=str(row.get("language") or "en"),
         spans=[(span["text"], span["category"]) for span in row["labels"]],
         offsets=[(span["start"], span["end"]) for span in row["labels"]],
+        kinds=[str(span.get("subcategory") or span["category"]) for span in row["labels"]],
         prompt=str(row.get("prompt") or ""),
         category=(row.get("category") or "hallucinated") if row["labels"] else None,
         edits=edits_of(metadata),
@@ -125,6 +128,7 @@ def rows_of(path: Path) -> Iterator[Row | Unreadable]:
             language=sample.language,
             spans=[(span.text, span.category) for span in sample.labels],
             offsets=[(span.start, span.end) for span in sample.labels],
+            kinds=[span.subcategory or span.category for span in sample.labels],
             prompt=sample.prompt,
             category=sample.category,
             edits=edits_of(sample.metadata),

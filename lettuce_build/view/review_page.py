@@ -70,6 +70,7 @@ function render() {
     (split) => `${split}: ${reviewed(split)} of ${order.filter((s) => s.split === split).length} reviewed`
   ).join(" · ") + ` · sample ${at + 1} of ${order.length}`;
   $("reviewer").textContent = data.reviewer;
+  $("shortcuts").textContent = data.shortcuts.join(" · ");
   if (!sample) return;
   $("key").textContent = `${sample.split} · ${sample.key}`;
   const context = $("context"); context.replaceChildren();
@@ -163,6 +164,7 @@ def page(nonce: str) -> str:
         '<header><h1>review</h1><span>reviewer <b id="reviewer"></b></span>'
         '<span id="progress"></span></header>'
         f"<p>{HELP}</p>"
+        '<p id="shortcuts"></p>'
         '<p id="key"></p>'
         "<section><h2>context (the evidence the answer used is highlighted)</h2>"
         '<div id="context"></div></section>'

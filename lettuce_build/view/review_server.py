@@ -34,6 +34,7 @@ from pydantic import ValidationError
 
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.core.sentences import sentence_spans, split_sentences
+from lettuce_build.core.shortcuts import SpellingBaseline
 from lettuce_build.core.taxonomy import INJECTABLE_CATEGORIES
 from lettuce_build.core.words import words
 from lettuce_build.view.review_page import page
@@ -72,6 +73,8 @@ class ReviewServer:
         )
         self.host = host
         self._shown: list[dict[str, Any]] | None = None
+        #: the spelling baseline over the samples (core/shortcuts.py), shown above them
+        self._shortcuts: list[str] = []
 
     @property
     def url(self) -> str:
@@ -92,6 +95,11 @@ class ReviewServer:
         """The samples with this reviewer's last verdicts (the samples' part is made once: a
         page load reads only the verdicts anew)."""
         if self._shown is None:
+            baseline = SpellingBaseline()
+            for sample in self.by_key.values():
+                spans = [(s.start, s.end, s.subcategory or s.category) for s in sample.labels]
+                baseline.add(sample.answer, sample.context, spans)
+            self._shortcuts = baseline.report().lines()
             self._shown = [
                 {
                     "key": key,
@@ -110,6 +118,7 @@ class ReviewServer:
         latest = {key: v for (reviewer, key), v in self.log.latest().items() if reviewer == self.reviewer}
         return {
             "reviewer": self.reviewer,
+            "shortcuts": self._shortcuts,
             "categories": sorted(INJECTABLE_CATEGORIES),
             "colours": {name: colour for name, (_, colour) in CATEGORY_STYLES.items()},
             "other_colour": OTHER_STYLE[1],

@@ -254,6 +254,8 @@ def summary_text(summary: BuildSummary) -> str:
     for scored in (summary.plausibility, summary.question_fit):
         if scored is not None:
             lines.extend(f"  {line}" for line in scored.lines())
+    if summary.shortcuts is not None:
+        lines.extend(f"  {line}" for line in summary.shortcuts.lines())
     share = 1 - summary.backend_seconds / summary.seconds if summary.seconds else 0.0
     lines.append(
         f"  time: {summary.seconds:.1f} s, {summary.backend_seconds:.1f} s in the model backend "

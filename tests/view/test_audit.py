@@ -279,3 +279,16 @@ def test_control_bidi_and_zero_width_characters_are_a_signal(tmp_path):
         report = quality_report(write(tmp_path / "c.jsonl", [*GOOD, sample(text)]))
         assert report.signal_total("invalid_characters") == 1, text
         assert not report.clean
+
+
+def test_the_audit_reports_the_spelling_baseline_and_strict_fails_above_the_f1_asked(tmp_path):
+    clean = sample("The default page size is 50 rows, and --page-size changes it.")
+    wrong = sample("The default page size is 80 lines.", labels=[("80 lines", "contradiction")])
+    path = write(tmp_path / "s.jsonl", [clean, wrong])
+    report = quality_report(path)
+    assert report.shortcuts.example_f1 == 1.0 and report.shortcuts.spans.novel == 1
+    assert "spelling baseline" in quality_text(path, report)
+    loose = CliRunner().invoke(main, ["audit", "--strict", str(path)])
+    strict = CliRunner().invoke(main, ["audit", "--strict", "--max-spelling-f1", "0.67", str(path)])
+    assert loose.exit_code == 0 and strict.exit_code == 1
+    assert "above --max-spelling-f1 0.67" in strict.output

@@ -26,6 +26,7 @@ from lettuce_build.builds.storage.log import log
 from lettuce_build.builds.storage.work import Replay
 from lettuce_build.core.memory import system_arrow_memory
 from lettuce_build.core.schema import HallucinationSample
+from lettuce_build.core.shortcuts import ShortcutReport, SpellingBaseline
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.prompts import prompts_from
 from lettuce_build.sources.registry import get_source
@@ -136,6 +137,7 @@ def _build(run: RunContext, recipe: Recipe, *, replay: Replay | None, refresh: s
         example=made.example,
         shard=recipe.shard,
         error_types=_spans_by_type(made.splits, recipe.error_types),
+        shortcuts=_shortcuts(made.splits),
         stages=[stage.name for stage in stages],
     )
     # set by name: a type checker knows the field only by its alias, ``yield``
@@ -156,6 +158,19 @@ def _log_made(summary: BuildSummary) -> None:
         summary.hallucinated,
         summary.seconds,
     )
+
+
+def _shortcuts(splits: DatasetDict) -> ShortcutReport:
+    """The spelling baseline over the samples (core/shortcuts.py), read a batch at a time."""
+    baseline = SpellingBaseline()
+    for split in splits.values():
+        for batch in split.select_columns(["answer", "context", "labels"]).iter(batch_size=1000):
+            for answer, context, labels in zip(
+                batch["answer"], batch["context"], batch["labels"], strict=True
+            ):
+                spans = [(s["start"], s["end"], s["subcategory"] or s["category"]) for s in labels]
+                baseline.add(answer, context, spans)
+    return baseline.report()
 
 
 def _spans_by_type(splits: DatasetDict, asked: Sequence[str]) -> dict[str, int]:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from lettuce_build.builds.settings.shards import Shard
 from lettuce_build.core.flags import NO_FLAG, flag
+from lettuce_build.core.shortcuts import ShortcutReport
 from lettuce_build.engine.balance import RatioReport
 from lettuce_build.engine.completions import DEFAULT_MAX_PROVIDER_FAILURES
 from lettuce_build.llm.pricing import Pricing
@@ -136,5 +137,7 @@ class BuildCounts(BaseModel):
     plausibility: PlausibilityReport | None = None
     #: how much more likely the questions made their answers (None: none was scored)
     question_fit: QuestionFitReport | None = None
+    #: how far a string matcher labels the samples without reading (core/shortcuts.py)
+    shortcuts: ShortcutReport | None = None
 
     model_config = {"populate_by_name": True, "serialize_by_alias": True}

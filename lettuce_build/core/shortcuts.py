@@ -1,0 +1,112 @@
+"""How far a string matcher gets without reading: the spelling baseline.
+
+It marks each answer word that no word of its context spells (`words`, case folded) as
+hallucinated, and a row hallucinated when it marks any. Where that scores well, the data
+teaches spelling, not reading: clean answers copied from their context and spans that bring a
+word the context lacks let a detector label rows without understanding them. Reported beside
+the answer-only give-aways by `audit`, a build's summary, the card and the review page, with
+the share of spans that hold a word the context never spells, overall and per subcategory.
+
+Streaming: each row adds to a few counters, so any number of rows fits in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from lettuce_build.core.words import word_spans, words
+
+#: what calling every row hallucinated scores at a ratio of 0.5 (2 * 0.5 / 1.5): a baseline at
+#: or above it reads nothing a coin with the ratio would not
+BLIND_EXAMPLE_F1 = 2 / 3
+
+
+class SpanShare(BaseModel):
+    """Spans of one kind, and how many hold a word their context never spells."""
+
+    spans: int = 0
+    novel: int = 0
+
+    @property
+    def share(self) -> float:
+        return self.novel / self.spans if self.spans else 0.0
+
+
+class ShortcutReport(BaseModel):
+    """The spelling baseline's scores: example-level and word-level F1, and the spans it finds."""
+
+    rows: int = 0
+    #: example level: rows marked and hallucinated, marked and clean, hallucinated and not marked
+    true_rows: int = 0
+    false_rows: int = 0
+    missed_rows: int = 0
+    #: word level, the same over the answers' words (a word in a span is hallucinated)
+    true_words: int = 0
+    false_words: int = 0
+    missed_words: int = 0
+    spans: SpanShare = Field(default_factory=SpanShare)
+    by_subcategory: dict[str, SpanShare] = Field(default_factory=dict)
+
+    @property
+    def example_f1(self) -> float:
+        return _f1(self.true_rows, self.false_rows, self.missed_rows)
+
+    @property
+    def word_f1(self) -> float:
+        return _f1(self.true_words, self.false_words, self.missed_words)
+
+    def lines(self) -> list[str]:
+        """The report in a few lines (none before a row is read)."""
+        if not self.rows:
+            return []
+        kinds = ", ".join(
+            f"{kind} {share.novel}/{share.spans}" for kind, share in sorted(self.by_subcategory.items())
+        )
+        lines = [
+            f"spelling baseline (an answer word its context never spells marks a hallucination): "
+            f"example F1 {self.example_f1:.2f} (calling every row hallucinated: "
+            f"{BLIND_EXAMPLE_F1:.2f} at a ratio of 0.5), word F1 {self.word_f1:.2f}",
+            f"spans holding a word the context never spells: {self.spans.novel} of {self.spans.spans} "
+            f"({self.spans.share:.0%})" + (f"; by subcategory: {kinds}" if kinds else ""),
+        ]
+        if self.example_f1 > BLIND_EXAMPLE_F1:
+            lines.append("  the rows can be labelled by spelling alone: a detector learns little reading")
+        return lines
+
+
+class SpellingBaseline:
+    """The baseline over rows added one at a time (`add`), reported at the end (`report`)."""
+
+    def __init__(self) -> None:
+        self._report = ShortcutReport()
+
+    def add(self, answer: str, context: str, spans: Sequence[tuple[int, int, str]]) -> None:
+        """One row: ``spans`` as (start, end, subcategory) in ``answer``; none for a clean row."""
+        report = self._report
+        report.rows += 1
+        spelled = set(words(context))
+        marked_any = False
+        for start, end, word in word_spans(answer):
+            marked = word not in spelled
+            inside = any(s < end and start < e for s, e, _ in spans)
+            marked_any = marked_any or marked
+            report.true_words += marked and inside
+            report.false_words += marked and not inside
+            report.missed_words += inside and not marked
+        report.true_rows += marked_any and bool(spans)
+        report.false_rows += marked_any and not spans
+        report.missed_rows += bool(spans) and not marked_any
+        for start, end, kind in spans:
+            novel = any(word not in spelled for word in words(answer[start:end]))
+            for share in (report.spans, report.by_subcategory.setdefault(kind, SpanShare())):
+                share.spans += 1
+                share.novel += novel
+
+    def report(self) -> ShortcutReport:
+        return self._report.model_copy(deep=True)
+
+
+def _f1(true: int, false: int, missed: int) -> float:
+    return 2 * true / (2 * true + false + missed) if true else 0.0
