@@ -72,6 +72,9 @@ class AclSource(Source):
             settings.edit_anchors, "paper", allowed=settings.error_types, seed=settings.seed
         )
         return Pipeline(
-            inject=[answer_stage(settings.answers, editable=rule_edits(inject)), inject],
+            inject=[
+                answer_stage(settings.answers, editable=rule_edits(inject, asked=settings.edits_asked)),
+                inject,
+            ],
             generate=[answer_stage(settings.answers), GenerateStage(seed=settings.seed)],
         )

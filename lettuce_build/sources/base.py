@@ -97,6 +97,9 @@ class StageSettings(BaseModel):
     #: (bounded where a person gives it: `BuildOptions`)
     error_types: list[str] = Field(default_factory=list)
     intensity: int = 1
+    #: whether any answer is to be hallucinated (``--ratio`` above 0): a clean build (``--ratio
+    #: 0``) keeps answers no edit rule could change
+    edits_asked: bool = True
 
 
 DEFAULT_SETTINGS = StageSettings()

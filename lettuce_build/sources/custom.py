@@ -174,7 +174,7 @@ class CustomSource(Source):
             intensity=settings.intensity,
             seed=settings.seed,
         )
-        editable = rule_edits(inject)
+        editable = rule_edits(inject, asked=settings.edits_asked)
         asked = [
             given_question_stage(settings.answers, seed=settings.seed, editable=editable),
             given_answer_stage(settings.answers, focused=extractive, editable=editable),

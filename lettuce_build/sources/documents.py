@@ -145,7 +145,7 @@ class DocumentSource(Source):
             return [question, answer_stage(settings.answers, focused=extractive, editable=editable)]
 
         return Pipeline(
-            inject=[*asked(rule_edits(inject)), inject],
+            inject=[*asked(rule_edits(inject, asked=settings.edits_asked)), inject],
             generate=[*asked(None), GenerateStage(seed=settings.seed)],
         )
 

@@ -182,10 +182,13 @@ class InjectProseMenuStage(InjectStageBase):
         return result
 
 
-def rule_edits(stage: Stage) -> Callable[[dict[str, Any]], bool] | None:
+def rule_edits(stage: Stage, *, asked: bool = True) -> Callable[[dict[str, Any]], bool] | None:
     """What an answer must offer an injection stage that edits by the rules (None: a stage whose
-    model writes its edits, which no answer can be checked for before it is asked)."""
-    return stage.offers if isinstance(stage, InjectProseMenuStage) else None
+    model writes its edits, which no answer can be checked for before it is asked, or a build
+    that asks for no edit at all, ``asked`` false: ``--ratio 0``, where every answer is a sample).
+    Above a ratio of 0 an answer no rule could edit is dropped, so that both classes are made of
+    the same kind of answers."""
+    return stage.offers if asked and isinstance(stage, InjectProseMenuStage) else None
 
 
 def prose_inject_stage(

@@ -44,6 +44,7 @@ def build_stages(
         answers=answer_mode(options, model),
         error_types=options.error_types,
         intensity=options.intensity,
+        edits_asked=options.ratio > 0,
     )
     stages = source.pipeline(settings).stages(options.mode)
     if stages is None:
