@@ -5,8 +5,9 @@ Asked to write edits, the embedded model wrote "HTTPX" -> "True", "all" -> "alri
 "pipeline" -> "multi-step"; the edits a rule made read like real slips ("100 rows" -> "35
 rows"). Each rule here makes an edit of one type, so its label is true by construction:
 
-- ``number``: a number changed by a plausible amount (off by one, doubled, the next round
-  number), its unit kept: contradiction/numerical;
+- ``number``: a count changed, its unit kept, to another count of that unit the context gives in
+  another role, else by a plausible amount (off by one, doubled, the next round number):
+  contradiction/numerical (value_edits.py, context_values.py);
 - ``date``, ``version``, ``duration``, ``ordering``: a year or date shifted, a version bumped, a
   duration changed, before/after or first/last flipped: contradiction/temporal;
 - ``entity``: a name swapped for one that may stand in its place (prose_entities.py: of its
@@ -50,15 +51,12 @@ from lettuce_build.rules.prose_words import (
     ADVERBS,
     FLIPS,
     IDIOM,
-    MEASURES,
     NEGATABLE,
     NEGATED,
-    NUMBER_WORDS,
-    TIME_UNITS,
     UNNEGATED_ADVERBS,
-    VERSION_WORDS,
 )
 from lettuce_build.rules.question_words import POINTING_BACK, THIS_MAY_NAME
+from lettuce_build.rules.value_edits import FOLLOWING, numbers, temporal
 
 #: the rules whose edits have each type (category, subcategory)
 _RULES_BY_TYPE: dict[tuple[str, str], tuple[str, ...]] = {
@@ -77,10 +75,6 @@ MIN_CHARS = 4
 #: an edit widens by at most this many words to be found where it was made
 MAX_WIDENING = 4
 
-_NUMBER = regex.compile(r"(?<![\w.,/#-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w/]|[.,]\d)")
-_VERSION = regex.compile(r"(?<![\w.])(v?)(\d+)\.(\d+)(?:\.(\d+))?(?![\w]|\.\d)")
-_YEAR = regex.compile(r"(?<![\w.,-])(?:19|20)\d\d(?!\w|[.,]\d)")
-_FOLLOWING = regex.compile(r"\s+([\w%]+)")
 #: a determiner right after a word ("all the", "all its"): "some" needs "of" before it
 _DETERMINER_AFTER = regex.compile(
     r"\s+(?:the|these|those|this|that|its|their|your|our|his|her|my)\b", regex.I
@@ -125,7 +119,6 @@ class ProseEdit(BaseModel):
 #: the word (or number, or percentage) just before a position
 _WORD_BEFORE = regex.compile(r"[\w%]+\s+$")
 #: the name just before a position ("version", "Python", "chardet")
-_NAME_BEFORE = regex.compile(r"([\w.-]+)\s+$")
 #: a lowercase word (an added sentence's words must all be English or the context's)
 _LOWER_WORD = regex.compile(r"\b[a-z][a-z'-]*\b")
 
@@ -143,7 +136,7 @@ def _settled(answer: str, start: int, end: int, new: str) -> tuple[str, str] | N
             and placed_at(answer, original) == left
         ):
             return original, hallucinated
-        if following := _FOLLOWING.match(answer, right):
+        if following := FOLLOWING.match(answer, right):
             right = following.end()  # the next word, on the same run of text
         elif left > 0 and (before := _WORD_BEFORE.search(answer[:left])):
             left = before.start()
@@ -153,85 +146,6 @@ def _settled(answer: str, start: int, end: int, new: str) -> tuple[str, str] | N
 
 
 # -- the rules ------------------------------------------------------------------------------
-
-
-def _other_number(value: str, percent: bool, draw: Random) -> str | None:
-    """A plausible other value of the same form: off by one, doubled, the next round number."""
-    plain = value.replace(",", "")
-    if "." in plain:
-        decimals = len(plain.split(".")[1])
-        number = float(plain)
-        step = 10**-decimals
-        options = [number + step, number * 2, max(number - step, step)]
-        shown = [f"{o:.{decimals}f}" for o in options]
-    else:
-        number = int(plain)
-        magnitude = 10 ** max(len(plain) - 1, 1)
-        options = [number + 1, number * 2, (number // magnitude + 1) * magnitude]
-        options += [number - 1] if number > 2 else []
-        shown = [f"{o:,}" if "," in value else str(o) for o in options]
-    fitting = [s for s in shown if s != value and (not percent or float(s.replace(",", "")) <= 100)]
-    return draw.choice(sorted(set(fitting))) if fitting else None
-
-
-def _numbers(answer: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
-    versions = [m.span() for m in _VERSION.finditer(answer) if _is_version(answer, m)]
-    years = {m.start() for m in _YEAR.finditer(answer)}
-    for match in _NUMBER.finditer(answer):
-        start, end = match.span()
-        if start in years or not free(versions, start, end):
-            continue
-        if _names_a_release(answer, start) and not _measured(answer, end):
-            continue  # "Python 3" is a release, not a count
-        after = _FOLLOWING.match(answer, end)
-        unit = (after.group(1).lower() if after else "") or answer[end : end + 1]
-        rule = "duration" if unit in TIME_UNITS else "number"
-        if (new := _other_number(match.group(), answer[end : end + 1] == "%", draw)) is not None:
-            yield start, end, new, rule
-    for match in regex.finditer(rf"\b(?:{'|'.join(NUMBER_WORDS)})\b", answer):
-        word = match.group()
-        following = NUMBER_WORDS[(NUMBER_WORDS.index(word) + 1) % len(NUMBER_WORDS)]
-        yield match.start(), match.end(), following, "number"
-
-
-def _is_version(text: str, match: regex.Match[str]) -> bool:
-    """A dotted number is a version when it says so ("v2.1", three parts) or follows a name or
-    the word "version" ("Python 3.10", "version 2.0")."""
-    if match.group(1) or match.group(4) is not None:
-        return True
-    return not _measured(text, match.end()) and _names_a_release(text, match.start())
-
-
-def _measured(text: str, end: int) -> bool:
-    """Whether the number ending at ``end`` has a unit ("QDA 99.4%", "3.5 MB"): no version has."""
-    after = _FOLLOWING.match(text, end)
-    return text[end : end + 1] == "%" or bool(after and after.group(1).lower() in MEASURES)
-
-
-def _names_a_release(text: str, start: int) -> bool:
-    """Whether the word before ``start`` names what a number there is a release of: "version",
-    a capitalised name ("Python 3"), a package's name ("chardet 7.0")."""
-    before = _NAME_BEFORE.search(text[:start])
-    word = before.group(1) if before else ""
-    if word.lower() in VERSION_WORDS:
-        return True
-    return bool(word.isalpha() and (word[:1].isupper() or english.is_english(word) is False))
-
-
-def _temporal(answer: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
-    for match in _YEAR.finditer(answer):
-        year = int(match.group())
-        yield match.start(), match.end(), str(year + draw.choice((-3, -2, -1, 1, 2))), "date"
-    for match in _VERSION.finditer(answer):
-        if not _is_version(answer, match):
-            continue
-        prefix, major, minor, patch = match.group(1), match.group(2), match.group(3), match.group(4)
-        if patch is not None:
-            bumped = draw.choice([f"{major}.{minor}.{int(patch) + 1}", f"{major}.{int(minor) + 1}.0"])
-        else:
-            older = [f"{major}.{int(minor) - 1}"] if int(minor) > 0 else []
-            bumped = draw.choice([f"{major}.{int(minor) + 1}", *older])
-        yield match.start(), match.end(), prefix + bumped, "version"
 
 
 def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
@@ -245,7 +159,7 @@ def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
                 continue  # "sometimes no longer apply" made "always no longer apply" reads as no English
             if rule == "negation" and answer[: match.start()].endswith(", "):
                 continue  # "only the name, never the product" made "only the name, always the product"
-            following = _FOLLOWING.match(answer, match.end())
+            following = FOLLOWING.match(answer, match.end())
             if rule == "ordering" and word in ("before", "after") and not following:
                 continue  # an adverb ("used that API before,"): "used that API after" is no English
             start = match.start()
@@ -270,7 +184,7 @@ def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
 def _quantifies(text: str, end: int) -> bool:
     """Whether the quantifier ending at ``end`` is followed by what it counts: "of", "the", or a
     plural noun ("all tests"), not an adjective or a verb ("most convenient", "all built")."""
-    following = _FOLLOWING.match(text, end)
+    following = FOLLOWING.match(text, end)
     word = following.group(1).lower() if following else ""
     return word in ("of", "the") or _is_plural(word)
 
@@ -355,7 +269,7 @@ def prose_edits(
     schema, prompt and parse all read them."""
     draw = Random(repr(("prose_edits", *seed)))
     untouchable = blocked(answer)
-    made = [*_numbers(answer, draw), *_temporal(answer, draw)]
+    made = [*numbers(answer, context, draw), *temporal(answer, context, draw)]
     if language == "en":
         made += [
             *_flips(answer),
