@@ -34,28 +34,42 @@ class SpanShare(BaseModel):
         return self.novel / self.spans if self.spans else 0.0
 
 
+class Marked(BaseModel):
+    """What the baseline marked of one kind of unit (rows, or words): marked and hallucinated,
+    marked and clean, hallucinated and not marked."""
+
+    true: int = 0
+    false: int = 0
+    missed: int = 0
+
+    def add(self, *, marked: bool, hallucinated: bool) -> None:
+        self.true += marked and hallucinated
+        self.false += marked and not hallucinated
+        self.missed += hallucinated and not marked
+
+    @property
+    def f1(self) -> float:
+        return 2 * self.true / (2 * self.true + self.false + self.missed) if self.true else 0.0
+
+
 class ShortcutReport(BaseModel):
     """The spelling baseline's scores: example-level and word-level F1, and the spans it finds."""
 
     rows: int = 0
-    #: example level: rows marked and hallucinated, marked and clean, hallucinated and not marked
-    true_rows: int = 0
-    false_rows: int = 0
-    missed_rows: int = 0
-    #: word level, the same over the answers' words (a word in a span is hallucinated)
-    true_words: int = 0
-    false_words: int = 0
-    missed_words: int = 0
+    #: example level (a row is marked when any word of it is) and word level (a word in a span
+    #: is hallucinated)
+    examples: Marked = Field(default_factory=Marked)
+    words: Marked = Field(default_factory=Marked)
     spans: SpanShare = Field(default_factory=SpanShare)
     by_subcategory: dict[str, SpanShare] = Field(default_factory=dict)
 
     @property
     def example_f1(self) -> float:
-        return _f1(self.true_rows, self.false_rows, self.missed_rows)
+        return self.examples.f1
 
     @property
     def word_f1(self) -> float:
-        return _f1(self.true_words, self.false_words, self.missed_words)
+        return self.words.f1
 
     def lines(self) -> list[str]:
         """The report in a few lines (none before a row is read)."""
@@ -90,14 +104,9 @@ class SpellingBaseline:
         marked_any = False
         for start, end, word in word_spans(answer):
             marked = word not in spelled
-            inside = any(s < end and start < e for s, e, _ in spans)
             marked_any = marked_any or marked
-            report.true_words += marked and inside
-            report.false_words += marked and not inside
-            report.missed_words += inside and not marked
-        report.true_rows += marked_any and bool(spans)
-        report.false_rows += marked_any and not spans
-        report.missed_rows += bool(spans) and not marked_any
+            report.words.add(marked=marked, hallucinated=any(s < end and start < e for s, e, _ in spans))
+        report.examples.add(marked=marked_any, hallucinated=bool(spans))
         for start, end, kind in spans:
             novel = any(word not in spelled for word in words(answer[start:end]))
             for share in (report.spans, report.by_subcategory.setdefault(kind, SpanShare())):
@@ -106,7 +115,3 @@ class SpellingBaseline:
 
     def report(self) -> ShortcutReport:
         return self._report.model_copy(deep=True)
-
-
-def _f1(true: int, false: int, missed: int) -> float:
-    return 2 * true / (2 * true + false + missed) if true else 0.0
