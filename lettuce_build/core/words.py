@@ -20,6 +20,8 @@ STOPWORDS = frozenset(
     then there these they this those through to too under until up very was we were what when where
     which while who whom why will with would you your yours yourself yourselves use used using get
     gets one ones way ways thing things many much make makes made may might must need needs
+    don't doesn't didn't isn't aren't wasn't weren't hasn't haven't shouldn't wouldn't couldn't
+    won't can't it's you're you'll they're
     """.split()
 )
 

@@ -17,6 +17,7 @@ from lettuce_build.core.sentences import complete_prefix, is_complete, split_sen
 from lettuce_build.core.words import content_stems, content_words
 from lettuce_build.engine.stage import CutText, ParseFailure, Sampling, Stage, item_language
 from lettuce_build.llm.protocol import ChatRequest
+from lettuce_build.rules.rewording import reworded
 from lettuce_build.stages.judge import AnswerJudgeStage
 
 MIN_ANSWER_CHARS = 40
@@ -288,7 +289,10 @@ class ExtractiveAnswerStage(AnswerStage):
             )
         # a list item has no full stop of its own: joined bare, two items would read as one
         # sentence (one that ends in "," or ":" ends in a full stop instead: never ",.")
-        made = super().parse(item, " ".join(s if is_complete(s) else f"{s.rstrip(',;:')}." for s in picked))
+        # reworded before any edit (rules/rewording.py): clean and hallucinated answers alike are
+        # not copies of the context, and the rules then read the text that is published
+        joined = " ".join(s if is_complete(s) else f"{s.rstrip(',;:')}." for s in picked)
+        made = super().parse(item, reworded(joined))
         if self.editable is not None and not self.editable({**item, **made}):
             raise ParseFailure("no_edit_rule", "no edit rule applies to the answer: it could only be clean")
         return made

@@ -1,0 +1,84 @@
+"""Faithful rewordings of an answer chosen from its context, made before any edit, so that clean
+and hallucinated answers alike are not copies: a word the context lacks, or a departure from a
+copied sentence, then tells a detector nothing on its own.
+
+Each rule changes form, never what a sentence claims (the order of its steps, "only", the scope
+of a negation stay as they are):
+
+- markup: a link's target dropped, its text kept ("[the docs](https://…)" -> "the docs"), an
+  image dropped, bold and italic markers dropped;
+- contractions: "does not" -> "doesn't", "cannot" -> "can't", "it is" -> "it's" (not where a
+  contraction cannot stand: at a clause's end, "that is, ...").
+
+Code (inline or fenced) is never touched. The edit rules then read the reworded answer, so the
+spans of an edit are exact in the text that is published.
+"""
+
+from __future__ import annotations
+
+import regex
+
+#: code the rewordings leave alone: fenced blocks, then inline spans
+_CODE = regex.compile(r"```.*?```|`[^`\n]*`", regex.S)
+#: an image (with a space after it) and a link: ``![alt](target)``, ``[text](target "title")``
+_IMAGE = regex.compile(r"!\[[^\]\n]*\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)[ \t]?")
+_LINK = regex.compile(r"\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)")
+#: bold or italic markers around words (``**word**``, ``__word__``, ``*word*``)
+_EMPHASIS = regex.compile(r"(?<![\w*_])(\*\*|__|\*)(?=[^\s*_])([^*_\n]+?)(?<=[^\s*_])\1(?![\w*_])")
+#: two words and their contraction; "not" contracts after these auxiliaries
+_NOT = {
+    "do": "don't",
+    "does": "doesn't",
+    "did": "didn't",
+    "is": "isn't",
+    "are": "aren't",
+    "was": "wasn't",
+    "were": "weren't",
+    "has": "hasn't",
+    "have": "haven't",
+    "should": "shouldn't",
+    "would": "wouldn't",
+    "could": "couldn't",
+    "will": "won't",
+}
+_PRONOUN = {
+    ("it", "is"): "it's",
+    ("you", "are"): "you're",
+    ("you", "will"): "you'll",
+    ("they", "are"): "they're",
+}
+_CONTRACTIBLE = regex.compile(
+    rf"\b({'|'.join(_NOT)}) not\b|\b(can) ?not\b|\b(it|you|they) (is|are|will)\b(?!\s*[,.;:!?)]|\s*$)",
+    regex.I,
+)
+
+
+def reworded(answer: str) -> str:
+    """``answer`` reworded by every rule, its code untouched."""
+    parts, last = [], 0
+    for code in _CODE.finditer(answer):
+        parts += [_prose(answer[last : code.start()]), code.group()]
+        last = code.end()
+    parts.append(_prose(answer[last:]))
+    return "".join(parts)
+
+
+def _prose(text: str) -> str:
+    text = _LINK.sub(lambda m: m.group(1), _IMAGE.sub("", text))
+    text = _EMPHASIS.sub(lambda m: m.group(2), text)
+    return _CONTRACTIBLE.sub(_contracted, text)
+
+
+def _contracted(match: regex.Match[str]) -> str:
+    auxiliary, can, pronoun, verb = match.groups()
+    if auxiliary is not None:
+        word = _NOT[auxiliary.lower()]
+        start = auxiliary
+    elif can is not None:
+        word, start = "can't", can
+    else:
+        contracted = _PRONOUN.get((pronoun.lower(), verb.lower()))
+        if contracted is None:  # "it are", "they is": not a pair to contract
+            return match.group()
+        word, start = contracted, pronoun
+    return word[0].upper() + word[1:] if start[0].isupper() else word

@@ -1,0 +1,46 @@
+"""Answers chosen from their context are reworded before any edit, faithfully: markup and link
+targets dropped (link text kept), contractions made; what a sentence claims never changes, and
+code is never touched. The sentences are real READMEs' (structlog, attrs)."""
+
+import pytest
+
+from lettuce_build.rules.rewording import reworded
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        (
+            "*structlog* is not hamstrung by designs of yore.",
+            "structlog isn't hamstrung by designs of yore.",
+        ),
+        (
+            "It would not be possible without our [amazing sponsors](https://github.com/sponsors/hynek).",
+            "It wouldn't be possible without our amazing sponsors.",
+        ),
+        (
+            "`dataclasses` [are a descendant](https://hynek.me/articles/import-attrs/) of *attrs*.",
+            "`dataclasses` are a descendant of attrs.",
+        ),
+        ("You cannot subclass it, and it is not a dict.", "You can't subclass it, and it's not a dict."),
+    ],
+)
+def test_a_sentence_is_reworded_and_still_claims_what_it_did(sentence, expected):
+    assert reworded(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "This is what it is.",  # "it's" cannot end a clause
+        "It is, in short, the fastest.",
+        "Only `is not None` compares identity: use `x is not None`.",  # code stays as written
+        "```python\nassert value is not None\n```",
+    ],
+)
+def test_where_a_contraction_cannot_stand_or_code_is_the_text_stays(sentence):
+    assert reworded(sentence) == sentence
+
+
+def test_an_image_is_dropped_with_its_space():
+    assert reworded("![logo](docs/logo.png) attrs is fast.") == "attrs is fast."
