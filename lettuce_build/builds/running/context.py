@@ -76,7 +76,6 @@ def open_run(
         previous = build.previous_manifest()
         manifest = Manifest(
             source=spec.source,
-            backend=model.info(),
             seed=spec.seed,
             limit=spec.limit,
             options=spec.options,

@@ -6,7 +6,7 @@ chunked and screened in one streaming pass; a shard keeps its slice, a merge rep
 shards' items instead), one step per model stage (all run by one stage loop, which balances an
 injecting stage), ``assemble`` (samples checked and split) and ``write`` (the dataset and Hub
 folders). A dry run rehearses the same list up to its last model stage; `build --dry-run`
-prints it. The steps see the run context and the state, never the loop that calls them.
+prints it. The steps (`BuildStep`) see the run context and the state, never the loop that calls them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from lettuce_build.builds.running.context import RunContext
 from lettuce_build.builds.running.stage_loop import LoopResult
@@ -49,16 +48,6 @@ class BuildState:
     def items(self) -> StoredItems:
         assert self.loaded is not None, "the read step runs first"
         return self.loaded
-
-
-class Step(Protocol):
-    name: str
-
-    def describe(self) -> str:
-        """What the step does, in one line of `build --dry-run`'s list."""
-        ...
-
-    def __call__(self, state: BuildState) -> None: ...
 
 
 @dataclass
