@@ -20,15 +20,24 @@ from typing import Any, NamedTuple
 import regex
 
 from lettuce_build.core import english
+from lettuce_build.rules.question_grammar import (
+    NUMBER,
+    PLAIN,
+    VERB_FORMS,
+    after_auxiliary,
+    alternation,
+    as_subject,
+    base_form,
+    plain,
+    singular,
+    subject_then,
+)
 from lettuce_build.rules.question_words import (
     ASKED_AS,
     COUNTING,
     COURTESY,
     DANGLING,
     FROM_A_SOURCE,
-    IMPERATIVE,
-    LOWERED,
-    NOT_SUBJECT,
     POINTING_BACK,
     THIS_MAY_NAME,
     WANTING,
@@ -42,71 +51,26 @@ class Shaped(NamedTuple):
     question_type: str
 
 
-#: a word of a subject: code in backticks, or a word that is no verb or clause of its own
-_WORD = (
-    r"(?!(?:is|are|was|were|be|been|do|does|did|not|can|cannot|will|would|should|must|may|might|could"
-    r"|shall|has|have"
-    r"|had|that|which|who|to|unless|if|when|because|while|although|though|whereas|since|until|whether"
-    r"|than|but)\b|\w+n['’]t\b)(?:`[^`]{1,40}`|[\p{L}\p{N}][\p{L}\p{N}'’._/+-]*)"
-)
-#: a sentence's subject: up to five words, no comma, clause or parenthesis, and not ending in an
-#: article, a preposition (in "Volunteers at the repair café fix ...", "repair" is no verb) or a
-#: conjunction ("Small improvements or fixes are ...": "fixes" is no verb)
-_SUBJECT = (
-    rf"(?P<subject>{_WORD}(?: {_WORD}){{0,4}}?)"
-    r"(?<!\b(?i:the|a|an|its|their|our|your|this|these|each|every|at|of|in|on|for|with|to|by|from|and|or"
-    r"|nor|but))"
-)
-_END = r"\s*\.?$"
-#: a count, in digits or in words ("150", "10,000", "ten")
-_NUMBER = (
-    r"(?P<number>\d[\d,.]*|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
-    r"|fifty|hundreds|thousands)"
-)
-
-
-def _singular(verb: str) -> str:
-    head, _, tail = verb.partition(" ")
-    if head.endswith(("s", "sh", "ch", "x")):
-        head += "es"
-    elif head.endswith("y") and head[-2:-1] not in "aeiou":
-        head = head[:-1] + "ies"
-    else:
-        head += "s"
-    return f"{head} {tail}".strip()
-
-
-def _alternation(verbs: list[str]) -> str:
-    forms = {form: verb for verb in verbs for form in (verb, _singular(verb))}
-    return "|".join(sorted((regex.escape(f) for f in forms), key=len, reverse=True))
-
-
-_VERB_FORMS = {form: verb for verb in ASKED_AS for form in (verb, _singular(verb))}
-_COUNT_FORMS = {"has": "have"} | {form: verb for verb in COUNTING for form in (verb, _singular(verb))}
+_COUNT_FORMS = {"has": "have"} | {form: verb for verb in COUNTING for form in (verb, singular(verb))}
 #: a count of things, perhaps approximate ("over 150 different plugins", "up to 15 items")
 _COUNT = (
     r"(?:over |about |around |up to |at most |more than |at least |nearly |only )?"
-    rf"{_NUMBER} (?:different |distinct |separate )?(?P<noun>[a-z]{{3,}}s)\b"
+    rf"{NUMBER} (?:different |distinct |separate )?(?P<noun>[a-z]{{3,}}s)\b"
 )
 
 
-def _subject_then(predicate: str) -> regex.Pattern[str]:
-    """A sentence that opens with its subject, then ``predicate`` (a pattern)."""
-    return regex.compile(rf"^{_SUBJECT} {predicate}")
-
-
 #: a verb a feature is asked by ("fastgrid supports ..."): asked "What does fastgrid support?"
-_ASKED = _subject_then(rf"(?:also )?(?P<verb>{_alternation(list(ASKED_AS))}) \S")
+_ASKED = subject_then(rf"(?:also )?(?P<verb>{alternation(list(ASKED_AS))}) \S")
 #: a count a subject has ("fastgrid offers 12 themes"): asked "How many themes does ... offer?"
-_COUNTED = _subject_then(rf"(?:also )?(?P<verb>has|{_alternation(list(COUNTING))}) {_COUNT}")
+_COUNTED = subject_then(rf"(?:also )?(?P<verb>has|{alternation(list(COUNTING))}) {_COUNT}")
 #: a count a modal allows ("Members may borrow up to 15 items"): asked "How many items may ...?"
-_MAY_COUNT = _subject_then(rf"(?P<modal>may|can|must) (?P<verb>[a-z]{{3,}}) {_COUNT}")
+_MAY_COUNT = subject_then(rf"(?P<modal>may|can|must) (?P<verb>[a-z]{{3,}}) {_COUNT}")
 #: an event in a year ("The library opened in 1962"): asked "When did ...?"
-_IN_A_YEAR = _subject_then(r"(?P<verb>[a-z]{3,}ed|began|moved) in (?:19|20)\d\d\b")
+_IN_A_YEAR = subject_then(r"(?P<verb>[a-z]{3,}ed|began|moved) in (?:19|20)\d\d\b")
 #: a subject and what it is ("fastgrid is a table library", "Its tables are not sorted")
-_COPULA = _subject_then(r"(?P<be>is|are|was|were) (?P<not>not )?(?P<rest>.+)$")
+_COPULA = subject_then(r"(?P<be>is|are|was|were) (?P<not>not )?(?P<rest>.+)$")
 #: how long a subject takes ("A full build takes about ten minutes"): asked "How long does ...?"
-_TAKES = _subject_then(
+_TAKES = subject_then(
     r"(?P<verb>takes?) (?:about |around |over |under |up to |less than |more than |nearly )?"
     r"(?:\d[\d,.]*|an?|one|two|three|four|five|ten|a few) "
     r"(?:milliseconds?|ms|seconds?|minutes?|hours?|days?|weeks?)\b"
@@ -116,22 +80,18 @@ _EXPLETIVE = regex.compile(
     r"^It (?:is|was) (?:also |now |still |not )?(?:possible|recommended|necessary|important|advisable|worth"
     r"|best|better|common|likely|unlikely|true|clear|known)\b"
 )
-#: a character of a plain clause: no comma, colon, bracket, question or line break
-_PLAIN = r"[^,;:()\[\]!?\n]"
 _THERE_ARE = regex.compile(
-    rf"^There (?P<be>are|were) {_COUNT}(?:(?P<where> (?:in|per|for) {_PLAIN}{{3,60}})(?:,|$)|[ ,]|$)"
+    rf"^There (?P<be>are|were) {_COUNT}(?:(?P<where> (?:in|per|for) {PLAIN}{{3,60}})(?:,|$)|[ ,]|$)"
 )
 #: a label a sentence opens with, no part of what it says ("``target``: The values ...", "Note: ...")
 _LABEL = regex.compile(r"^(?:`{1,2}[^`]{1,40}`{1,2}|\*\*[^*]{1,40}\*\*|[A-Z][a-z]{1,15}):\s+(?=\p{Lu}|`)")
-#: code in reStructuredText: a role's (":func:`fetch`") or a literal ("``fetch``")
-_RST_CODE = regex.compile(r"(?::[a-z]+(?::[a-z]+)?:`~?(?P<code>[^`\n]+)`)|``(?P<code>[^`\n]+)``")
 #: a sentence opening with a phrase in bold, and the word after it
 _BOLD_TITLE = regex.compile(r"\*\*[^*\n]{1,60}(?<!:)\*\*\s+(?P<next>[\w'’]+)")
 #: words that follow a subject: a bold opening followed by one is the sentence's subject
 #: ("**Typer** is ..."), by another a list item's title ("**Multi-language support** out of ...")
 _AFTER_A_SUBJECT = (
     frozenset("is are was were has have had can cannot will would should must may does do did also".split())
-    | frozenset(_VERB_FORMS)
+    | frozenset(VERB_FORMS)
     | frozenset(_COUNT_FORMS)
 )
 #: a plural subject: its head ending in "s", or two things joined
@@ -143,22 +103,17 @@ _PRONOUN_AFTER = regex.compile(r" (?:it|them|this|that|these|those|one)\b")
 #: where a predicate's own clause ends and an aside begins ("very sparse, with an average of ...")
 _ASIDE = regex.compile(r", (?:with|which|where|as|since|because|so|each|both|making|allowing) ")
 #: a predicate a yes/no question carries whole: up to ten plain words, no clause after a comma
-_PLAIN_PREDICATE = regex.compile(rf"{_PLAIN}{{2,90}}")
+_PLAIN_PREDICATE = regex.compile(rf"{PLAIN}{{2,90}}")
 
 
-def _after_auxiliary(auxiliary: str) -> regex.Pattern[str]:
-    """A sentence of a subject, an auxiliary (``auxiliary``, a pattern) and one plain clause."""
-    return _subject_then(rf"{auxiliary} (?P<rest>[a-z]{_PLAIN}{{2,90}}?){_END}")
-
-
-_CAN = _after_auxiliary(r"(?:can(?:not| not)?|can't)")
-_WILL = _after_auxiliary("will")
-_DOES_NOT = _after_auxiliary(r"(?P<aux>does|do)(?: not|n't)")
-_TO_GOAL = regex.compile(rf"^To (?P<goal>[a-z]+ {_PLAIN}{{3,80}}), \S")
+_CAN = after_auxiliary(r"(?:can(?:not| not)?|can't)")
+_WILL = after_auxiliary("will")
+_DOES_NOT = after_auxiliary(r"(?P<aux>does|do)(?: not|n't)")
+_TO_GOAL = regex.compile(rf"^To (?P<goal>[a-z]+ {PLAIN}{{3,80}}), \S")
 _YOU_CAN = regex.compile(
-    rf"^You can (?P<goal>[a-z]{_PLAIN}{{3,80}}?)(?P<how> (?:by|with|using|via|through) .+)?$"
+    rf"^You can (?P<goal>[a-z]{PLAIN}{{3,80}}?)(?P<how> (?:by|with|using|via|through) .+)?$"
 )
-_IF = regex.compile(rf"^If (?P<condition>\S+ {_PLAIN}{{3,80}}), (?P<then>\S.*)")
+_IF = regex.compile(rf"^If (?P<condition>\S+ {PLAIN}{{3,80}}), (?P<then>\S.*)")
 #: what follows a condition that is an invitation, not an answer ("If you would like to integrate
 #: your library, feel free to open an issue")
 _INVITATION = regex.compile(
@@ -196,45 +151,13 @@ _DEFINING = regex.compile(r"^(?:a|an|the|one of|used (?:to|for)|to) ")
 MAX_WORDS = 14
 
 
-def _subject(text: str, name: str | None) -> str | None:
-    """The subject as a question says it (None: none a question can carry)."""
-    first, _, rest = text.partition(" ")
-    if first.lower() in ("it", "its") and name:
-        return name if first.lower() == "it" else f"the {rest} of {name}" if rest else None
-    if first.lower() in NOT_SUBJECT and not (first in ("This", "These") and rest):
-        return None
-    if first.lower() in IMPERATIVE or first.lower() in _VERB_FORMS or first.lower().endswith("ly"):
-        return None  # a changelog's imperative ("Add support for ...", "Gracefully handle ...")
-    common = (
-        english.is_english(first) and not english.is_proper(first) and first.lower() != (name or "").lower()
-    )
-    return f"{first.lower()} {rest}".strip() if first in LOWERED or (first.istitle() and common) else text
-
-
-def _base(verb: str) -> str | None:
-    """A past tense's base form, as the word list knows it ("opened" -> "open", "moved" ->
-    "move", "stopped" -> "stop", "began" -> "begin"; None: not found)."""
-    if verb == "began":
-        return "begin"
-    stem = verb[:-2]
-    candidates = (stem, verb[:-1], stem[:-1] if stem[-1:] == stem[-2:-1] else None, stem[:-1] + "y")
-    return next((c for c in candidates if c and english.is_english(c)), None)
-
-
-def _plain(text: str) -> str:
-    """Emphasis markers dropped (a question holds no markdown); code in backticks kept, as
-    markdown writes it (reStructuredText's ":func:`fetch`" and "``fetch``" as "`fetch`")."""
-    text = _RST_CODE.sub(r"`\g<code>`", text)
-    return regex.sub(r"(?<![\w`])[*_]{1,2}|[*_]{1,2}(?![\w`])", "", text).strip()
-
-
 def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
     """Questions ``sentence`` answers, turned from its own words (none: it has no shape known
     here). ``name``: what "It" stands for (the document's project), when known."""
     if (title := _BOLD_TITLE.match(sentence.lstrip())) and title["next"] not in _AFTER_A_SUBJECT:
         return []  # a list item's bold title ("**Multi-language support** out of the box: ...")
     # a parenthesis is an aside a question leaves out ("an aspirate (FNA) of a mass")
-    text = " ".join(regex.sub(r" \([^()]*\)", "", _plain(sentence)).split()).rstrip(".:")
+    text = " ".join(regex.sub(r" \([^()]*\)", "", plain(sentence)).split()).rstrip(".:")
     text = _LABEL.sub("", text)
     first = text.split(" ", 1)[0] if text else ""
     if not first or (first[0].islower() and english.is_english(first) is not False):
@@ -293,21 +216,21 @@ def _reads_alone(shaped: Shaped) -> bool:
 
 def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
     shaped: list[Shaped] = []
-    if (match := _COUNTED.match(text)) and (subject := _subject(match["subject"], name)):
+    if (match := _COUNTED.match(text)) and (subject := as_subject(match["subject"], name)):
         verb = _COUNT_FORMS[match["verb"]]
         aux = "do" if match["verb"] == verb else "does"
         shaped.append(Shaped(f"How many {match['noun']} {aux} {subject} {verb}?", "Quantification"))
-    if (match := _MAY_COUNT.match(text)) and (subject := _subject(match["subject"], name)):
+    if (match := _MAY_COUNT.match(text)) and (subject := as_subject(match["subject"], name)):
         modal, verb = match["modal"], match["verb"]
         shaped.append(Shaped(f"How many {match['noun']} {modal} {subject} {verb}?", "Quantification"))
-    if (match := _IN_A_YEAR.match(text)) and (subject := _subject(match["subject"], name)):
-        if base := _base(match["verb"]):
+    if (match := _IN_A_YEAR.match(text)) and (subject := as_subject(match["subject"], name)):
+        if base := base_form(match["verb"]):
             shaped.append(Shaped(f"When did {subject} {base}?", "Concept Completion"))
-    if (match := _TAKES.match(text)) and (subject := _subject(match["subject"], name)):
+    if (match := _TAKES.match(text)) and (subject := as_subject(match["subject"], name)):
         aux = "does" if match["verb"] == "takes" else "do"
         shaped.append(Shaped(f"How long {aux} {subject} take?", "Quantification"))
-    if (match := _ASKED.match(text)) and (subject := _subject(match["subject"], name)):
-        verb = _VERB_FORMS[match["verb"]]
+    if (match := _ASKED.match(text)) and (subject := as_subject(match["subject"], name)):
+        verb = VERB_FORMS[match["verb"]]
         aux = "do" if match["verb"] == verb else "does"
         # "do" wants a plural subject ("These bindings expose"): without one, "support" in
         # "Python 2.x support ended" is a noun; and "uses it" asks for a pronoun
@@ -315,7 +238,7 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
         plural = aux == "does" or _PLURAL.search(head)
         if plural and not _PRONOUN_AFTER.match(text, match.end("verb")):
             shaped.append(Shaped(f"What {aux} {subject} {ASKED_AS[verb]}?", "Feature Specification"))
-    if (match := _COPULA.match(text)) and (subject := _subject(match["subject"], name)):
+    if (match := _COPULA.match(text)) and (subject := as_subject(match["subject"], name)):
         rest = match["rest"]
         # a quantified subject is described, not defined: "Every log line is a single JSON object"
         # is asked "Is every log line a single JSON object?", never "What is every log line?"
@@ -351,11 +274,11 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
             and not _SECOND_CLAUSE.search(rest)
         ):
             shaped.append(Shaped(f"{match['be'].capitalize()} {subject} {rest}?", "Verification"))
-    if (match := _CAN.match(text)) and (subject := _subject(match["subject"], name)):
+    if (match := _CAN.match(text)) and (subject := as_subject(match["subject"], name)):
         shaped.append(Shaped(f"Can {subject} {match['rest']}?", "Verification"))
-    if (match := _WILL.match(text)) and (subject := _subject(match["subject"], name)):
+    if (match := _WILL.match(text)) and (subject := as_subject(match["subject"], name)):
         shaped.append(Shaped(f"Will {subject} {match['rest']}?", "Verification"))
-    if (match := _DOES_NOT.match(text)) and (subject := _subject(match["subject"], name)):
+    if (match := _DOES_NOT.match(text)) and (subject := as_subject(match["subject"], name)):
         shaped.append(Shaped(f"{match['aux'].capitalize()} {subject} {match['rest']}?", "Verification"))
     return shaped
 
