@@ -4,10 +4,21 @@ any verb (`verb_questions`)."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import regex
 
 from lettuce_build.core import english
 from lettuce_build.rules.question_words import ASKED_AS, IMPERATIVE, LOWERED, NOT_SUBJECT
+from lettuce_build.rules.rewording import unlinked
+
+
+class Shaped(NamedTuple):
+    """A question turned from a sentence, and its type in the question taxonomy."""
+
+    question: str
+    question_type: str
+
 
 #: a word of a subject: code in backticks, or a word that is no verb or clause of its own
 _WORD = (
@@ -78,6 +89,8 @@ def as_subject(text: str, name: str | None) -> str | None:
     common = (
         english.is_english(first) and not english.is_proper(first) and first.lower() != (name or "").lower()
     )
+    # "Open Collective" is a name of several words; "Minimum SQLAlchemy version" is no name
+    common = common and not (rest and all(word[:1].isupper() for word in rest.split(" ")))
     return f"{first.lower()} {rest}".strip() if first in LOWERED or (first.istitle() and common) else text
 
 
@@ -94,5 +107,5 @@ def base_form(verb: str) -> str | None:
 def plain(text: str) -> str:
     """Emphasis markers dropped (a question holds no markdown); code in backticks kept, as
     markdown writes it (reStructuredText's ":func:`fetch`" and "``fetch``" as "`fetch`")."""
-    text = RST_CODE.sub(r"`\g<code>`", text)
+    text = RST_CODE.sub(r"`\g<code>`", unlinked(text))
     return regex.sub(r"(?<![\w`])[*_]{1,2}|[*_]{1,2}(?![\w`])", "", text).strip()

@@ -15,15 +15,17 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import PurePath
-from typing import Any, NamedTuple
+from typing import Any
 
 import regex
+from lemminflect import getAllLemmas
 
 from lettuce_build.core import english
 from lettuce_build.rules.question_grammar import (
     NUMBER,
     PLAIN,
     VERB_FORMS,
+    Shaped,
     after_auxiliary,
     alternation,
     as_subject,
@@ -38,17 +40,14 @@ from lettuce_build.rules.question_words import (
     COURTESY,
     DANGLING,
     FROM_A_SOURCE,
+    NOT_SUBJECT,
     POINTING_BACK,
     THIS_MAY_NAME,
     WANTING,
 )
+from lettuce_build.rules.verb_questions import present_base, verb_questions
 
-
-class Shaped(NamedTuple):
-    """A question turned from a sentence, and its type in the question taxonomy."""
-
-    question: str
-    question_type: str
+__all__ = ["Shaped", "opening_name", "question_shapes", "subject_name"]
 
 
 _COUNT_FORMS = {"has": "have"} | {form: verb for verb in COUNTING for form in (verb, singular(verb))}
@@ -113,7 +112,18 @@ _TO_GOAL = regex.compile(rf"^To (?P<goal>[a-z]+ {PLAIN}{{3,80}}), \S")
 _YOU_CAN = regex.compile(
     rf"^You can (?P<goal>[a-z]{PLAIN}{{3,80}}?)(?P<how> (?:by|with|using|via|through) .+)?$"
 )
-_IF = regex.compile(rf"^If (?P<condition>\S+ {PLAIN}{{3,80}}), (?P<then>\S.*)")
+_IF = regex.compile(rf"^If (?P<condition>\S+ {PLAIN}{{3,80}}?)(?:,| then) (?P<then>\S.*)")
+#: a case a sentence opens with, and what happens in it ("When autogenerate renders constraints,
+#: it renders them with their completed name")
+_WHEN = regex.compile(rf"^When (?P<condition>\S+ {PLAIN}{{3,80}}?), (?P<then>\S.*)")
+#: a case's first word that points back or stands for nothing: "When this happens", "When it runs"
+LOWERED_OPENERS = frozenset("this that these those it they there".split())
+#: a concession a sentence opens with: its main clause is what it claims ("Although GraphQL
+#: support is no longer built in, you can still use GraphQL with Starlette")
+_CONCESSION = regex.compile(rf"^(?:Although|Though|While|Whereas) {PLAIN}{{3,100}}, (?=\p{{Ll}})")
+#: a second claim after "but": the first is asked on its own ("HTTP/2 does not change the core
+#: semantics, but alters the way data is sent" -> "Does HTTP/2 change the core semantics?")
+_BUT = regex.compile(r",? but ")
 #: what follows a condition that is an invitation, not an answer ("If you would like to integrate
 #: your library, feel free to open an issue")
 _INVITATION = regex.compile(
@@ -148,7 +158,18 @@ _SECOND_CLAUSE = regex.compile(
 _QUANTIFIERS = frozenset("every each all some any most many no".split())
 #: a predicate that defines its subject ("is a library", "are the files"), or gives its purpose
 _DEFINING = regex.compile(r"^(?:a|an|the|one of|used (?:to|for)|to) ")
+#: a predicate that is a value: a number or a version, perhaps "now" ("is now 0.7.6", "is 30 seconds")
+_VALUE = regex.compile(r"^(?:now |currently )?(?:v?\d[\d.,]*\w*|`[^`]+`)(?: [a-z]+)?(?:,|$)")
+#: a subject's first word that already determines it
+_DETERMINERS = frozenset("the a an each every all some your its this these no any my our their".split())
 MAX_WORDS = 14
+
+
+def _determined(subject: str) -> str:
+    """A common-noun subject with its article ("minimum version" -> "the minimum version")."""
+    first = subject.split(" ", 1)[0]
+    common = first.islower() and english.is_english(first)
+    return f"the {subject}" if common and first not in _DETERMINERS else subject
 
 
 def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
@@ -162,6 +183,9 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
     first = text.split(" ", 1)[0] if text else ""
     if not first or (first[0].islower() and english.is_english(first) is not False):
         return []  # a list item's fragment or a continuation ("a concise overview ..."): no sentence
+    if concession := _CONCESSION.match(text):
+        main = text[concession.end() :]
+        text = main[0].upper() + main[1:]
     if _EXPLETIVE.match(text):
         return []  # "It is possible to pack custom types" is not about "it": no "Is msgpack possible to ...?"
     shaped: list[Shaped] = []
@@ -176,15 +200,22 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
         shaped.append(Shaped(f"How many {match['noun']} {match['be']} there{where}?", "Quantification"))
     if (match := _IF.match(text)) and not _INVITATION.match(match["then"]):
         shaped += _conditional(match["condition"])
+    if (match := _WHEN.match(text)) and not _INVITATION.match(match["then"]):
+        shaped += _conditional(match["condition"], word="when")
     shaped += _subject_shapes(text, name)
-    asked = (Shaped(regex.sub(r" also\b", "", s.question), s.question_type) for s in shaped)
+    if (first_claim := _BUT.split(text, maxsplit=1)[0]) != text:
+        shaped += _subject_shapes(first_claim, name)
+    shaped += verb_questions(text, name)
+    asked = (Shaped(regex.sub(r" (?:also|still|even)\b", "", s.question), s.question_type) for s in shaped)
     return [s for s in dict.fromkeys(asked) if len(s.question.split()) <= MAX_WORDS and _reads_alone(s)]
 
 
-def _conditional(condition: str) -> list[Shaped]:
+def _conditional(condition: str, word: str = "if") -> list[Shaped]:
     """What "If <condition>, ..." answers: how to reach a goal ("If you want to use DNSSEC, run
     ...": "How do you use DNSSEC?"), or what happens in a case, not in a courtesy ("If you love
-    it, ...") and not in a case without its subject ("If not specified, ...")."""
+    it, ...") and not in a case without its subject ("If not specified, ..."); "When <condition>,
+    ..." the same ("When the child process is stuck, it is killed": "What happens when the child
+    process is stuck?")."""
     if wanted := regex.match(rf"(?:you|we) (?:{'|'.join(WANTING)}) (?P<goal>[a-z].+)", condition):
         return [Shaped(f"How do you {wanted['goal']}?", "Instrumental/Procedural")]
     first = condition.split(" ", 1)[0]
@@ -195,7 +226,14 @@ def _conditional(condition: str) -> list[Shaped]:
         or len(condition.split()) < 4
     ):  # fmt: skip
         return []
-    return [Shaped(f"What happens if {condition}?", "Causal Consequence")]
+    if word == "when" and (first.endswith("ing") or first in LOWERED_OPENERS):
+        return []  # "When using X, ...", "When this happens, ...": no case of its own
+    return [Shaped(f"What happens {word} {condition}?", "Causal Consequence")]
+
+
+def _pairs(words: list[str]) -> itertools.pairwise[tuple[str, str]]:
+    """Each word and the one after it (the last with "")."""
+    return itertools.pairwise([*words, ""])
 
 
 def _reads_alone(shaped: Shaped) -> bool:
@@ -206,9 +244,7 @@ def _reads_alone(shaped: Shaped) -> bool:
     words = shaped.question.rstrip("?").split()
     if POINTING_BACK.intersection(words):
         return False
-    if any(
-        word == "this" and after.lower() not in THIS_MAY_NAME for word, after in itertools.pairwise(words)
-    ):
+    if any(word == "this" and after.lower() not in THIS_MAY_NAME for word, after in _pairs(words)):
         return False
     asks_what = words[0] in ("What", "When", "Where", "Who", "Which")
     return asks_what or words[-1] not in DANGLING
@@ -247,6 +283,8 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
             rest = rest.split(",", 1)[0]
             if _PLAIN_PREDICATE.fullmatch(rest) and len(rest.split()) <= 10:
                 shaped.append(Shaped(f"{match['be'].capitalize()} {subject} {rest}?", "Verification"))
+        elif _VALUE.match(rest) and not match["not"] and not quantified:  # "The minimum version is 0.7.6"
+            shaped.append(Shaped(f"What {match['be']} {_determined(subject)}?", "Concept Completion"))
         elif _DEFINING.match(rest) and not match["not"]:
             kind = "Goal Orientation" if rest.startswith(("used", "to ")) else "Definition"
             asked = f"What {match['be']} {subject} used for?" if rest.startswith("used") else None
@@ -292,3 +330,25 @@ def subject_name(item: dict[str, Any]) -> str | None:
     doc_id = str(metadata.get("doc_id") or "")
     name = PurePath(doc_id.rsplit("/", 1)[-1]).stem if doc_id else ""
     return name if regex.fullmatch(r"[\p{L}][\p{L}\p{N}_.-]{1,39}", name) else None
+
+
+def _is_verb(word: str) -> bool:
+    """Whether ``word`` after a subject is its verb: an auxiliary, or a verb in the third person
+    that is no plural noun besides ("offers" is, from the closed list; "classes" is not)."""
+    return word in _AFTER_A_SUBJECT or (present_base(word) is not None and "NOUN" not in getAllLemmas(word))
+
+
+#: a name a passage may open with: a word of its own ("Greppo", "HTTP/2") or code
+_NAME = regex.compile(r"`[^`\s]{1,40}`|[\p{Lu}\p{N}][\p{L}\p{N}_./+-]{1,39}")
+
+
+def opening_name(sentences: tuple[str, ...]) -> str | None:
+    """What "It" stands for in a passage that names no project (a custom row): the subject of
+    its first sentence, when that is a name and no common word ("Greppo is a Python framework
+    ... It provides a toolkit ..."; not "The" nor "Middleware")."""
+    first, _, rest = plain(sentences[0]).partition(" ") if sentences else ("", "", "")
+    if not _NAME.fullmatch(first) or first.lower() in NOT_SUBJECT or not _is_verb(rest.split(" ", 1)[0]):
+        return None  # "Middleware classes should ...": a noun's first word
+    word = first.strip("`")
+    named = first.startswith("`") or english.is_english(word) is False or english.is_proper(word)
+    return first if named else None

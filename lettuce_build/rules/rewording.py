@@ -5,8 +5,9 @@ copied sentence, then tells a detector nothing on its own.
 Each rule changes form, never what a sentence claims (the order of its steps, "only", the scope
 of a negation stay as they are):
 
-- markup: a link's target dropped, its text kept ("[the docs](https://…)" -> "the docs"), an
-  image dropped, bold and italic markers dropped;
+- markup: a link's target dropped, its text kept ("[the docs](https://…)" -> "the docs", and
+  markdown's "[ASGI][asgi]", reStructuredText's "`SQLAlchemy <http://…>`_" the same), an image
+  dropped, bold and italic markers dropped;
 - contractions: "does not" -> "doesn't", "cannot" -> "can't", "it is" -> "it's" (not where a
   contraction cannot stand: at a clause's end, "that is, ...").
 
@@ -16,6 +17,8 @@ spans of an edit are exact in the text that is published.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import regex
 
 #: code the rewordings leave alone: fenced blocks, then inline spans
@@ -23,6 +26,13 @@ _CODE = regex.compile(r"```.*?```|`[^`\n]*`", regex.S)
 #: an image (with a space after it) and a link: ``![alt](target)``, ``[text](target "title")``
 _IMAGE = regex.compile(r"!\[[^\]\n]*\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)[ \t]?")
 _LINK = regex.compile(r"\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)")
+#: markdown's link by reference ("[ASGI][asgi]", "[the docs][]")
+_REFERENCE = regex.compile(r"(?<!!)\[([^\]\n]+)\]\[[^\]\n]*\]")
+#: reStructuredText's links, written with backticks (so read before code is set aside): one
+#: with its target ("`SQLAlchemy <http://…>`_") and one by name ("`read the docs`_")
+_RST_LINK = regex.compile(
+    r"(?<![`\w])`([^`<\n]+?)\s*<[^`>\n]+>`__?(?![\w`])|(?<![`\w])`([^`<\n]+)`__?(?![\w`])"
+)
 #: bold or italic markers around words (``**word**``, ``__word__``, ``*word*``)
 _EMPHASIS = regex.compile(r"(?<![\w*_])(\*\*|__|\*)(?=[^\s*_])([^*_\n]+?)(?<=[^\s*_])\1(?![\w*_])")
 #: two words and their contraction; "not" contracts after these auxiliaries
@@ -53,18 +63,28 @@ _CONTRACTIBLE = regex.compile(
 )
 
 
+def unlinked(text: str) -> str:
+    """``text`` with its links' and images' markup dropped, their text kept (code untouched)."""
+    text = _RST_LINK.sub(lambda m: m.group(1) or m.group(2), text)
+    return _outside_code(text, lambda prose: _REFERENCE.sub(r"\1", _LINK.sub(r"\1", _IMAGE.sub("", prose))))
+
+
 def reworded(answer: str) -> str:
     """``answer`` reworded by every rule, its code untouched."""
+    return _outside_code(unlinked(answer), _prose)
+
+
+def _outside_code(text: str, change: Callable[[str], str]) -> str:
+    """``text`` with ``change`` made to its prose, code (inline or fenced) untouched."""
     parts, last = [], 0
-    for code in _CODE.finditer(answer):
-        parts += [_prose(answer[last : code.start()]), code.group()]
+    for code in _CODE.finditer(text):
+        parts += [change(text[last : code.start()]), code.group()]
         last = code.end()
-    parts.append(_prose(answer[last:]))
+    parts.append(change(text[last:]))
     return "".join(parts)
 
 
 def _prose(text: str) -> str:
-    text = _LINK.sub(lambda m: m.group(1), _IMAGE.sub("", text))
     text = _EMPHASIS.sub(lambda m: m.group(2), text)
     return _CONTRACTIBLE.sub(_contracted, text)
 

@@ -17,7 +17,7 @@ from lettuce_build.core.sentences import complete_prefix, is_complete, split_sen
 from lettuce_build.core.words import content_stems, content_words
 from lettuce_build.engine.stage import CutText, ParseFailure, Sampling, Stage, item_language
 from lettuce_build.llm.protocol import ChatRequest
-from lettuce_build.rules.rewording import reworded
+from lettuce_build.rules.rewording import reworded, unlinked
 from lettuce_build.stages.judge import AnswerJudgeStage
 
 MIN_ANSWER_CHARS = 40
@@ -175,11 +175,13 @@ def evidence_sentences(evidence: str, language: str = "en") -> tuple[str, ...]:
     found: list[str] = []
     for paragraph in _paragraphs(evidence):
         for sentence in split_sentences(paragraph, language):
+            prose = unlinked(sentence)  # a link's markup is reworded away: its text is what counts
             if (
-                MIN_SENTENCE_CHARS <= len(sentence) <= MAX_SENTENCE_CHARS
+                MIN_SENTENCE_CHARS <= len(prose)
+                and len(sentence) <= MAX_SENTENCE_CHARS
                 and not sentence.endswith(("?", ":"))  # ":" introduces what follows, not a claim
-                and markup_share(sentence) == 0.0
-                and len(content_words(sentence)) >= 3
+                and markup_share(prose) == 0.0
+                and len(content_words(prose)) >= 3
                 and not (language == "en" and continues(sentence))
                 and sentence not in found
             ):

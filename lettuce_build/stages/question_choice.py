@@ -26,7 +26,8 @@ from lettuce_build.core.words import content_words, words
 from lettuce_build.engine.stage import ParseFailure, item_language
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
-from lettuce_build.rules.question_shapes import Shaped, question_shapes, subject_name
+from lettuce_build.rules.heading_questions import heading_questions
+from lettuce_build.rules.question_shapes import Shaped, opening_name, question_shapes, subject_name
 from lettuce_build.stages.answers import evidence_sentences, neighbourhood
 from lettuce_build.stages.question_fit import QuestionFitCheck
 from lettuce_build.stages.questions import DEFAULT_CHUNK_CHARS, Asked, FocusedQuestionStage, foreign_words
@@ -202,10 +203,14 @@ def shaped_sentences(chunk: str, name: str | None) -> dict[str, tuple[Shaped, ..
     first). Cached: an item's focus, schema, prompt and parse all read them."""
     sentences = split_sentences(chunk)
     answering = evidence_sentences(chunk)
+    name = name or opening_name(answering)  # a passage of no project: "It" is what it opens with
+    headed = heading_questions(chunk, answering, name)
     shaped: dict[str, tuple[Shaped, ...]] = {}
     for sentence in answering:
         shapes = question_shapes(sentence, name)
-        if kept := tuple(s for s in shapes if _points_at(s.question, sentence, sentences, name)):
+        kept = tuple(s for s in shapes if _points_at(s.question, sentence, sentences, name))
+        # a heading's question points under it, whatever other sentence shares its words
+        if kept := tuple(dict.fromkeys((*kept, headed[sentence]) if sentence in headed else kept)):
             shaped[sentence] = kept
     return shaped
 
@@ -216,13 +221,17 @@ def _points_at(question: str, sentence: str, sentences: list[str], name: str | N
     is in every sentence and points nowhere, except for a question asking only about it ("What
     is attrs?"), which points at the first sentence naming it (not a heading)."""
     asked = set(content_words(question)) - {(name or "").lower()}
-    if not asked and name:
-        named = (s for s in sentences if is_complete(s) and name.lower() in (w.lower() for w in words(s)))
-        return next(named, None) == sentence
+    if not asked and name:  # "What is attrs?": the first sentence that would be asked it answers it
+        asking = (s for s in sentences if is_complete(s) and question in _questions(s, name))
+        return next(asking, None) == sentence
     best = max(sentences, key=lambda s: len(asked & set(content_words(s))), default="")
     said = set(content_words(best))
     holds = sentence in best or len(said & set(words(sentence))) >= MOSTLY * len(said)
     return bool(asked & said) and holds
+
+
+def _questions(sentence: str, name: str | None) -> set[str]:
+    return {shape.question for shape in question_shapes(sentence, name)}
 
 
 #: the share of the best-matching sentence's content words its answer sentence must hold

@@ -273,3 +273,64 @@ def test_a_predicate_with_a_second_verb_is_not_asked_whether():
     assert question_shapes("It is written in Python and needs no compiler.", "fastgrid") == [
         Shaped("How is fastgrid written?", "Instrumental/Procedural")
     ]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # a case opening a sentence is asked as "If ..." is (uvicorn's, alembic's docs)
+        (
+            "When the child process is accidentally stuck, the corresponding child process will be killed.",
+            Shaped("What happens when the child process is accidentally stuck?", "Causal Consequence"),
+        ),
+        # a concession is left out: the main clause is what the sentence claims (starlette's docs)
+        (
+            "Although GraphQL support is no longer built in to Starlette, you can still use GraphQL with "
+            "Starlette via 3rd party libraries.",
+            Shaped("Can you use GraphQL?", "Verification"),
+        ),
+        # a second claim after "but" is left out of a yes/no question (httpx's docs)
+        (
+            "HTTP/2 does not change the core semantics of the request or response, but alters the way "
+            "that data is sent to and from the server.",
+            Shaped("Does HTTP/2 change the core semantics of the request or response?", "Verification"),
+        ),
+        # a subject that is a value is asked what it is, with its article (alembic's changelog)
+        (
+            "Minimum SQLAlchemy version is now 0.7.6, however at least 0.8.4 is strongly recommended.",
+            Shaped("What is the minimum SQLAlchemy version?", "Concept Completion"),
+        ),
+        # "If ... then ..." without a comma
+        (
+            "If you need to send or receive raw ASGI messages then you should use `websocket.send()`.",
+            Shaped("How do you send or receive raw ASGI messages?", "Instrumental/Procedural"),
+        ),
+    ],
+)
+def test_an_opening_clause_is_asked_or_left_out_as_the_claim_wants(sentence, expected):
+    assert expected in question_shapes(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "When using CORSMiddleware with your Starlette application, it's important to ensure it.",
+        "When this happens, the worker restarts.",
+        "To do this, it uses a bundle of SSL certificates.",  # "How do you do this?" asks nothing
+        "Every page is 50 rows long.",  # a quantified subject has no value to be asked
+    ],
+)
+def test_a_case_without_its_own_subject_is_not_asked(sentence):
+    kinds = {s.question_type for s in question_shapes(sentence)}
+    assert not kinds & {"Causal Consequence", "Concept Completion"}
+    assert not any("this" in s.question.split() for s in question_shapes(sentence))
+
+
+def test_a_passage_that_names_no_project_is_about_the_name_it_opens_with():
+    from lettuce_build.rules.question_shapes import opening_name
+
+    assert opening_name(("Greppo is an open-source Python framework.", "It provides a toolkit.")) == "Greppo"
+    assert opening_name(("`requests` allows event hooks.",)) == "`requests`"
+    assert opening_name(("Middleware classes should not modify their state.",)) is None  # a common word
+    assert opening_name(("The pool invokes the function.",)) is None
+    assert opening_name(()) is None

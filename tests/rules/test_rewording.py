@@ -23,6 +23,17 @@ from lettuce_build.rules.rewording import reworded
             "`dataclasses` are a descendant of attrs.",
         ),
         ("You cannot subclass it, and it is not a dict.", "You can't subclass it, and it's not a dict."),
+        # links by reference (starlette's markdown, alembic's and tqdm's reStructuredText)
+        (
+            "Starlette is a lightweight [ASGI][asgi] framework/toolkit.",
+            "Starlette is a lightweight ASGI framework/toolkit.",
+        ),
+        (
+            "Alembic is a database migrations tool written by the author of "
+            "`SQLAlchemy <http://www.sqlalchemy.org>`_.",
+            "Alembic is a database migrations tool written by the author of SQLAlchemy.",
+        ),
+        ("All source code is hosted on `GitHub`__.", "All source code is hosted on GitHub."),
     ],
 )
 def test_a_sentence_is_reworded_and_still_claims_what_it_did(sentence, expected):
@@ -44,3 +55,7 @@ def test_where_a_contraction_cannot_stand_or_code_is_the_text_stays(sentence):
 
 def test_an_image_is_dropped_with_its_space():
     assert reworded("![logo](docs/logo.png) attrs is fast.") == "attrs is fast."
+
+
+def test_inline_code_and_double_backtick_literals_are_no_links():
+    assert reworded("Call ``fetch`` or `fetch()` then.") == "Call ``fetch`` or `fetch()` then."

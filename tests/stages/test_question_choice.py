@@ -133,12 +133,15 @@ def test_under_rule_made_edits_the_focus_is_a_sentence_the_rules_can_edit():
 def test_a_sentence_whose_only_question_repeats_its_edit_is_passed_over():
     from lettuce_build.stages.prose_edits import InjectProseMenuStage
 
-    # "Is the default page size 50 rows?" repeats "50": under it no number is left to change
+    # "Is the default page size 50 rows?" repeats "50": under it no number is left to change;
+    # "What is the default page size?" leaves it
     chunk = "The default page size is 50 rows. There are 150 samples in the dataset, 50 of each class."
     stage = ChosenQuestionStage(editable=InjectProseMenuStage(allowed=["contradiction/numerical"]).offers)
+    offered = set()
     for n in range(8):
         row = {**item(chunk), "key": f"readme::fastgrid.md::{n}", "context": chunk, "donor": ""}
-        assert stage.offered(row) == ["How many samples are there in the dataset?"]
+        offered.update(stage.offered(row))
+    assert offered == {"What is the default page size?", "How many samples are there in the dataset?"}
 
 
 def test_a_chunk_whose_questions_leave_no_edit_fails_without_a_model_call():

@@ -65,9 +65,9 @@ ROWS = [
     },
     {
         "id": "themes",
-        "context": "Pebble ships its themes as plain folders: one per theme, each with a layout. "
+        "context": "In Pebble, themes come as plain folders: one per theme, each with a layout. "
         "A build of 200 posts is quick.",
-        "answer": "Pebble ships its themes as plain folders: one per theme, each with a layout.",
+        "answer": "In Pebble, themes come as plain folders: one per theme, each with a layout.",
     },
 ]
 
