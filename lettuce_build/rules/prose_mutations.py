@@ -45,15 +45,13 @@ from lettuce_build.core.sentences import is_complete, sentence_spans
 from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import CONTRADICTION, FABRICATED_REFERENCE, UNSUPPORTED_ADDITION
 from lettuce_build.core.words import content_words, in_context, words
+from lettuce_build.rules.negations import negations
 from lettuce_build.rules.prose_entities import entity_swaps
 from lettuce_build.rules.prose_names import BLOCKED, blocked, free, names
 from lettuce_build.rules.prose_words import (
     ADVERBS,
     FLIPS,
     IDIOM,
-    NEGATABLE,
-    NEGATED,
-    UNNEGATED_ADVERBS,
 )
 from lettuce_build.rules.question_words import POINTING_BACK, THIS_MAY_NAME
 from lettuce_build.rules.value_edits import FOLLOWING, numbers, temporal
@@ -174,11 +172,7 @@ def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
             elif word == "more" and following and _is_plural(following.group(1)):
                 new = "fewer"  # "more operations" made "less operations"
             yield start, match.end(), new, rule
-    refused = "|".join(("not", *UNNEGATED_ADVERBS))
-    for match in regex.finditer(rf"\b({'|'.join(NEGATABLE)})\b(?!\s+(?:{refused})\b)(?=\s+[a-z])", answer):
-        yield match.start(), match.end(), f"{match.group()} not", "negation"
-    for match in regex.finditer(rf"\b({'|'.join(NEGATED)}) not\b", answer):
-        yield match.start(), match.end(), match.group(1), "negation"
+    yield from negations(answer)
 
 
 def _quantifies(text: str, end: int) -> bool:

@@ -15,6 +15,7 @@ article, code, a number), so "The process monitors restart ..." is not read as "
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import regex
 from lemminflect import getAllLemmas, getInflection
@@ -81,29 +82,60 @@ def _asked_phrase(words: list[str], at: int, base: str) -> str | None:
     return f"{base} {after[0]}" if after[0] in _PARTICLES else None
 
 
+class _Reading(NamedTuple):
+    """A sentence read as a subject (its first ``end`` words), perhaps an adverb, and a verb in
+    the third person present (the word at ``at``, base form ``base``)."""
+
+    end: int
+    at: int
+    base: str
+
+
+def _read(words: list[str]) -> _Reading | None:
+    """The first reading of up to five words of subject, an optional adverb and a verb (None:
+    no such verb comes before something else that is one)."""
+    for end in range(1, min(6, len(words))):
+        at = end + 1 if end < len(words) and _ADVERB.fullmatch(words[end]) else end
+        if _PREPOSITIONS.intersection(words[1:end]):
+            return None  # "Rows scroll with the arrow keys": a subject holds no clause's preposition
+        if at >= len(words) or not regex.fullmatch(SUBJECT, " ".join(words[:end])):
+            continue
+        base = present_base(words[at])
+        if base is None and words[at] not in VERB_FORMS:
+            continue
+        return None if base is None else _Reading(end, at, base)
+    return None
+
+
+def main_verb(sentence: str) -> tuple[int, int, str] | None:
+    """(start, end, base form) of the verb in the present a sentence opens with after its
+    subject ("The pool invokes the function" -> the span of "invokes", "invoke"; None: none)."""
+    words = sentence.split(" ")
+    reading = _read(words)
+    if reading is None or reading.base in LIGHT:
+        return None
+    if "NOUN" in getAllLemmas(words[reading.at]) and not _asked_object(words, reading.at + 1, noun_too=True):
+        return None  # "Field aliases are now resolved": "aliases" is the subject's noun
+    start = sum(len(word) + 1 for word in words[: reading.at])
+    return start, start + len(words[reading.at]), reading.base
+
+
+def _closed(words: list[str], at: int) -> bool:
+    """Whether the verb at ``at`` is the closed list's, asked by `question_shapes` (but for "needs
+    to verify", which it does not ask)."""
+    return words[at] in VERB_FORMS and words[at + 1 : at + 2] != ["to"]
+
+
 def verb_questions(text: str, name: str | None) -> list[Shaped]:
     """What ``text`` (a sentence's plain words) is asked by its verb: the first reading of up to
     five words of subject, an optional adverb and a verb that has an object."""
     words = text.split(" ")
     found: list[Shaped] = []
-    for end in range(1, min(6, len(words))):
-        at = end + 1 if end < len(words) and _ADVERB.fullmatch(words[end]) else end
-        if _PREPOSITIONS.intersection(words[1:end]):
-            break  # "Rows scroll with the arrow keys": a subject holds no clause's preposition
-        if at >= len(words) or not regex.fullmatch(SUBJECT, " ".join(words[:end])):
-            continue
-        verb = words[at]
-        base = present_base(verb)
-        if base is None and verb not in VERB_FORMS:
-            continue
-        if base is None or base in LIGHT:
-            break
-        if verb in VERB_FORMS and words[at + 1 : at + 2] != ["to"]:
-            break  # the closed list's verbs are asked by `question_shapes`, but for "needs to verify"
-        subject = as_subject(" ".join(words[:end]), name)
-        if subject and (asked := _asked_phrase(words, at, base)):
+    reading = _read(words)
+    if reading is not None and reading.base not in LIGHT and not _closed(words, reading.at):
+        subject = as_subject(" ".join(words[: reading.end]), name)
+        if subject and (asked := _asked_phrase(words, reading.at, reading.base)):
             found.append(Shaped(f"What does {subject} {asked}?", "Feature Specification"))
-        break
     if match := _MODAL.match(text):
         rest = match["rest"].split(" ")
         at = 1 if _ADVERB.fullmatch(rest[0]) and len(rest) > 1 else 0

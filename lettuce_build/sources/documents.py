@@ -22,11 +22,11 @@ from lettuce_build.core.tables import read_table
 from lettuce_build.engine.stage import Stage
 from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, Source, StageSettings, Tally
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split
-from lettuce_build.stages.answers import answer_stage
+from lettuce_build.stages.answers import answer_stage, evidence_sentences
 from lettuce_build.stages.generation import GenerateStage
 from lettuce_build.stages.prose_edits import prose_inject_stage, rule_edits
 from lettuce_build.stages.question_choice import ChosenQuestionStage
-from lettuce_build.stages.questions import QuestionStage
+from lettuce_build.stages.questions import DEFAULT_CHUNK_CHARS, QuestionStage
 
 MAX_DOCUMENT_BYTES = 2_000_000
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx", ".rst", ".txt"}
@@ -116,6 +116,11 @@ class DocumentSource(Source):
             split = hash_split(doc_id)
             for index, chunk in enumerate(chunks):
                 key = f"{self.name}::{doc_id}::{index}"
+                if not evidence_sentences(chunk[:DEFAULT_CHUNK_CHARS], language):
+                    # badges, a link list, a table of contents, code alone: nothing to ask about
+                    where = f"{self.name} chunk {index} of {doc_id!r}"
+                    tally.skip("no_prose", where, "expected a prose sentence to ask about")
+                    continue
                 pick = int(fraction(seed, key, "question_type") * len(self.question_types))
                 yield {
                     "key": key,

@@ -60,7 +60,7 @@ def test_a_duration_and_a_version_are_temporal_and_python_3_is_no_count():
 def test_negations_are_added_and_removed():
     negations = dict(edits_by_rule()["negation"])
     assert negations["are not reused"] == "are reused"
-    assert negations["is a"] == "is not a"
+    assert negations["is a"] == "isn't a"  # contracted, as the reworded answers are
     # seen live: "Field aliases are now resolved" made "are not now resolved"
     assert "negation" not in edits_by_rule("Field aliases are now resolved first.")
 
@@ -158,7 +158,8 @@ def test_no_longer_is_no_comparative():
 def test_a_contrast_after_a_comma_keeps_its_negation():
     # seen live: "returns only the agent name, never the client product" made "..., always the ..."
     found = edits_by_rule("It returns only the agent name, never the client product. It never fails.")
-    assert found["negation"] == [("never fails", "always fails")]
+    assert ("never fails", "always fails") in found["negation"]
+    assert not any(original.startswith("never the") for original, _ in found["negation"])
 
 
 def test_a_quantifier_before_a_negative_is_left_alone():
@@ -226,7 +227,7 @@ def test_a_negation_is_added_only_under_a_yes_no_question_and_rarely():
     assert all(negations("What is HTTPX?", key) == {("are not reused", "are reused")} for key in keys)
     asked = [negations("Is HTTPX a fully featured HTTP client?", key) for key in keys]
     assert all(("are not reused", "are reused") in offered for offered in asked)
-    added = sum(("is a", "is not a") in offered for offered in asked) / len(keys)
+    added = sum(("is a", "isn't a") in offered for offered in asked) / len(keys)
     assert abs(added - NEGATIVE_ADDED) < 0.04
 
 
@@ -278,3 +279,21 @@ def test_an_answer_in_another_language_is_offered_the_rules_of_digits_only():
     context = "Pebblemq 2.4 erschien im März 2021. Der Server lauscht auf Port 8080."
     german = {edit.rule for edit in prose_edits(answer, context, donor=DONOR, seed=(), language="de")}
     assert german and german <= {"number", "date", "version"}  # no negation read from "nicht"
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        # real sentences (uvicorn's, structlog's, httpx's docs), as the rewording leaves them
+        (
+            "The default process manager monitors the status of child processes.",
+            ("monitors", "doesn't monitor"),
+        ),
+        ("The pool invokes the partial function, once for each element.", ("invokes", "doesn't invoke")),
+        ("A process manager will handle the socket setup.", ("will", "won't")),
+        ("HTTP/2 doesn't change the core semantics of the request.", ("doesn't change", "changes")),
+        ("Connections aren't reused after an error.", ("aren't reused", "are reused")),
+    ],
+)
+def test_a_negation_is_made_as_an_english_writer_makes_it(answer, expected):
+    assert expected in edits_by_rule(answer, context=answer)["negation"]
