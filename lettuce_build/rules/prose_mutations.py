@@ -54,6 +54,7 @@ from lettuce_build.rules.prose_words import (
     IDIOM,
 )
 from lettuce_build.rules.question_words import POINTING_BACK, THIS_MAY_NAME
+from lettuce_build.rules.rewording import LEAD, flip_lead
 from lettuce_build.rules.value_edits import FOLLOWING, numbers, temporal
 
 #: the rules whose edits have each type (category, subcategory)
@@ -141,6 +142,20 @@ def _settled(answer: str, start: int, end: int, new: str) -> tuple[str, str] | N
         else:
             return None
     return None
+
+
+def _with_lead(answer: str, original: str, hallucinated: str) -> tuple[str, str] | None:
+    """A negation of an answer led by "Yes, " or "No, ": the lead flipped with it, inside one
+    edit from the lead on, so that the answer never contradicts itself (None: a negation past
+    the first sentence, which the lead does not answer for)."""
+    if not (lead := LEAD.match(answer)):
+        return original, hallucinated
+    at = placed_at(answer, original)
+    first_sentence_end = sentence_spans(answer)[0][1]
+    if at < 0 or at >= first_sentence_end:
+        return None
+    flipped = f"{flip_lead(lead['lead'])}, "
+    return answer[: at + len(original)], flipped + answer[lead.end() : at] + hallucinated
 
 
 # -- the rules ------------------------------------------------------------------------------
@@ -275,6 +290,8 @@ def prose_edits(
         if rule != "addition" and not free(untouchable, start, end):
             continue
         settled = _settled(answer, start, end, new)
+        if settled is not None and rule == "negation":
+            settled = _with_lead(answer, *settled)
         if settled is None or settled[0] in found:
             continue
         edit = ProseEdit(rule=rule, original=settled[0], hallucinated=settled[1])

@@ -9,7 +9,10 @@ of a negation stay as they are):
   markdown's "[ASGI][asgi]", reStructuredText's "`SQLAlchemy <http://…>`_" the same), an image
   dropped, bold and italic markers dropped;
 - contractions: "does not" -> "doesn't", "cannot" -> "can't", "it is" -> "it's" (not where a
-  contraction cannot stand: at a clause's end, "that is, ...").
+  contraction cannot stand: at a clause's end, "that is, ...");
+- a yes/no answer led by its yes or no (`led`): "Yes, types are entirely optional with attrs."
+  An edit that flips the sentence flips the lead with it (`flip_lead`), inside its span, so no
+  answer contradicts itself.
 
 Code (inline or fenced) is never touched. The edit rules then read the reworded answer, so the
 spans of an edit are exact in the text that is published.
@@ -20,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import regex
+
+from lettuce_build.core import english
 
 #: code the rewordings leave alone: fenced blocks, then inline spans
 _CODE = regex.compile(r"```.*?```|`[^`\n]*`", regex.S)
@@ -102,3 +107,34 @@ def _contracted(match: regex.Match[str]) -> str:
             return match.group()
         word, start = contracted, pronoun
     return word[0].upper() + word[1:] if start[0].isupper() else word
+
+
+#: a lead an answer to a yes/no question opens with
+LEAD = regex.compile(r"^(?P<lead>Yes|No), ")
+#: a negative word (a contraction's "n't" included)
+_NEGATIVE = regex.compile(r"(?i)\b(?:not|never|cannot|no)\b|n['’]t\b")
+#: a sentence opening with a clause of its own: its negatives may not be the claim's
+_SUBORDINATE = regex.compile(r"^(?:Although|Though|While|Whereas|If|When|Unless|Once|Since|As|Because)\b")
+
+
+def led(answer: str, focus: str) -> str:
+    """``answer`` (to a yes/no question asked of ``focus``, its first sentence) led by the yes or
+    no that sentence gives: "No" for one negative in its main clause, "Yes" for none; as it is
+    where that cannot be told (two negatives, a negative after a comma or in an opening clause)."""
+    if not answer.startswith(focus) or LEAD.match(answer):
+        return answer
+    negatives = list(_NEGATIVE.finditer(focus))
+    if not negatives:
+        lead = "Yes"
+    elif len(negatives) == 1 and "," not in focus[: negatives[0].start()] and not _SUBORDINATE.match(focus):
+        lead = "No"
+    else:
+        return answer
+    first = answer.split(" ", 1)[0]
+    lowered = first.istitle() and english.is_english(first) and not english.is_proper(first)
+    return f"{lead}, {first.lower() if lowered else first}{answer[len(first) :]}"
+
+
+def flip_lead(lead: str) -> str:
+    """The lead an answer takes when its claim is flipped."""
+    return "No" if lead == "Yes" else "Yes"

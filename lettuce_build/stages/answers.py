@@ -17,8 +17,9 @@ from lettuce_build.core.sentences import complete_prefix, is_complete, split_sen
 from lettuce_build.core.words import content_stems, content_words
 from lettuce_build.engine.stage import CutText, ParseFailure, Sampling, Stage, item_language
 from lettuce_build.llm.protocol import ChatRequest
-from lettuce_build.rules.rewording import reworded, unlinked
+from lettuce_build.rules.rewording import led, reworded, unlinked
 from lettuce_build.stages.judge import AnswerJudgeStage
+from lettuce_build.stages.question_fit import is_yes_no
 
 MIN_ANSWER_CHARS = 40
 DEFAULT_EVIDENCE_CHARS = 6000
@@ -294,7 +295,10 @@ class ExtractiveAnswerStage(AnswerStage):
         # reworded before any edit (rules/rewording.py): clean and hallucinated answers alike are
         # not copies of the context, and the rules then read the text that is published
         joined = " ".join(s if is_complete(s) else f"{s.rstrip(',;:')}." for s in picked)
-        made = super().parse(item, reworded(joined))
+        answer = reworded(joined)
+        if self.focused and is_yes_no(item["question"]):  # "Yes, ..." or "No, ...", as its sentence says
+            answer = led(answer, reworded(item["focus"]))
+        made = super().parse(item, answer)
         if self.editable is not None and not self.editable({**item, **made}):
             raise ParseFailure("no_edit_rule", "no edit rule applies to the answer: it could only be clean")
         return made

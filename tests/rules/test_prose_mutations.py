@@ -297,3 +297,13 @@ def test_an_answer_in_another_language_is_offered_the_rules_of_digits_only():
 )
 def test_a_negation_is_made_as_an_english_writer_makes_it(answer, expected):
     assert expected in edits_by_rule(answer, context=answer)["negation"]
+
+
+def test_a_negation_flips_the_lead_with_it_inside_one_span():
+    answer = "No, HTTP/2 doesn't change the core semantics of the request. It alters how data is sent."
+    negations = dict(edits_by_rule(answer, context=answer)["negation"])
+    assert negations["No, HTTP/2 doesn't change"] == "Yes, HTTP/2 changes"
+    led = "Yes, connections are reused after an error. Retries wait."
+    assert dict(edits_by_rule(led, context=led)["negation"])["Yes, connections are reused"] == (
+        "No, connections aren't reused"
+    )

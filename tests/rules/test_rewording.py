@@ -4,7 +4,7 @@ code is never touched. The sentences are real READMEs' (structlog, attrs)."""
 
 import pytest
 
-from lettuce_build.rules.rewording import reworded
+from lettuce_build.rules.rewording import led, reworded
 
 
 @pytest.mark.parametrize(
@@ -59,3 +59,35 @@ def test_an_image_is_dropped_with_its_space():
 
 def test_inline_code_and_double_backtick_literals_are_no_links():
     assert reworded("Call ``fetch`` or `fetch()` then.") == "Call ``fetch`` or `fetch()` then."
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        # real sentences (attrs' README, httpx's and alembic's docs), as the rewording leaves them
+        ("Types are entirely optional with attrs.", "Yes, types are entirely optional with attrs."),
+        (
+            "HTTP/2 doesn't change the core semantics of the request, but alters the way data is sent.",
+            "No, HTTP/2 doesn't change the core semantics of the request, but alters the way data is sent.",
+        ),
+        (
+            "Alembic is distributed under the MIT license.",
+            "Yes, Alembic is distributed under the MIT license.",
+        ),
+        # where the sentence's own yes or no cannot be told, no lead
+        (
+            "Although GraphQL support is no longer built in, you can still use GraphQL with Starlette.",
+            "Although GraphQL support is no longer built in, you can still use GraphQL with Starlette.",
+        ),
+        ("It isn't cached, and it's never retried.", "It isn't cached, and it's never retried."),
+    ],
+)
+def test_a_yes_no_answer_is_led_by_the_yes_or_no_its_sentence_gives(answer, expected):
+    assert led(answer, answer.split(". ")[0]) == expected
+
+
+def test_only_an_answer_opening_with_its_focus_is_led():
+    assert (
+        led("Data is signed. Types are optional.", "Types are optional.")
+        == "Data is signed. Types are optional."
+    )
