@@ -113,6 +113,14 @@ _YOU_CAN = regex.compile(
     rf"^You can (?P<goal>[a-z]{PLAIN}{{3,80}}?)(?P<how> (?:by|with|using|via|through) .+)?$"
 )
 _IF = regex.compile(rf"^If (?P<condition>\S+ {PLAIN}{{3,80}}?)(?:,| then) (?P<then>\S.*)")
+#: a parenthesis, however nested ("(or an iterable with `len()`)")
+_ASIDE_IN_PARENTHESES = regex.compile(r" (?P<aside>\((?:[^()]|(?&aside))*\))")
+#: a term and its definition, as a list defines them ("`idna` - Internationalized domain name
+#: support"), or a name and its apposition ("Uvicorn, an ASGI web server, supports ...")
+_DEFINED = regex.compile(
+    r"^(?P<term>`[^`]{1,40}`|\p{Lu}[\p{L}\p{N}_.-]{1,30}) (?:-|–|—) \p{Lu}\p{Ll}"
+    r"|^(?P<term>\p{Lu}[\p{L}\p{N}_.-]{1,30}), (?:an?|the) [^,]{3,60}, [a-z]"
+)
 #: a case a sentence opens with, and what happens in it ("When autogenerate renders constraints,
 #: it renders them with their completed name")
 _WHEN = regex.compile(rf"^When (?P<condition>\S+ {PLAIN}{{3,80}}?), (?P<then>\S.*)")
@@ -178,7 +186,7 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
     if (title := _BOLD_TITLE.match(sentence.lstrip())) and title["next"] not in _AFTER_A_SUBJECT:
         return []  # a list item's bold title ("**Multi-language support** out of the box: ...")
     # a parenthesis is an aside a question leaves out ("an aspirate (FNA) of a mass")
-    text = " ".join(regex.sub(r" \([^()]*\)", "", plain(sentence)).split()).rstrip(".:")
+    text = " ".join(_ASIDE_IN_PARENTHESES.sub("", plain(sentence)).split()).rstrip(".:")
     text = _LABEL.sub("", text)
     first = text.split(" ", 1)[0] if text else ""
     if not first or (first[0].islower() and english.is_english(first) is not False):
@@ -189,6 +197,8 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
     if _EXPLETIVE.match(text):
         return []  # "It is possible to pack custom types" is not about "it": no "Is msgpack possible to ...?"
     shaped: list[Shaped] = []
+    if (match := _DEFINED.match(text)) and english.is_english(match["term"].strip("`")) is not True:
+        shaped.append(Shaped(f"What is {match['term']}?", "Definition"))
     if match := _TO_GOAL.match(text):
         shaped.append(Shaped(f"How do you {match['goal']}?", "Instrumental/Procedural"))
     if match := _YOU_CAN.match(text):

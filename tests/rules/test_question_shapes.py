@@ -334,3 +334,25 @@ def test_a_passage_that_names_no_project_is_about_the_name_it_opens_with():
     assert opening_name(("Middleware classes should not modify their state.",)) is None  # a common word
     assert opening_name(("The pool invokes the function.",)) is None
     assert opening_name(()) is None
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # a list's term and definition (httpx's README), a name and its apposition
+        ("`idna` - Internationalized domain name support.", "What is `idna`?"),
+        ("Uvicorn, an ASGI web server, supports HTTP/1.1 and WebSockets.", "What is Uvicorn?"),
+        # an aside however nested is left out (tqdm's README)
+        (
+            "If the optional variable ``total`` (or an iterable with ``len()``) is provided, predictive "
+            "stats are displayed.",
+            "What happens if the optional variable `total` is provided?",
+        ),
+    ],
+)
+def test_a_definition_and_an_apposition_are_asked_what_they_define(sentence, expected):
+    assert expected in [shaped.question for shaped in question_shapes(sentence, "httpx")]
+
+
+def test_a_common_word_before_a_dash_is_no_term():
+    assert question_shapes("Simple - nothing else to set up.") == []
