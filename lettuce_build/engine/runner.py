@@ -36,7 +36,6 @@ from datasets import Dataset, Features, concatenate_datasets
 
 from lettuce_build.core.characters import displayable
 from lettuce_build.core.memory import give_back, pages_released, release_read
-from lettuce_build.core.tables import values_at
 from lettuce_build.core.version import code_fingerprint
 from lettuce_build.engine.checks import FAILURE_COLUMNS, RAW_EXCERPT_CHARS, Check, Judging, failure_of
 from lettuce_build.engine.columns import (
@@ -49,9 +48,10 @@ from lettuce_build.engine.columns import (
 from lettuce_build.engine.completions import Completions
 from lettuce_build.engine.passes import PassRecord, PassStore, flattened
 from lettuce_build.engine.progress import StageBar
-from lettuce_build.engine.records import FAILURE_BATCH, FailureRow, FailureRows, StageResult, StageStats
+from lettuce_build.engine.records import FailureRow, FailureRows, StageResult, StageStats
 from lettuce_build.engine.rehearsal import STAND_IN, stand_in_outputs
 from lettuce_build.engine.responses import check_response
+from lettuce_build.engine.retries import RetryRun, attempt_columns, retried, spent_failures
 from lettuce_build.engine.seeded import seeded_request
 from lettuce_build.engine.stage import ParseFailure, Stage
 from lettuce_build.engine.verdicts import VerdictLog
@@ -336,15 +336,19 @@ class _StageRun:
                 flags = arrow_column(mapped, "_ok").to_numpy().astype(bool)
                 ok_at, failed_at = np.flatnonzero(flags), np.flatnonzero(~flags)
                 ok_rows = selected(mapped, ok_at, f"{fingerprint}-ok{attempt}")
-                done.append(ok_rows.remove_columns(list(FAILURE_COLUMNS)))
+                done.append(ok_rows.remove_columns(attempt_columns(ok_rows)))
                 done_rows.append(rows if len(ok_at) == len(rows) else rows[ok_at])
-                retry = self.failed(
-                    mapped, failed_at, last=attempt == passes - 1, calls_used=calls_used, failures=failures
+                retry = spent_failures(
+                    mapped,
+                    failed_at,
+                    run=RetryRun(stage=stage, stats=self.stats, completions=self.completions),
+                    last=attempt == passes - 1,
+                    calls_used=calls_used,
+                    failures=failures,
                 )
                 if not len(retry):
                     break
-                pending = selected(mapped, retry, f"{fingerprint}-retry{attempt}")
-                pending = pending.remove_columns([*stage.outputs, *FAILURE_COLUMNS])
+                pending = retried(mapped, retry, fingerprint=f"{fingerprint}-retry{attempt}", stage=stage)
                 rows = rows[retry]
         finally:
             bar.close()
@@ -359,40 +363,3 @@ class _StageRun:
         stats.seconds = time.perf_counter() - started
         checks = StageStats.per_name(self.judging.check_stats)
         return StageResult(ok=ok, failures=failures, stats=stats, checks=checks, rows=in_order)
-
-    def failed(
-        self,
-        mapped: Dataset,
-        failed_at: np.ndarray,
-        *,
-        last: bool,
-        calls_used: Counter[str],
-        failures: FailureRows,
-    ) -> np.ndarray:
-        """Of a pass's failed rows (``failed_at`` in ``mapped``), the ones spent (``last``: the
-        stage's last pass) or not worth retrying join ``failures`` and the stage's reasons; the
-        others' positions are returned, to retry. Read a batch at a time: a pass a million items
-        failed makes no million rows at once."""
-        stage, stats = self.stage, self.stats
-        reasons: Counter[str] = Counter(stats.failure_reasons)
-        column, at = mapped.data.column("_failure"), failed_at
-        fresh = mapped.data.column("_fresh")
-        if mapped._indices is not None:  # rows of a selection: where they lie in its table
-            at = mapped._indices.column(0).take(pa.array(failed_at)).to_numpy()
-        kept = np.zeros(len(at), dtype=bool)  # the rest are retried
-        with pages_released(mapped):
-            for start in range(0, len(at), FAILURE_BATCH):
-                part = at[start : start + FAILURE_BATCH]
-                freshly = values_at(fresh, part) if stage.retries_failures_on_rerun else []
-                for offset, raw in enumerate(values_at(column, part)):
-                    row = FailureRow.model_validate_json(raw)
-                    spent = last
-                    if stage.retries_failures_on_rerun:  # cached failed attempts do not use up its calls
-                        calls_used[row.key] += self.completions.counts_as_call(freshly[offset])
-                        spent = spent or calls_used[row.key] >= stage.max_attempts
-                    if spent or not row.retryable:
-                        kept[start + offset] = True
-                        reasons[row.reason] += 1
-        failures.add(mapped, at[kept])
-        stats.failure_reasons = dict(reasons)
-        return failed_at[~kept]

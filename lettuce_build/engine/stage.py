@@ -62,6 +62,11 @@ def length_checked(min_chars: int = 0, max_chars: int | None = None) -> AfterVal
     return AfterValidator(check)
 
 
+#: the column a retried item carries: what its earlier attempts were refused for (JSON, a list of
+#: failure details; absent on an item's first attempt), read through `Stage.earlier`
+EARLIER = "_earlier"
+
+
 class Sampling(BaseModel):
     """How a stage samples: part of every request (and of its cache key)."""
 
@@ -151,6 +156,13 @@ class Stage(ABC):
         its own work (``--plausibility``, the default), not only with ``--verify``: the
         likelihood a question gives its answer, say. None: nothing."""
         return None
+
+    @staticmethod
+    def earlier(item: dict[str, Any]) -> list[str]:
+        """What the item's earlier attempts at this stage were refused for (their failures'
+        details, first attempt first; none on a first attempt): a stage may ask again without
+        what a check refused."""
+        return list(json.loads(item.get(EARLIER) or "[]"))
 
     def applies(self, item: dict[str, Any]) -> bool:
         """False lets an item pass through with no model call, its outputs `passed`."""

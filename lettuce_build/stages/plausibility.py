@@ -28,6 +28,7 @@ backend that gives no prompt log-probabilities (a hosted API without them) answe
 
 from __future__ import annotations
 
+import ast
 import difflib
 import functools
 import itertools
@@ -220,6 +221,17 @@ class PlausibilityCheck(CheckStage):
             f"{worst['original'][:60]!r} (at most {allowed_drop(worst, self.max_drop):.1f})"
         )
         return ParseFailure("implausible_edit", detail)
+
+
+#: a refusal's detail as a retry reads it (`Stage.earlier`): the check's name, then the refused
+#: span as Python writes a string
+_REFUSED = regex.compile(r"""^plausibility: (?P<text>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*") is [\d.]+ nats""")
+
+
+def refused_span(detail: str) -> str | None:
+    """The span (its first 60 characters) a refusal of this check names (None: no such refusal)."""
+    match = _REFUSED.match(detail)
+    return str(ast.literal_eval(match["text"])) if match else None
 
 
 def allowed_drop(edit: dict[str, Any], max_drop: float) -> float:

@@ -27,6 +27,7 @@ from lettuce_build.rules.menus import MENUS
 from lettuce_build.rules.prose_mutations import RULE_TYPES, ProseEdit, prose_edits
 from lettuce_build.rules.prose_words import NEGATIVES
 from lettuce_build.stages.injection import InjectMenuStage, InjectStageBase
+from lettuce_build.stages.plausibility import refused_span
 from lettuce_build.stages.question_fit import is_yes_no
 
 #: a menu offers at most this many edits (a seeded sample, in answer order)
@@ -121,6 +122,7 @@ class InjectProseMenuStage(InjectStageBase):
         # a negative is added under a yes/no question only, and there only as often as a clean
         # answer holds one (see NEGATIVE_ADDED)
         negates = is_yes_no(item["question"]) and fraction(*draw, "negative_added") < NEGATIVE_ADDED
+        refused = [span for detail in self.earlier(item) if (span := refused_span(detail))]
         every = [
             edit
             for edit in prose_edits(
@@ -129,6 +131,9 @@ class InjectProseMenuStage(InjectStageBase):
             if allows(self.allowed, *edit.kind)
             and not asked_about(edit.original, item["question"])
             and (negates or not _negates(edit))
+            # a pick an earlier attempt's check refused is asked again without it (another of its
+            # type, or another type): the same menu would bring the same pick
+            and not any(span in edit.hallucinated for span in refused)
         ]
         kinds = sorted({edit.kind for edit in every})
         if not kinds:

@@ -307,3 +307,16 @@ def test_a_negation_flips_the_lead_with_it_inside_one_span():
     assert dict(edits_by_rule(led, context=led)["negation"])["Yes, connections are reused"] == (
         "No, connections aren't reused"
     )
+
+
+def test_a_pick_the_plausibility_check_refused_is_not_offered_again():
+    import json
+
+    stage = InjectProseMenuStage()
+    first = stage.offered(ITEM)
+    refused = first[0]
+    detail = f"plausibility: {refused.hallucinated[:60]!r} is 30.4 nats less likely than {refused.original!r}"
+    retried = {**ITEM, "_earlier": json.dumps([detail])}
+    again = stage.offered(retried)
+    assert again and refused not in again  # another pick, of its type or another
+    assert refused in stage.offered({**ITEM, "_earlier": json.dumps(["wrong_value: expected 2"])})
