@@ -126,6 +126,12 @@ _DEFINED = regex.compile(
 _WHEN = regex.compile(rf"^When (?P<condition>\S+ {PLAIN}{{3,80}}?), (?P<then>\S.*)")
 #: a case's first word that points back or stands for nothing: "When this happens", "When it runs"
 LOWERED_OPENERS = frozenset("this that these those it they there".split())
+#: a phrase a sentence opens with that sets its scene, before its subject ("Leveraging Starlette
+#: and asyncio, Shiny allows ...", "When making a request over HTTPS, HTTPX needs ...")
+_OPENING_PHRASE = regex.compile(
+    rf"^(?:When|Once|As|After|Before|In|For|By|On|With|Through|Unlike|Like|Under|Within|\p{{Lu}}[a-z]+ing)"
+    rf" {PLAIN}{{3,80}}, (?=\p{{Lu}}|`|[a-z]+ )"
+)
 #: a concession a sentence opens with: its main clause is what it claims ("Although GraphQL
 #: support is no longer built in, you can still use GraphQL with Starlette")
 _CONCESSION = regex.compile(rf"^(?:Although|Though|While|Whereas) {PLAIN}{{3,100}}, (?=\p{{Ll}})")
@@ -213,6 +219,12 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
     if (match := _WHEN.match(text)) and not _INVITATION.match(match["then"]):
         shaped += _conditional(match["condition"], word="when")
     shaped += _subject_shapes(text, name)
+    if (opening := _OPENING_PHRASE.match(text)) and not shaped:
+        # "When making a request over HTTPS, HTTPX needs to verify ...": the main clause is asked
+        main = text[opening.end() :]
+        # a capital past the sentence's start is a name's ("..., Shiny allows"): kept as written
+        named = name or (main.split(" ", 1)[0] if main[:1].isupper() else None)
+        shaped += _subject_shapes(main, named) + verb_questions(main, named)
     if (first_claim := _BUT.split(text, maxsplit=1)[0]) != text:
         shaped += _subject_shapes(first_claim, name)
     shaped += verb_questions(text, name)
@@ -282,7 +294,8 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
         # "Python 2.x support ended" is a noun; and "uses it" asks for a pronoun
         head = _AFTER_HEAD.split(match["subject"], maxsplit=1)[0]
         plural = aux == "does" or _PLURAL.search(head)
-        if plural and not _PRONOUN_AFTER.match(text, match.end("verb")):
+        to_verb = text.startswith(" to ", match.end("verb"))  # "needs to verify": `verb_questions` asks it
+        if plural and not to_verb and not _PRONOUN_AFTER.match(text, match.end("verb")):
             shaped.append(Shaped(f"What {aux} {subject} {ASKED_AS[verb]}?", "Feature Specification"))
     if (match := _COPULA.match(text)) and (subject := as_subject(match["subject"], name)):
         rest = match["rest"]

@@ -22,7 +22,7 @@ from typing import Any
 
 from lettuce_build.core.seeding import fraction, item_parts
 from lettuce_build.core.sentences import is_complete, split_sentences
-from lettuce_build.core.words import content_words, words
+from lettuce_build.core.words import content_stems, content_words, words
 from lettuce_build.engine.stage import ParseFailure, item_language
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
@@ -224,10 +224,12 @@ def _points_at(question: str, sentence: str, sentences: list[str], name: str | N
     if not asked and name:  # "What is attrs?": the first sentence that would be asked it answers it
         asking = (s for s in sentences if is_complete(s) and question in _questions(s, name))
         return next(asking, None) == sentence
-    best = max(sentences, key=lambda s: len(asked & set(content_words(s))), default="")
+    # stems, so that "What does the pool invoke?" finds "The pool invokes ..."
+    stems = content_stems(question) - content_stems(name or "")
+    best = max(sentences, key=lambda s: len(stems & content_stems(s)), default="")
     said = set(content_words(best))
     holds = sentence in best or len(said & set(words(sentence))) >= MOSTLY * len(said)
-    return bool(asked & said) and holds
+    return bool(stems & content_stems(best)) and holds
 
 
 def _questions(sentence: str, name: str | None) -> set[str]:

@@ -356,3 +356,22 @@ def test_a_definition_and_an_apposition_are_asked_what_they_define(sentence, exp
 
 def test_a_common_word_before_a_dash_is_no_term():
     assert question_shapes("Simple - nothing else to set up.") == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # a phrase that sets the scene is left out of the question (docs of shiny, httpx)
+        (
+            "Leveraging Starlette and asyncio, Shiny allows developers to create effortless Python web "
+            "applications.",
+            ["What does Shiny allow?"],  # a capital past the sentence's start is a name's
+        ),
+        (
+            "When making a request over HTTPS, HTTPX needs to verify the identity of the requested host.",
+            ["What does HTTPX need to verify?"],  # never "What does HTTPX need?"
+        ),
+    ],
+)
+def test_an_opening_phrase_is_left_out_and_the_main_clause_asked(sentence, expected):
+    assert [shaped.question for shaped in question_shapes(sentence)] == expected
