@@ -44,7 +44,7 @@ from lettuce_build.core.gates import edit_problem
 from lettuce_build.core.sentences import is_complete, sentence_spans
 from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import CONTRADICTION, FABRICATED_REFERENCE, UNSUPPORTED_ADDITION
-from lettuce_build.core.words import content_words, in_context, words
+from lettuce_build.core.words import content_stems, content_words, context_stems, in_context, words
 from lettuce_build.rules.negations import negations
 from lettuce_build.rules.prose_entities import entity_swaps
 from lettuce_build.rules.prose_names import BLOCKED, blocked, free, names
@@ -203,8 +203,12 @@ def _is_plural(word: str) -> bool:
     return word.endswith("s") and not word.endswith("ss") and len(word) > 3
 
 
-def _additions(answer: str, context: str, donor: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
-    """A sentence of the donor that this context does not support, added after an answer sentence."""
+def _additions(
+    answer: str, context: str, donor: str, draw: Random, refused: tuple[str, ...]
+) -> Iterator[tuple[int, int, str, str]]:
+    """A sentence of the donor that this context does not support, added after an answer sentence:
+    of those, the one sharing most words with the context (a sponsor's blurb added to a sentence
+    on classes read as what it was, and the plausibility check refused it), none ``refused``."""
     if not english.known() or not donor:
         return
     context_words = set(words(context))
@@ -226,11 +230,14 @@ def _additions(answer: str, context: str, donor: str, draw: Random) -> Iterator[
         alien = [n for n in names(sentence) if not in_context(n, context)]
         most = max((len(set(said) & s) for s in supports), default=0)
         if not unknown and not alien and said and most * 2 < len(set(said)):
-            usable.append(sentence)
+            if not any(span in sentence for span in refused):
+                usable.append(sentence)
     answer_sentences = [(s, e) for s, e in sentence_spans(answer) if is_complete(answer[s:e])]
     if usable and answer_sentences:
+        topical = context_stems(context)
+        added = max(usable, key=lambda sentence: (len(content_stems(sentence) & topical), draw.random()))
         for start, end in draw.sample(answer_sentences, min(2, len(answer_sentences))):
-            yield start, end, f"{answer[start:end]} {draw.choice(usable)}", "addition"
+            yield start, end, f"{answer[start:end]} {added}", "addition"
 
 
 #: words that open a sentence only as the next of another ("It ...", "For example, ...")
@@ -270,10 +277,18 @@ def _offered_ok(answer: str, context: str, edit: ProseEdit, language: str) -> bo
 
 @functools.lru_cache(maxsize=256)
 def prose_edits(
-    answer: str, context: str, *, donor: str, seed: tuple[object, ...] = (), language: str = "en"
+    answer: str,
+    context: str,
+    *,
+    donor: str,
+    seed: tuple[object, ...] = (),
+    language: str = "en",
+    refused: tuple[str, ...] = (),
 ) -> tuple[ProseEdit, ...]:
     """Every rule's edits of ``answer``, in answer order, each checked (see `_offered_ok`), one per
     original text. ``donor``: another document of the build (foreign names, added sentences);
+    ``refused``: spans a check refused at an earlier attempt (an added sentence holding one is
+    not offered, and the next one is);
     ``language``: the answer's (the rules that read words are English only). Cached: an item's
     schema, prompt and parse all read them."""
     draw = Random(repr(("prose_edits", *seed)))
@@ -283,7 +298,7 @@ def prose_edits(
         made += [
             *_flips(answer),
             *entity_swaps(answer, context, donor, draw),
-            *_additions(answer, context, donor, draw),
+            *_additions(answer, context, donor, draw, refused),
         ]
     found: dict[str, ProseEdit] = {}
     for start, end, new, rule in sorted(made, key=lambda m: (m[0], m[1])):

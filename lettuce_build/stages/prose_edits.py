@@ -126,7 +126,12 @@ class InjectProseMenuStage(InjectStageBase):
         every = [
             edit
             for edit in prose_edits(
-                item["answer"], item["context"], donor=item["donor"], seed=draw, language=item_language(item)
+                item["answer"],
+                item["context"],
+                donor=item["donor"],
+                seed=draw,
+                language=item_language(item),
+                refused=tuple(refused),
             )
             if allows(self.allowed, *edit.kind)
             and not asked_about(edit.original, item["question"])

@@ -320,3 +320,22 @@ def test_a_pick_the_plausibility_check_refused_is_not_offered_again():
     again = stage.offered(retried)
     assert again and refused not in again  # another pick, of its type or another
     assert refused in stage.offered({**ITEM, "_earlier": json.dumps(["wrong_value: expected 2"])})
+
+
+@needs_words
+def test_an_added_sentence_is_the_donors_closest_to_the_context_and_never_a_refused_one():
+    context = "attrs brings back the joy of writing classes. Types are entirely optional with attrs."
+    donor = (
+        "Your logo will be displayed here with a link to your website. "
+        "Every generated class gets an equality method for free."
+    )
+    answer = "Types are entirely optional with attrs."
+
+    def added(refused=()):
+        edits = prose_edits(answer, context, donor=donor, refused=refused)
+        return [edit.hallucinated[len(answer) + 1 :] for edit in edits if edit.rule == "addition"]
+
+    assert added() == ["Every generated class gets an equality method for free."]  # shares "class"
+    assert added(refused=("Every generated class gets an",)) == [
+        "Your logo will be displayed here with a link to your website."
+    ]
