@@ -132,6 +132,14 @@ _OPENING_PHRASE = regex.compile(
     rf"^(?:When|Once|As|After|Before|In|For|By|On|With|Through|Unlike|Like|Under|Within|\p{{Lu}}[a-z]+ing)"
     rf" {PLAIN}{{3,80}}, (?=\p{{Lu}}|`|[a-z]+ )"
 )
+#: a word that links a sentence to the one before without being part of its claim ("However,
+#: `httpx.Request()` does not support ...", "By default, HTTPX verifies ..."); what follows is
+#: asked as a sentence of its own
+_MARKER = regex.compile(
+    r"^(?:However|Besides|Instead|Additionally|Furthermore|Moreover|Finally|Of course|In fact|In addition"
+    r"|In practice|By default|In general|Typically|Usually|Normally|Similarly|Likewise|Alternatively"
+    r"|Therefore|Thus|Hence|Note that|Importantly|Currently|Today),? (?=\p{L}|`)"
+)
 #: a concession a sentence opens with: its main clause is what it claims ("Although GraphQL
 #: support is no longer built in, you can still use GraphQL with Starlette")
 _CONCESSION = regex.compile(rf"^(?:Although|Though|While|Whereas) {PLAIN}{{3,100}}, (?=\p{{Ll}})")
@@ -197,8 +205,8 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
     first = text.split(" ", 1)[0] if text else ""
     if not first or (first[0].islower() and english.is_english(first) is not False):
         return []  # a list item's fragment or a continuation ("a concise overview ..."): no sentence
-    if concession := _CONCESSION.match(text):
-        main = text[concession.end() :]
+    if opened := _CONCESSION.match(text) or _MARKER.match(text):
+        main = text[opened.end() :]
         text = main[0].upper() + main[1:]
     if _EXPLETIVE.match(text):
         return []  # "It is possible to pack custom types" is not about "it": no "Is msgpack possible to ...?"

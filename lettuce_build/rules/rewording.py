@@ -10,6 +10,8 @@ of a negation stay as they are):
   dropped, bold and italic markers dropped;
 - contractions: "does not" -> "doesn't", "cannot" -> "can't", "it is" -> "it's" (not where a
   contraction cannot stand: at a clause's end, "that is, ...");
+- "It" for an opening subject the question names (`it_for_subject`): "What is HTTPX?" is
+  answered "It's a fully featured HTTP client.";
 - a yes/no answer led by its yes or no (`led`): "Yes, types are entirely optional with attrs."
   An edit that flips the sentence flips the lead with it (`flip_lead`), inside its span, so no
   answer contradicts itself.
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import regex
+from lemminflect import getAllLemmas, getInflection
 
 from lettuce_build.core import english
 
@@ -131,10 +134,39 @@ def led(answer: str, focus: str) -> str:
     else:
         return answer
     first = answer.split(" ", 1)[0]
-    lowered = first.istitle() and english.is_english(first) and not english.is_proper(first)
+    lowered = first in ("It", "It's") or (
+        first.istitle() and english.is_english(first) and not english.is_proper(first)
+    )
     return f"{lead}, {first.lower() if lowered else first}{answer[len(first) :]}"
 
 
 def flip_lead(lead: str) -> str:
     """The lead an answer takes when its claim is flipped."""
     return "No" if lead == "Yes" else "Yes"
+
+
+#: a singular subject's auxiliary, after which "it" can stand for the subject
+_SINGULAR_AUXILIARY = frozenset("is was has does can will should must may could would".split())
+
+
+def _singular_verb(word: str) -> bool:
+    """Whether ``word`` is a verb a singular subject takes ("is", "monitors"; not "applications")."""
+    if word in _SINGULAR_AUXILIARY:
+        return True
+    return word.endswith("s") and any(
+        word in getInflection(b, tag="VBZ") for b in getAllLemmas(word).get("VERB", ())
+    )
+
+
+def it_for_subject(answer: str, question: str) -> str:
+    """``answer`` with its opening subject said as "It" where the question names that subject
+    ("What is HTTPX?" answered "HTTPX is a fully featured HTTP client." -> "It is a fully featured
+    HTTP client."): a reader's answer does not repeat what was just asked about. Only a singular
+    subject of up to five words, opening the answer and named whole in the question."""
+    words = answer.split(" ")
+    asked = f" {question.lower().rstrip('?')} "
+    for end in range(min(5, len(words) - 1), 0, -1):
+        subject = " ".join(words[:end])
+        if f" {subject.lower()} " in asked and _singular_verb(words[end]):
+            return f"It {' '.join(words[end:])}"
+    return answer

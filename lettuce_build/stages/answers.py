@@ -17,7 +17,7 @@ from lettuce_build.core.sentences import complete_prefix, is_complete, split_sen
 from lettuce_build.core.words import content_stems, content_words
 from lettuce_build.engine.stage import CutText, ParseFailure, Sampling, Stage, item_language
 from lettuce_build.llm.protocol import ChatRequest
-from lettuce_build.rules.rewording import led, reworded, unlinked
+from lettuce_build.rules.rewording import it_for_subject, led, reworded, unlinked
 from lettuce_build.stages.judge import AnswerJudgeStage
 from lettuce_build.stages.question_fit import is_yes_no
 
@@ -295,9 +295,12 @@ class ExtractiveAnswerStage(AnswerStage):
         # reworded before any edit (rules/rewording.py): clean and hallucinated answers alike are
         # not copies of the context, and the rules then read the text that is published
         joined = " ".join(s if is_complete(s) else f"{s.rstrip(',;:')}." for s in picked)
-        answer = reworded(joined)
-        if self.focused and is_yes_no(item["question"]):  # "Yes, ..." or "No, ...", as its sentence says
-            answer = led(answer, reworded(item["focus"]))
+        answer, focus = reworded(joined), reworded(item.get("focus") or "")
+        if self.focused:  # "It" for the subject asked about, where the answer stays an answer's length
+            if len(said := reworded(it_for_subject(joined, item["question"]))) >= self.min_chars:
+                answer, focus = said, reworded(it_for_subject(item["focus"], item["question"]))
+            if is_yes_no(item["question"]):  # "Yes, ..." or "No, ...", as its sentence says
+                answer = led(answer, focus)
         made = super().parse(item, answer)
         if self.editable is not None and not self.editable({**item, **made}):
             raise ParseFailure("no_edit_rule", "no edit rule applies to the answer: it could only be clean")

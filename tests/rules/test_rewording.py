@@ -4,7 +4,7 @@ code is never touched. The sentences are real READMEs' (structlog, attrs)."""
 
 import pytest
 
-from lettuce_build.rules.rewording import led, reworded
+from lettuce_build.rules.rewording import it_for_subject, led, reworded
 
 
 @pytest.mark.parametrize(
@@ -91,3 +91,23 @@ def test_only_an_answer_opening_with_its_focus_is_led():
         led("Data is signed. Types are optional.", "Types are optional.")
         == "Data is signed. Types are optional."
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "expected"),
+    [
+        # real README sentences (httpx, uvicorn)
+        ("What is HTTPX?", "HTTPX is a fully featured HTTP client.", "It is a fully featured HTTP client."),
+        (
+            "What does the default process manager monitor?",
+            "The default process manager monitors the status of child processes.",
+            "It monitors the status of child processes.",
+        ),
+        # a plural subject, a noun after the subject, a subject the question does not name: as it is
+        ("What are WSGI applications?", "WSGI applications are a single callable.", None),
+        ("What is Uvicorn?", "Uvicorn applications are fast.", None),
+        ("What is HTTPX?", "Requests is the library HTTPX was modelled on.", None),
+    ],
+)
+def test_it_stands_for_the_subject_the_question_names(question, answer, expected):
+    assert it_for_subject(answer, question) == (expected or answer)

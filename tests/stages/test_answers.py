@@ -92,7 +92,8 @@ def test_a_word_most_of_the_passage_says_ties_no_neighbour_to_the_question():
     item = {"question": "Is Typer the little sibling of FastAPI?", "focus": focus, "context": evidence}
     chosen = ["All about FastAPI, right from the source."]
     answer = ExtractiveAnswerStage(focused=True).parse(item, Extracted(sentences=chosen))["answer"]
-    assert answer == f"Yes, {focus}"  # led by the yes its sentence gives
+    # led by the yes its sentence gives, "it" for the subject the question names
+    assert answer == "Yes, it's the little sibling of FastAPI, made for command line apps."
 
 
 @pytest.mark.skipif(not english.known(), reason="Debian's wamerican word list is not installed")
