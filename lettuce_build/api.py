@@ -90,14 +90,16 @@ def dry_run(
     recipe: Recipe | str | Path | None = None,
     input: str | Path | None = None,
     backend: BackendKind | None = None,
+    exact: bool = False,
     **settings: Unpack[Settings],
 ) -> DryRun:
     """What `build` with the same arguments would ask of its model, without starting an engine
-    or writing anything (see `lettuce_build.builds.running.dry_run`)."""
+    or writing anything (see `lettuce_build.builds.running.dry_run`): estimated from a seeded
+    sample of a large input's items unless ``exact``."""
     quiet()
     given = {"out": out, "input": None if input is None else str(input), "backend": backend}
     recipe = _recipe(source, recipe, {**given, **settings})
-    return estimate(recipe)
+    return estimate(recipe, exact=exact)
 
 
 def merge(

@@ -53,6 +53,11 @@ _ENDPOINT = combined(*(field_option(name, field) for name, field in EndpointSett
 @click.option(
     "--dry-run", is_flag=True, help="Say what the translation would ask of the model and cost; ask nothing."
 )
+@click.option(
+    "--exact",
+    is_flag=True,
+    help="With --dry-run: rehearse every item (default: a seeded sample of a large input, scaled).",
+)
 def translate(
     *,
     source: Path,
@@ -68,6 +73,7 @@ def translate(
     judge_backend: BackendKind | None,
     judge_base_url: str | None,
     dry_run: bool,
+    exact: bool,
     **endpoint: Any,
 ) -> None:
     """Translate the samples of SOURCE (a build folder, a Hub-style folder, a parquet, JSONL or JSON
@@ -108,7 +114,7 @@ def translate(
     if dry_run:
         from lettuce_build.translate.estimate import estimate
 
-        click.echo(dry_run_text(estimate(options)))
+        click.echo(dry_run_text(estimate(options, exact=exact)))
         return
     from lettuce_build.translate.run import translate as run_translation
 

@@ -40,6 +40,11 @@ _NEGATED_AUXILIARY = regex.compile(
     rf"\b(?P<aux>{'|'.join(CONTRACTED)}) not\b|\b(?P<short>{'|'.join(_UNCONTRACTED)})"
 )
 _DOES_NOT = regex.compile(r"\b(?:does not|doesn't) (?P<verb>[a-z]{3,})\b")
+#: a word only a negation licenses, a few words on: removing the negation would leave
+#: "Werkzeug enforces any dependencies", "It exists yet"
+NEEDS_NEGATION = regex.compile(
+    r"(?:\s+\S+){0,3}?\s+(?:any|anything|anyone|anymore|yet|at all|either|ever)\b", regex.I
+)
 _DO_NOT = regex.compile(r"\b(?:do not|don't) (?=[a-z]{3,}\b)")
 
 
@@ -51,12 +56,15 @@ def negations(answer: str) -> Iterator[tuple[int, int, str, str]]:
         yield match.start(), match.end(), _cased(contracted, match["aux"]), "negation"
     for match in _NEGATED_AUXILIARY.finditer(answer):
         word = match["aux"] or _UNCONTRACTED[match["short"].lower()]
-        yield match.start(), match.end(), _cased(word, match.group()), "negation"
+        if not NEEDS_NEGATION.match(answer, match.end()):
+            yield match.start(), match.end(), _cased(word, match.group()), "negation"
     for match in _DOES_NOT.finditer(answer):
-        if third := getInflection(match["verb"], tag="VBZ"):
+        third = getInflection(match["verb"], tag="VBZ")
+        if third and not NEEDS_NEGATION.match(answer, match.end()):
             yield match.start(), match.end(), third[0], "negation"
     for match in _DO_NOT.finditer(answer):
-        yield match.start(), match.end(), "", "negation"
+        if not NEEDS_NEGATION.match(answer, match.end()):
+            yield match.start(), match.end(), "", "negation"
     if found := main_verb(answer):
         start, end, base = found
         yield start, end, f"doesn't {base}", "negation"

@@ -45,7 +45,7 @@ from lettuce_build.core.sentences import is_complete, sentence_spans
 from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import CONTRADICTION, FABRICATED_REFERENCE, UNSUPPORTED_ADDITION
 from lettuce_build.core.words import content_stems, content_words, context_stems, in_context, words
-from lettuce_build.rules.negations import negations
+from lettuce_build.rules.negations import NEEDS_NEGATION, negations
 from lettuce_build.rules.prose_entities import entity_swaps
 from lettuce_build.rules.prose_names import BLOCKED, blocked, free, names
 from lettuce_build.rules.prose_words import (
@@ -172,6 +172,8 @@ def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
                 continue  # "sometimes no longer apply" made "always no longer apply" reads as no English
             if rule == "negation" and answer[: match.start()].endswith(", "):
                 continue  # "only the name, never the product" made "only the name, always the product"
+            if rule == "negation" and NEEDS_NEGATION.match(answer, match.end()):
+                continue  # "doesn't enforce any" made "does enforce any": "any" needs the negation
             following = FOLLOWING.match(answer, match.end())
             if rule == "ordering" and word in ("before", "after") and not following:
                 continue  # an adverb ("used that API before,"): "used that API after" is no English

@@ -149,24 +149,33 @@ def flip_lead(lead: str) -> str:
 _SINGULAR_AUXILIARY = frozenset("is was has does can will should must may could would".split())
 
 
-def _singular_verb(word: str) -> bool:
-    """Whether ``word`` is a verb a singular subject takes ("is", "monitors"; not "applications")."""
+#: what follows a verb that is also a plural noun, for it to be read as the verb ("monitors the")
+_OBJECT_AFTER = regex.compile(r"(?:the|a|an|all|each|every|its|their|any|both|your|no|some)\b|`|\d")
+
+
+def _singular_verb(word: str, after: str) -> bool:
+    """Whether ``word`` (followed by ``after``) is a verb a singular subject takes ("is",
+    "monitors the ..."; not "applications", nor "options are")."""
     if word in _SINGULAR_AUXILIARY:
         return True
-    return word.endswith("s") and any(
-        word in getInflection(b, tag="VBZ") for b in getAllLemmas(word).get("VERB", ())
-    )
+    lemmas = getAllLemmas(word)
+    bases = lemmas.get("VERB", ())
+    if not word.endswith("s") or not any(word in getInflection(base, tag="VBZ") for base in bases):
+        return False
+    return "NOUN" not in lemmas or bool(_OBJECT_AFTER.match(after))
 
 
 def it_for_subject(answer: str, question: str) -> str:
     """``answer`` with its opening subject said as "It" where the question names that subject
     ("What is HTTPX?" answered "HTTPX is a fully featured HTTP client." -> "It is a fully featured
     HTTP client."): a reader's answer does not repeat what was just asked about. Only a singular
-    subject of up to five words, opening the answer and named whole in the question."""
+    subject of up to five words, opening the answer and named whole in the question: the longest
+    the question names, so "Style configuration options are ..." stays as it is."""
     words = answer.split(" ")
     asked = f" {question.lower().rstrip('?')} "
     for end in range(min(5, len(words) - 1), 0, -1):
-        subject = " ".join(words[:end])
-        if f" {subject.lower()} " in asked and _singular_verb(words[end]):
-            return f"It {' '.join(words[end:])}"
+        if f" {' '.join(words[:end]).lower()} " not in asked:
+            continue
+        after = words[end + 1] if end + 1 < len(words) else ""
+        return f"It {' '.join(words[end:])}" if _singular_verb(words[end], after) else answer
     return answer

@@ -140,8 +140,8 @@ def verb_questions(text: str, name: str | None) -> list[Shaped]:
         rest = match["rest"].split(" ")
         at = 1 if _ADVERB.fullmatch(rest[0]) and len(rest) > 1 else 0
         verb = rest[at]
-        asked = _is_base_verb(verb) and verb not in LIGHT and _asked_object(rest, at + 1, noun_too=False)
-        if asked and (subject := as_subject(match["subject"], name)):
+        takes = _is_base_verb(verb) and verb not in LIGHT and _asked_object(rest, at + 1, noun_too=False)
+        if takes and (subject := as_subject(match["subject"], name)):
             found.append(Shaped(f"What {match['modal']} {subject} {verb}?", "Feature Specification"))
     if (match := _SHOULD.match(text)) and (subject := as_subject(match["subject"], name)):
         found.append(Shaped(f"{match['modal'].capitalize()} {subject} {match['rest']}?", "Verification"))

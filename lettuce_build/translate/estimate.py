@@ -10,28 +10,37 @@ completion tokens (each request's ``max_tokens``).
 
 from __future__ import annotations
 
+import numpy as np
 from datasets import Dataset
 
 from lettuce_build.builds.running.context import rehearse
-from lettuce_build.builds.running.dry_run import DryRun, estimated
+from lettuce_build.builds.running.dry_run import SAMPLE_ITEMS, DryRun, Scale, estimated
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.translate.report import TranslationOptions, TranslationReport
 from lettuce_build.translate.run import ITEM_FEATURES, STAGES, run_spec, work_items
 
 
-def estimate(options: TranslationOptions, *, backend: Backend | None = None) -> DryRun:
-    """The translation ``options`` ask for counted, never asked."""
+def estimate(options: TranslationOptions, *, backend: Backend | None = None, exact: bool = False) -> DryRun:
+    """The translation ``options`` ask for counted, never asked: on a seeded sample of more than
+    `SAMPLE_ITEMS` items, scaled to them all, unless ``exact`` (as a build's dry run)."""
     with rehearse(run_spec(options), backend=backend) as run:
         report = TranslationReport.empty(options, run.backend.model_id)
         items = work_items(options, report)
-        if items:
-            run.loop.run([kind() for kind in STAGES], Dataset.from_list(items, features=ITEM_FEATURES))
+        rehearsed = items
+        if not exact and len(items) > SAMPLE_ITEMS:
+            picked = np.random.default_rng(0).choice(len(items), SAMPLE_ITEMS, replace=False)
+            rehearsed = [items[i] for i in sorted(picked)]
+        if rehearsed:
+            run.loop.run([kind() for kind in STAGES], Dataset.from_list(rehearsed, features=ITEM_FEATURES))
+    scale = Scale(population=len(items), sample=len(rehearsed))
     return DryRun(
         source="translate",
         documents=report.rows,
         items=len(items),
+        sampled=len(rehearsed) if len(rehearsed) < len(items) else None,
+        requests_margin=scale.margin([stats.cache_misses for stats in run.manifest.stages]),
         skipped=dict(report.skipped),
-        stages=[estimated(stats) for stats in run.manifest.stages],
+        stages=[estimated(stats, scale) for stats in run.manifest.stages],
         pricing=options.pricing,
         batched=bool(run.backend.info().options.get("batch", False)),
         steps=[

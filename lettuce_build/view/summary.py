@@ -186,10 +186,16 @@ def dry_run_text(dry: DryRun) -> str:
             f" {stage.prompt_tokens:>11} {stage.completion_tokens:>11}"
         )
     asked = sum(s.cache_misses for s in dry.stages)
+    margin = f" (95% interval ±{dry.requests_margin})" if dry.sampled is not None else ""
     lines.append(
-        f"  total: {asked} requests to send, about {dry.prompt_tokens} prompt tokens and at most "
+        f"  total: {asked} requests to send{margin}, about {dry.prompt_tokens} prompt tokens and at most "
         f"{dry.completion_tokens} completion tokens (first attempts; retries and judges come on top)"
     )
+    if dry.sampled is not None:
+        lines.append(
+            f"  estimated: the stages rehearsed on a seeded sample of {dry.sampled} of the {dry.items} "
+            "items (--exact counts every one)"
+        )
     if dry.pricing is not None and dry.dollars is not None:
         batched = f", batched at {dry.pricing.batch_discount:g} of it" if dry.batched else ""
         lines.append(f"  estimated cost at {dry.pricing.text()}{batched}: at most ${dry.dollars:.2f}")

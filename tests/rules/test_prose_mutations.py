@@ -339,3 +339,16 @@ def test_an_added_sentence_is_the_donors_closest_to_the_context_and_never_a_refu
     assert added(refused=("Every generated class gets an",)) == [
         "Your logo will be displayed here with a link to your website."
     ]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # seen in builds of werkzeug's and attrs' docs: "enforces any dependencies", "It exists yet"
+        "Werkzeug doesn't enforce any dependencies or project layout.",
+        "It doesn't exist yet, it's dynamically created and remembered.",
+    ],
+)
+def test_a_negation_a_word_after_it_needs_is_not_removed(answer):
+    removed = [new for original, new in edits_by_rule(answer, context=answer).get("negation", [])]
+    assert not any("n't" not in new and "not" not in new for new in removed)

@@ -15,6 +15,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from lettuce_build.builds.running.context import RunContext
 from lettuce_build.builds.running.stage_loop import LoopResult
 from lettuce_build.builds.settings.recipe import Recipe
@@ -25,6 +27,7 @@ from lettuce_build.builds.storage.samples import ASSEMBLE_STAGE, Assembled, asse
 from lettuce_build.builds.storage.work import Replay, work_items
 from lettuce_build.core.errors import SourceError
 from lettuce_build.core.memory import give_back, release_read
+from lettuce_build.engine.columns import selected
 from lettuce_build.engine.records import StageStats
 from lettuce_build.engine.stage import Stage
 from lettuce_build.sources.base import Source, checks
@@ -44,6 +47,10 @@ class BuildState:
     loaded: StoredItems | None = None
     result: LoopResult | None = None
     made: Assembled | None = None
+    #: a dry run's: the model stages rehearse a seeded uniform sample of at most this many items
+    #: (None: every item), and how many they did
+    sample: int | None = None
+    rehearsed: int | None = None
 
     def items(self) -> StoredItems:
         assert self.loaded is not None, "the read step runs first"
@@ -95,6 +102,10 @@ class ModelStages:
 
     def __call__(self, state: BuildState) -> None:
         items = state.items().items
+        if state.sample is not None and len(items) > state.sample:  # a dry run's estimate
+            picked = np.random.default_rng(state.recipe.seed).choice(len(items), state.sample, replace=False)
+            items = selected(items, np.sort(picked), f"{items._fingerprint}-sample{state.sample}")
+        state.rehearsed = len(items)
         state.result = LoopResult(done=items)
         if len(items) == 0:  # a shard may hold no item of a small build
             return
@@ -170,12 +181,19 @@ def run_steps(
     stages: list[Stage],
     replay: Replay | None = None,
     until: type[BuildStep] | None = None,
+    sample: int | None = None,
 ) -> tuple[BuildState, BuildList]:
     """The build's list, composed from ``recipe``'s source and stages, run in order in ``run``
-    (``until``: stop before the first step of that kind, as a dry run stops at assembling);
-    the state the steps left, and the list."""
+    (``until``: stop before the first step of that kind, as a dry run stops at assembling;
+    ``sample``: a dry run's, see `BuildState.sample`); the state the steps left, and the list."""
     state = BuildState(
-        run=run, recipe=recipe, source=source, stages=stages, replay=replay, started_at=run.manifest.started
+        run=run,
+        recipe=recipe,
+        source=source,
+        stages=stages,
+        replay=replay,
+        started_at=run.manifest.started,
+        sample=sample,
     )
     steps = build_list(recipe, source, stages, replay)
     steps.run(state, until=until)

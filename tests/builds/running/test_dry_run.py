@@ -124,3 +124,31 @@ def test_a_dry_run_asked_to_stop_says_it_wrote_nothing(tmp_path, monkeypatch):
         estimate(options, ScriptedBackend(respond))
     assert stop.value.line == "interrupted: the dry run stopped; it wrote nothing"
     assert stop.value.exit_code == 130 and not (tmp_path / "out").exists()
+
+
+def test_a_large_input_is_counted_whole_and_its_stages_estimated_from_a_seeded_sample(tmp_path, monkeypatch):
+    import json
+
+    from lettuce_build.builds.running import dry_run
+    from lettuce_build.view.summary import dry_run_text
+
+    rows = tmp_path / "rows.jsonl"
+    sentence = "The cache of release {n} holds {k} files, and each file is read {m} times a day."
+    rows.write_text(
+        "".join(
+            json.dumps({"context": sentence.format(n=n, k=n % 90 + 10, m=n % 7 + 2)}) + "\n"
+            for n in range(1200)
+        )
+    )
+    options = Recipe(source="custom", input=str(rows), out=tmp_path / "out", backend="openai", model="m")
+    exact = estimate(options, ScriptedBackend(respond), exact=True)
+    monkeypatch.setattr(dry_run, "SAMPLE_ITEMS", 400)
+    sampled = estimate(options, ScriptedBackend(respond))
+    assert exact.sampled is None and sampled.sampled == 400 and sampled.items == exact.items == 1200
+    for whole, estimated in zip(exact.stages, sampled.stages, strict=True):
+        assert estimated.cache_misses == pytest.approx(whole.cache_misses, rel=0.15, abs=5)
+        assert estimated.prompt_tokens == pytest.approx(whole.prompt_tokens, rel=0.15)
+    asked = sum(s.cache_misses for s in exact.stages)
+    assert abs(sum(s.cache_misses for s in sampled.stages) - asked) <= max(sampled.requests_margin, 5)
+    assert "seeded sample of 400 of the 1200 items" in dry_run_text(sampled)
+    assert estimate(options, ScriptedBackend(respond)).stages == sampled.stages  # seeded: the same again
