@@ -66,7 +66,7 @@ FIRST_OPTIONS = (*FIRST_IN_FILE, "limit", "ratio", "seed", "mode", "edit_anchors
     "--dry-run",
     is_flag=True,
     help="Load the items and count, per stage, the requests the build would send, its cache hits and "
-    "the tokens, without starting an engine or writing anything (more than 5,000 items: estimated from "
+    "the tokens, without starting an engine or writing anything (more than 3,000 items: estimated from "
     "a seeded sample of them, with a 95% interval).",
 )
 @click.option(

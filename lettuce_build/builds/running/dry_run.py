@@ -51,8 +51,8 @@ class StageEstimate(BaseModel):
 
 
 #: inputs of at most this many work items are rehearsed whole; a larger one's model stages on a
-#: sample of this many (about 20 s on 2 cores)
-SAMPLE_ITEMS = 5_000
+#: sample of this many (about 30 s of rule work on 2 cores)
+SAMPLE_ITEMS = 3_000
 #: a 95% interval's half-width in standard errors
 Z_95 = 1.96
 
