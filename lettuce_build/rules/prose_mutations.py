@@ -206,7 +206,7 @@ def _is_plural(word: str) -> bool:
 
 
 def _additions(
-    answer: str, context: str, donor: str, draw: Random, refused: tuple[str, ...]
+    answer: str, context: str, donor: str, draw: Random, *, refused: tuple[str, ...]
 ) -> Iterator[tuple[int, int, str, str]]:
     """A sentence of the donor that this context does not support, added after an answer sentence:
     of those, the one sharing most words with the context (a sponsor's blurb added to a sentence
@@ -300,7 +300,7 @@ def prose_edits(
         made += [
             *_flips(answer),
             *entity_swaps(answer, context, donor, draw),
-            *_additions(answer, context, donor, draw, refused),
+            *_additions(answer, context, donor, draw, refused=refused),
         ]
     found: dict[str, ProseEdit] = {}
     for start, end, new, rule in sorted(made, key=lambda m: (m[0], m[1])):

@@ -40,6 +40,7 @@ from lettuce_build.rules.question_words import (
     COURTESY,
     DANGLING,
     FROM_A_SOURCE,
+    LINKING,
     NOT_SUBJECT,
     POINTING_BACK,
     THIS_MAY_NAME,
@@ -135,11 +136,7 @@ _OPENING_PHRASE = regex.compile(
 #: a word that links a sentence to the one before without being part of its claim ("However,
 #: `httpx.Request()` does not support ...", "By default, HTTPX verifies ..."); what follows is
 #: asked as a sentence of its own
-_MARKER = regex.compile(
-    r"^(?:However|Besides|Instead|Additionally|Furthermore|Moreover|Finally|Of course|In fact|In addition"
-    r"|In practice|By default|In general|Typically|Usually|Normally|Similarly|Likewise|Alternatively"
-    r"|Therefore|Thus|Hence|Note that|Importantly|Currently|Today),? (?=\p{L}|`)"
-)
+_MARKER = regex.compile(rf"^(?:{'|'.join(LINKING)}),? (?=\p{{L}}|`)")
 #: a concession a sentence opens with: its main clause is what it claims ("Although GraphQL
 #: support is no longer built in, you can still use GraphQL with Starlette")
 _CONCESSION = regex.compile(rf"^(?:Although|Though|While|Whereas) {PLAIN}{{3,100}}, (?=\p{{Ll}})")

@@ -64,3 +64,10 @@ COURTESY = (
 )  # fmt: skip
 #: a goal behind "If you want to ...": asked as "How do you ...?"
 WANTING = ("want to", "wish to", "need to", "would like to", "'d like to", "’d like to")
+#: words that link a sentence to the one before without being part of its claim: a question
+#: is asked of what follows them ("However, `httpx.Request()` does not support ...")
+LINKING = tuple(
+    """However|Besides|Instead|Additionally|Furthermore|Moreover|Finally|Of course|In fact|In addition
+    |In practice|By default|In general|Typically|Usually|Normally|Similarly|Likewise|Alternatively
+    |Therefore|Thus|Hence|Note that|Importantly|Currently|Today""".replace("\n    ", "").split("|")
+)
