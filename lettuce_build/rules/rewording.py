@@ -145,6 +145,8 @@ def flip_lead(lead: str) -> str:
     return "No" if lead == "Yes" else "Yes"
 
 
+#: subjects "it" never stands for
+_PRONOUNS = frozenset("you we they i he she it this that these those there".split())
 #: a singular subject's auxiliary, after which "it" can stand for the subject
 _SINGULAR_AUXILIARY = frozenset("is was has does can will should must may could would".split())
 
@@ -173,6 +175,8 @@ def it_for_subject(answer: str, question: str) -> str:
     the question names, so "Style configuration options are ..." stays as it is."""
     words = answer.split(" ")
     asked = f" {question.lower().rstrip('?')} "
+    if words[0].lower() in _PRONOUNS:  # "You can use a Console object ..." is not about "it"
+        return answer
     for end in range(min(5, len(words) - 1), 0, -1):
         if f" {' '.join(words[:end]).lower()} " not in asked:
             continue

@@ -107,6 +107,12 @@ def test_only_an_answer_opening_with_its_focus_is_led():
         ("What are WSGI applications?", "WSGI applications are a single callable.", None),
         ("What is Uvicorn?", "Uvicorn applications are fast.", None),
         ("What is HTTPX?", "Requests is the library HTTPX was modelled on.", None),
+        # seen in a build of rich's README: "you" is asked about, and no "it"
+        (
+            "How can you use a Console object to generate sophisticated output?",
+            "You can use a Console object to generate sophisticated output with minimal effort.",
+            None,
+        ),
         # seen in a build of black's README: "Style configuration" is named too, "options" no verb
         (
             "Are style configuration options deliberately limited?",
