@@ -45,6 +45,7 @@ _DOES_NOT = regex.compile(r"\b(?:does not|doesn't) (?P<verb>[a-z]{3,})\b")
 NEEDS_NEGATION = regex.compile(
     r"(?:\s+\S+){0,3}?\s+(?:any|anything|anyone|anymore|yet|at all|either|ever)\b", regex.I
 )
+_WHETHER = regex.compile(r"\bwhether\b", regex.I)
 _DO_NOT = regex.compile(r"\b(?:do not|don't) (?=[a-z]{3,}\b)")
 
 
@@ -52,6 +53,8 @@ def negations(answer: str) -> Iterator[tuple[int, int, str, str]]:
     """(start, end, replacement, "negation") for each negation ``answer`` offers, added or
     removed."""
     for match in _AUXILIARY.finditer(answer):
+        if _WHETHER.search(answer[max(0, match.start() - 40) : match.start()]):
+            continue  # "whether or not a contribution is suitable": a negation there says the same
         contracted = CONTRACTED[match["aux"].lower()]
         yield match.start(), match.end(), _cased(contracted, match["aux"]), "negation"
     for match in _NEGATED_AUXILIARY.finditer(answer):

@@ -129,7 +129,12 @@ def led(answer: str, focus: str) -> str:
     negatives = list(_NEGATIVE.finditer(focus))
     if not negatives:
         lead = "Yes"
-    elif len(negatives) == 1 and "," not in focus[: negatives[0].start()] and not _SUBORDINATE.match(focus):
+    elif (
+        len(negatives) == 1
+        and "," not in focus[: negatives[0].start()]
+        and not _SUBORDINATE.match(focus)
+        and not focus.startswith(" to ", negatives[0].end())  # "will try not to change": a yes
+    ):
         lead = "No"
     else:
         return answer
@@ -145,6 +150,9 @@ def flip_lead(lead: str) -> str:
     return "No" if lead == "Yes" else "Yes"
 
 
+#: auxiliaries a subject of any number takes, and a plural noun's ending
+_ANY_NUMBER = frozenset("can will should must may could would".split())
+_PLURAL_HEAD = regex.compile(r"(?<![su'’])s`?$")
 #: subjects "it" never stands for
 _PRONOUNS = frozenset("you we they i he she it this that these those there".split())
 #: a singular subject's auxiliary, after which "it" can stand for the subject
@@ -181,5 +189,9 @@ def it_for_subject(answer: str, question: str) -> str:
         if f" {' '.join(words[:end]).lower()} " not in asked:
             continue
         after = words[end + 1] if end + 1 < len(words) else ""
+        plural = " and " in f" {' '.join(words[:end])} " or _PLURAL_HEAD.search(words[end - 1])
+        # a modal takes a subject of any number: "Future Jinja versions will ..." is no "it"
+        if plural and words[end] in _ANY_NUMBER:
+            return answer
         return f"It {' '.join(words[end:])}" if _singular_verb(words[end], after) else answer
     return answer

@@ -352,3 +352,9 @@ def test_an_added_sentence_is_the_donors_closest_to_the_context_and_never_a_refu
 def test_a_negation_a_word_after_it_needs_is_not_removed(answer):
     removed = [new for original, new in edits_by_rule(answer, context=answer).get("negation", [])]
     assert not any("n't" not in new and "not" not in new for new in removed)
+
+
+def test_no_negation_is_added_inside_whether_or_not():
+    # seen in a build of requests' docs: "whether or not a contribution isn't suitable" says the same
+    answer = "Our project maintainers have the last word on whether or not a contribution is suitable."
+    assert "negation" not in edits_by_rule(answer, context=answer)

@@ -80,6 +80,11 @@ def test_inline_code_and_double_backtick_literals_are_no_links():
             "Although GraphQL support is no longer built in, you can still use GraphQL with Starlette.",
         ),
         ("It isn't cached, and it's never retried.", "It isn't cached, and it's never retried."),
+        # a negation inside an infinitive is no "no" (jinja's docs): as it is
+        (
+            "Future Jinja versions will try not to change it in a backwards incompatible way.",
+            "Future Jinja versions will try not to change it in a backwards incompatible way.",
+        ),
     ],
 )
 def test_a_yes_no_answer_is_led_by_the_yes_or_no_its_sentence_gives(answer, expected):
@@ -107,6 +112,12 @@ def test_only_an_answer_opening_with_its_focus_is_led():
         ("What are WSGI applications?", "WSGI applications are a single callable.", None),
         ("What is Uvicorn?", "Uvicorn applications are fast.", None),
         ("What is HTTPX?", "Requests is the library HTTPX was modelled on.", None),
+        # a plural subject before a modal (jinja's and click's docs): no "it"
+        (
+            "Will future Jinja versions try not to change it?",
+            "Future Jinja versions will try not to change it in a backwards incompatible way.",
+            None,
+        ),
         # seen in a build of rich's README: "you" is asked about, and no "it"
         (
             "How can you use a Console object to generate sophisticated output?",
