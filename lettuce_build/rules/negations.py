@@ -6,7 +6,7 @@ support" -> "supports", "are not reused" -> "are reused").
 The contracted form is the one the answers already use (`rewording` contracts "is not" before any
 edit), so a negation added reads as the answer's own; "will not" would also leave a span of three
 characters ("not"), too short for the span rules. Which word is a verb is read by lemminflect, as
-for the questions (`verb_questions.present_base`).
+for the questions (`verbs`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import regex
-from lemminflect import getInflection
 
 from lettuce_build.rules.prose_words import UNNEGATED_ADVERBS
 from lettuce_build.rules.verb_questions import main_verb
+from lettuce_build.rules.verbs import third_person
 
 #: an auxiliary and its contraction with "not"
 CONTRACTED = {
@@ -62,9 +62,9 @@ def negations(answer: str) -> Iterator[tuple[int, int, str, str]]:
         if not NEEDS_NEGATION.match(answer, match.end()):
             yield match.start(), match.end(), _cased(word, match.group()), "negation"
     for match in _DOES_NOT.finditer(answer):
-        third = getInflection(match["verb"], tag="VBZ")
+        third = third_person(match["verb"])
         if third and not NEEDS_NEGATION.match(answer, match.end()):
-            yield match.start(), match.end(), third[0], "negation"
+            yield match.start(), match.end(), third, "negation"
     for match in _DO_NOT.finditer(answer):
         if not NEEDS_NEGATION.match(answer, match.end()):
             yield match.start(), match.end(), "", "negation"

@@ -18,7 +18,6 @@ from pathlib import PurePath
 from typing import Any
 
 import regex
-from lemminflect import getAllLemmas
 
 from lettuce_build.core import english
 from lettuce_build.rules.question_grammar import (
@@ -46,7 +45,8 @@ from lettuce_build.rules.question_words import (
     THIS_MAY_NAME,
     WANTING,
 )
-from lettuce_build.rules.verb_questions import present_base, verb_questions
+from lettuce_build.rules.verb_questions import verb_questions
+from lettuce_build.rules.verbs import also_noun, present_base
 
 __all__ = ["Shaped", "opening_name", "question_shapes", "subject_name"]
 
@@ -363,7 +363,7 @@ def subject_name(item: dict[str, Any]) -> str | None:
 def _is_verb(word: str) -> bool:
     """Whether ``word`` after a subject is its verb: an auxiliary, or a verb in the third person
     that is no plural noun besides ("offers" is, from the closed list; "classes" is not)."""
-    return word in _AFTER_A_SUBJECT or (present_base(word) is not None and "NOUN" not in getAllLemmas(word))
+    return word in _AFTER_A_SUBJECT or (present_base(word) is not None and not also_noun(word))
 
 
 #: a name a passage may open with: a word of its own ("Greppo", "HTTP/2") or code

@@ -25,9 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import regex
-from lemminflect import getAllLemmas, getInflection
 
 from lettuce_build.core import english
+from lettuce_build.rules.prose_words import NEGATIVES
+from lettuce_build.rules.verbs import VERB_OBJECT, also_noun, present_base
 
 #: code the rewordings leave alone: fenced blocks, then inline spans
 _CODE = regex.compile(r"```.*?```|`[^`\n]*`", regex.S)
@@ -115,7 +116,6 @@ def _contracted(match: regex.Match[str]) -> str:
 #: a lead an answer to a yes/no question opens with
 LEAD = regex.compile(r"^(?P<lead>Yes|No), ")
 #: a negative word (a contraction's "n't" included)
-_NEGATIVE = regex.compile(r"(?i)\b(?:not|never|cannot|no)\b|n['’]t\b")
 #: a sentence opening with a clause of its own: its negatives may not be the claim's
 _SUBORDINATE = regex.compile(r"^(?:Although|Though|While|Whereas|If|When|Unless|Once|Since|As|Because)\b")
 
@@ -126,7 +126,7 @@ def led(answer: str, focus: str) -> str:
     where that cannot be told (two negatives, a negative after a comma or in an opening clause)."""
     if not answer.startswith(focus) or LEAD.match(answer):
         return answer
-    negatives = list(_NEGATIVE.finditer(focus))
+    negatives = list(NEGATIVES.finditer(focus))
     if not negatives:
         lead = "Yes"
     elif (
@@ -159,20 +159,12 @@ _PRONOUNS = frozenset("you we they i he she it this that these those there".spli
 _SINGULAR_AUXILIARY = frozenset("is was has does can will should must may could would".split())
 
 
-#: what follows a verb that is also a plural noun, for it to be read as the verb ("monitors the")
-_OBJECT_AFTER = regex.compile(r"(?:the|a|an|all|each|every|its|their|any|both|your|no|some)\b|`|\d")
-
-
 def _singular_verb(word: str, after: str) -> bool:
     """Whether ``word`` (followed by ``after``) is a verb a singular subject takes ("is",
     "monitors the ..."; not "applications", nor "options are")."""
     if word in _SINGULAR_AUXILIARY:
         return True
-    lemmas = getAllLemmas(word)
-    bases = lemmas.get("VERB", ())
-    if not word.endswith("s") or not any(word in getInflection(base, tag="VBZ") for base in bases):
-        return False
-    return "NOUN" not in lemmas or bool(_OBJECT_AFTER.match(after))
+    return present_base(word) is not None and (not also_noun(word) or bool(VERB_OBJECT.match(after)))
 
 
 def it_for_subject(answer: str, question: str) -> str:

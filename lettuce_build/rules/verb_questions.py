@@ -14,13 +14,12 @@ article, code, a number), so "The process monitors restart ..." is not read as "
 
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 import regex
-from lemminflect import getAllLemmas, getInflection
 
 from lettuce_build.rules.question_grammar import SUBJECT, VERB_FORMS, Shaped, after_auxiliary, as_subject
+from lettuce_build.rules.verbs import VERB_OBJECT, also_noun, is_base_verb, present_base
 
 #: verbs too light to ask by: "What does HTTPX make?" asks nothing ("makes a guess at ...")
 LIGHT = frozenset(
@@ -28,8 +27,6 @@ LIGHT = frozenset(
 )
 #: an adverb between a subject and its verb, left out of the question ("also", "automatically")
 _ADVERB = regex.compile(r"(?:also|now|still|only|then|always|often|usually|simply|already|even|just|\w+ly)")
-#: what a verb that is also a plural noun must be followed by to be read as the verb
-_VERB_OBJECT = regex.compile(r"(?:the|a|an|all|each|every|its|their|any|both|your|no|some|`|\d)\b|`")
 #: what follows a verb that makes no object a question asks for: a pronoun, a preposition, a
 #: clause or an infinitive ("needs to", "allows you to")
 _NO_OBJECT = frozenset(
@@ -44,40 +41,24 @@ _MODAL = regex.compile(rf"^{SUBJECT} (?P<modal>will|can|may|must|should) (?P<res
 _SHOULD = after_auxiliary(r"(?P<modal>should|must)(?P<not> not|n't)?")
 
 
-@functools.lru_cache(maxsize=8192)
-def present_base(word: str) -> str | None:
-    """The base form of a verb in the third person present ("eliminates" -> "eliminate"; None:
-    the word is no such verb)."""
-    if not word.islower() or not word.endswith("s"):
-        return None
-    for base in getAllLemmas(word).get("VERB", ()):
-        if word in getInflection(base, tag="VBZ"):
-            return base
-    return None
-
-
-def _is_base_verb(word: str) -> bool:
-    return word.islower() and word in getAllLemmas(word).get("VERB", ())
-
-
 def _asked_object(words: list[str], at: int, *, noun_too: bool) -> bool:
     """Whether the word after the verb (at ``at``) is an object a "What does ...?" asks for."""
     if at >= len(words) or words[at].lower().strip(",.") in _NO_OBJECT:
         return False
-    return not noun_too or bool(_VERB_OBJECT.match(words[at]))
+    return not noun_too or bool(VERB_OBJECT.match(words[at]))
 
 
 def _asked_phrase(words: list[str], at: int, base: str) -> str | None:
     """What a "What does X ...?" question asks after the verb at ``at`` (its base ``base``): the
     verb with an object ("monitors the status"), with "to" and a verb that has one ("needs to
     verify the identity"), or with a preposition that has one ("defaults to including ...")."""
-    noun_too = "NOUN" in getAllLemmas(words[at])
+    noun_too = also_noun(words[at])
     if _asked_object(words, at + 1, noun_too=noun_too):
         return base
     after = words[at + 1 : at + 3]
     if len(after) < 2 or after[1].lower() in _NO_OBJECT or words[at] in VERB_FORMS and after[0] != "to":
         return None
-    if after[0] == "to" and _is_base_verb(after[1]) and after[1] not in LIGHT:
+    if after[0] == "to" and is_base_verb(after[1]) and after[1] not in LIGHT:
         return f"{base} to {after[1]}" if _asked_object(words, at + 3, noun_too=False) else None
     return f"{base} {after[0]}" if after[0] in _PARTICLES else None
 
@@ -114,7 +95,7 @@ def main_verb(sentence: str) -> tuple[int, int, str] | None:
     reading = _read(words)
     if reading is None or reading.base in LIGHT:
         return None
-    if "NOUN" in getAllLemmas(words[reading.at]) and not _asked_object(words, reading.at + 1, noun_too=True):
+    if also_noun(words[reading.at]) and not _asked_object(words, reading.at + 1, noun_too=True):
         return None  # "Field aliases are now resolved": "aliases" is the subject's noun
     start = sum(len(word) + 1 for word in words[: reading.at])
     return start, start + len(words[reading.at]), reading.base
@@ -140,7 +121,7 @@ def verb_questions(text: str, name: str | None) -> list[Shaped]:
         rest = match["rest"].split(" ")
         at = 1 if _ADVERB.fullmatch(rest[0]) and len(rest) > 1 else 0
         verb = rest[at]
-        takes = _is_base_verb(verb) and verb not in LIGHT and _asked_object(rest, at + 1, noun_too=False)
+        takes = is_base_verb(verb) and verb not in LIGHT and _asked_object(rest, at + 1, noun_too=False)
         if takes and (subject := as_subject(match["subject"], name)):
             found.append(Shaped(f"What {match['modal']} {subject} {verb}?", "Feature Specification"))
     if (match := _SHOULD.match(text)) and (subject := as_subject(match["subject"], name)):
