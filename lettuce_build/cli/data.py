@@ -119,11 +119,12 @@ def validate(path: Path, taxonomy_file: Path | None, max_shown: int) -> None:
     if report.ok:
         click.echo("no violations")
         return
-    click.echo(f"{len(report.problems)} violation(s):", err=True)
-    for problem in report.problems[:max_shown]:
+    click.echo(f"{report.problem_count} violation(s):", err=True)
+    shown = report.problems[:max_shown]
+    for problem in shown:
         click.echo(f"  {problem}", err=True)
-    if len(report.problems) > max_shown:
-        click.echo(f"  ... and {len(report.problems) - max_shown} more", err=True)
+    if report.problem_count > len(shown):
+        click.echo(f"  ... and {report.problem_count - len(shown)} more", err=True)
     sys.exit(1)
 
 

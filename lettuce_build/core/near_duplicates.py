@@ -1,4 +1,4 @@
-"""Near-duplicate rows by MinHash with LSH (datasketch), and which copy of each cluster to keep.
+"""Near-duplicate rows by MinHash with LSH (core/minhash.py), and which copy of each cluster to keep.
 
 A row is a duplicate of another when its context and its answer (for a work item: whatever it
 carries of question and answer) are both near-duplicates of the other's: rows that only share a
@@ -9,35 +9,38 @@ planted cases (`benchmarks/dedup_scale.py`, tests/core/test_near_duplicates.py):
 changed whitespace and reordered paragraphs of a README-sized text stay above 0.8; two
 different READMEs of one template stay below it.
 
-Candidates come from an LSH index of the answers' signatures; each candidate's similarity is
-then estimated from both signatures, the context's and the answer's, and is the lower of the
-two. Signatures are kept as 32-bit integers (128 of them, 512 bytes a text; a context shared by
-many rows is signed once); with the two LSH indexes a row takes about 12 KB (1.6 GB of peak
-memory at 100,000 rows, measured with the rows themselves held beside it).
+Candidates are rows whose answers share a band of their signatures; each candidate's similarity
+is then estimated from both signatures, the context's and the answer's, and is the lower of the
+two. Signatures (128 32-bit values, 512 bytes a text) and band keys are written to a temporary
+folder as they are made, not kept: memory holds, per row, its key, its split and its context's
+digest, about 150 bytes (`benchmarks/dedup_scale.py`, `benchmarks/command_scale.py`).
 """
 
 from __future__ import annotations
 
-import zlib
+import hashlib
+import tempfile
+from array import array
 from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from lettuce_build.core.ngrams import kind_of
-from lettuce_build.core.words import words
+from lettuce_build.core.minhash import (
+    NUM_PERM,
+    SHINGLE_SIZE,
+    SignatureStore,
+    band_shape,
+    candidates,
+    signatures,
+    similarities,
+)
 
-if TYPE_CHECKING:
-    from datasketch import MinHash
+__all__ = ["SHINGLE_SIZE", "THRESHOLD", "DuplicateReport", "NearDuplicates", "Pair", "to_remove"]
 
-#: words per shingle (characters per shingle in text written without spaces)
-SHINGLE_SIZE = 5
-#: hash functions per signature
-NUM_PERM = 128
-#: datasketch's permutations over 32-bit hash values (crc32 of each shingle)
-SCHEME = "affine32"
 #: the estimated Jaccard similarity, of both context and answer, from which rows are duplicates
 THRESHOLD = 0.8
 #: how far below the threshold the LSH index looks for candidates
@@ -45,45 +48,6 @@ CANDIDATE_MARGIN = 0.2
 #: keep order: the copy in the first split named here stays, the others go (a cluster across
 #: splits loses its train copies, so evaluation keeps its rows)
 SPLIT_PRIORITY = ("test", "validation", "dev", "train")
-
-
-def shingles(text: str, size: int = SHINGLE_SIZE) -> set[bytes]:
-    """The text's shingles: windows of ``size`` words, or of ``size`` characters where it is
-    written without spaces; a text shorter than one window is one shingle."""
-    if kind_of(text) == "characters":
-        units: list[str] = [c for c in text if not c.isspace()]
-        joiner = ""
-    else:
-        units, joiner = words(text), " "
-    if len(units) <= size:
-        return {joiner.join(units).encode()} if units else set()
-    return {joiner.join(units[i : i + size]).encode() for i in range(len(units) - size + 1)}
-
-
-def _crc(data: bytes) -> int:
-    return zlib.crc32(data)
-
-
-class Signer:
-    """MinHash signatures of texts, all with one set of permutations (so any two compare)."""
-
-    def __init__(self, num_perm: int = NUM_PERM) -> None:
-        from datasketch import MinHash  # with scipy: imported when something is compared
-
-        self.num_perm = num_perm
-        self._permutations = MinHash(num_perm=num_perm, hashfunc=_crc, scheme=SCHEME).permutations
-
-    def minhash(self, text: str) -> MinHash:
-        from datasketch import MinHash
-
-        found = MinHash(num_perm=self.num_perm, hashfunc=_crc, permutations=self._permutations, scheme=SCHEME)
-        found.update_batch(shingles(text))
-        return found
-
-
-def similarity(a: np.ndarray, b: np.ndarray) -> float:
-    """The Jaccard similarity two signatures estimate."""
-    return float(np.count_nonzero(a == b)) / len(a)
 
 
 class Pair(NamedTuple):
@@ -125,80 +89,138 @@ class DuplicateReport(BaseModel):
         return found
 
 
-class _Context(NamedTuple):
-    signature: np.ndarray
-    #: the first row of each split that holds this context
-    rows: dict[str, str]
+#: rows signed at once (core/minhash.py signs a batch in arrays)
+BATCH = 2048
+#: each row's similarity is checked in blocks of this many candidate pairs
+CHECKED_AT_ONCE = 65_536
+
+
+def _digest(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
 class NearDuplicates:
-    """Rows added one by one (a key, a split, a context, an answer); each is compared with those
-    before. Pairs of duplicate rows, and of contexts in two splits, are kept as they are found."""
+    """Rows added one by one (a key, a split, a context, an answer), each compared with those
+    before it: the pairs of duplicate rows, and of contexts in two splits, in the order of the
+    later row. Per row, memory holds its key, its split and its context's digest; signatures and
+    band keys go to files in a temporary folder, and the comparison runs when a result is first
+    asked for (again after more rows are added)."""
 
     def __init__(self, threshold: float = THRESHOLD, num_perm: int = NUM_PERM) -> None:
         self.threshold = threshold
-        from datasketch import MinHashLSH
-
-        self.signer = Signer(num_perm)
-        # the index finds candidates from a lower similarity than the one decided on: at the
-        # threshold itself, LSH misses about one pair in ten just above it (each candidate's
+        # the bands find candidates from a lower similarity than the one decided on: at the
+        # threshold itself, they miss about one pair in ten just above it (each candidate's
         # similarity is then estimated from the signatures, which is what decides)
-        candidates = max(threshold - CANDIDATE_MARGIN, 0.3)
-        self.answers = MinHashLSH(threshold=candidates, num_perm=num_perm)
-        self.contexts = MinHashLSH(threshold=candidates, num_perm=num_perm)
-        self._context_at: dict[tuple[int, int], int] = {}  # (crc, length) of a context -> its index
-        self._contexts: list[_Context] = []
-        self._rows: dict[str, tuple[int, np.ndarray]] = {}  # key -> (context index, answer signature)
-        self.split_of: dict[str, str] = {}
-        self.pairs: list[Pair] = []
-        self.split_leaks: list[Pair] = []
+        shape = band_shape(max(threshold - CANDIDATE_MARGIN, 0.3), num_perm)
+        self._folder = tempfile.TemporaryDirectory(prefix="lettuce-near-")
+        self._contexts = SignatureStore(Path(self._folder.name), "contexts", shape, num_perm)
+        self._answers = SignatureStore(Path(self._folder.name), "answers", shape, num_perm)
+        self._keys: list[str] = []
+        self._known: set[str] = set()
+        self._split_names: list[str] = []
+        self._splits = bytearray()
+        self._digests = array("Q")
+        self._waiting: list[tuple[str, str]] = []
+        self._found: tuple[list[Pair], list[Pair]] | None = None
 
-    def _context(self, key: str, split: str, context: str) -> int:
-        """The context's index, signed once; a context (or a near one) seen in another split
-        before is a leak."""
-        digest = (zlib.crc32(context.encode()), len(context))
-        at = self._context_at.get(digest)
-        if at is None:
-            minhash = self.signer.minhash(context)
-            at = self._context_at[digest] = len(self._contexts)
-            self._contexts.append(_Context(minhash.hashvalues.astype(np.uint32), {}))
-            for other in self.contexts.query(minhash):
-                near = self._contexts[other]
-                score = similarity(near.signature, self._contexts[at].signature)
-                for other_split, other_key in near.rows.items():
-                    if other_split != split and score >= self.threshold:
-                        self.split_leaks.append(Pair(other_key, other_split, key, split, round(score, 3)))
-            self.contexts.insert(at, minhash)
-        else:
-            for other_split, other_key in self._contexts[at].rows.items():
-                if other_split != split and split not in self._contexts[at].rows:
-                    self.split_leaks.append(Pair(other_key, other_split, key, split, 1.0))
-        self._contexts[at].rows.setdefault(split, key)
-        return at
+    @property
+    def keys(self) -> list[str]:
+        """The rows' keys, in the order they were added."""
+        return self._keys
 
-    def add(self, key: str, split: str, context: str, answer: str) -> list[Pair]:
-        """Add a row; the duplicate pairs it makes with the rows added before."""
-        if key in self._rows:
+    def has(self, key: str) -> bool:
+        """Whether a row of this key was added."""
+        return key in self._known
+
+    def add(self, key: str, split: str, context: str, answer: str) -> None:
+        """Add a row (its duplicates are found with the others, when a result is asked for)."""
+        if key in self._known:
             raise ValueError(f"near-duplicates: key {key!r} added twice")
-        context_at = self._context(key, split, context)
-        answer_hash = self.signer.minhash(answer)
-        answer_signature = answer_hash.hashvalues.astype(np.uint32)
-        found = []
-        for other in self.answers.query(answer_hash):
-            other_context, other_answer = self._rows[other]
-            same_context = (
-                1.0
-                if other_context == context_at
-                else similarity(self._contexts[context_at].signature, self._contexts[other_context].signature)
-            )
-            score = min(similarity(answer_signature, other_answer), same_context)
-            if score >= self.threshold:
-                found.append(Pair(other, self.split_of[other], key, split, round(score, 3)))
-        self.answers.insert(key, answer_hash)
-        self._rows[key] = (context_at, answer_signature)
-        self.split_of[key] = split
-        self.pairs.extend(found)
-        return found
+        if split not in self._split_names:
+            self._split_names.append(split)
+        self._keys.append(key)
+        self._known.add(key)
+        self._splits.append(self._split_names.index(split))
+        self._digests.append(_digest(context))
+        self._waiting.append((context, answer))
+        self._found = None
+        if len(self._waiting) >= BATCH:
+            self._sign()
+
+    def _sign(self) -> None:
+        if not self._waiting:
+            return
+        contexts = [context for context, _ in self._waiting]
+        # a context repeated row after row (several answers to one prompt) is cut once
+        new = np.array([i == 0 or context != contexts[i - 1] for i, context in enumerate(contexts)])
+        signed = signatures([context for context, cut in zip(contexts, new, strict=True) if cut])
+        self._contexts.append(signed[np.cumsum(new) - 1])
+        self._answers.append(signatures([answer for _, answer in self._waiting]))
+        self._waiting = []
+
+    @property
+    def pairs(self) -> list[Pair]:
+        """Rows whose context and answer are both near-duplicates of an earlier row's."""
+        return self._compare()[0]
+
+    @property
+    def split_leaks(self) -> list[Pair]:
+        """Rows whose context (the same, or a near one) an earlier row of another split has."""
+        return self._compare()[1]
+
+    def _split(self, row: int) -> str:
+        return self._split_names[self._splits[row]]
+
+    def _pair(self, first: int, second: int, score: float) -> Pair:
+        return Pair(self._keys[first], self._split(first), self._keys[second], self._split(second), score)
+
+    def _compare(self) -> tuple[list[Pair], list[Pair]]:
+        if self._found is None:
+            self._sign()
+            digests = np.frombuffer(self._digests, dtype=np.uint64)
+            contexts = _Contexts(digests, np.frombuffer(self._splits, dtype=np.uint8))
+            self._found = (self._duplicates(contexts), self._leaks(contexts))
+        return self._found
+
+    def _scores(self, store: SignatureStore, pairs: np.ndarray) -> np.ndarray:
+        scores = np.empty(len(pairs))
+        for start in range(0, len(pairs), CHECKED_AT_ONCE):
+            block = pairs[start : start + CHECKED_AT_ONCE]
+            firsts, seconds = store.read(block[:, 0]), store.read(block[:, 1])
+            scores[start : start + len(block)] = similarities(firsts, seconds)
+        return scores
+
+    def _duplicates(self, contexts: _Contexts) -> list[Pair]:
+        found = candidates(self._answers)
+        scores = self._scores(self._answers, found)
+        found, scores = found[scores >= self.threshold], scores[scores >= self.threshold]
+        same = contexts.of[found[:, 0]] == contexts.of[found[:, 1]]
+        near = self._scores(self._contexts, found[~same])
+        scores[~same] = np.minimum(scores[~same], near)
+        keep = scores >= self.threshold
+        kept = zip(found[keep].tolist(), scores[keep].tolist(), strict=True)
+        return [self._pair(a, b, round(s, 3)) for (a, b), s in kept]
+
+    def _leaks(self, contexts: _Contexts) -> list[Pair]:
+        """A row's context seen before in another split: the same one (a leak from the first row of
+        each other split), or, where the row is the first of its context, a near one."""
+        leaks: list[tuple[int, int, int, float]] = []  # (later row, earlier row, order, similarity)
+        for rows in contexts.split_firsts():
+            for later_at, later in enumerate(rows):
+                leaks += [(later, earlier, 0, 1.0) for earlier in rows[:later_at]]
+        firsts = contexts.firsts
+        found = candidates(self._contexts, among=firsts)
+        scores = self._scores(self._contexts, found)
+        for (earlier_first, later), score in zip(found.tolist(), scores.tolist(), strict=True):
+            if score < self.threshold:
+                continue
+            rows = contexts.split_rows(contexts.of[earlier_first])
+            leaks += [
+                (later, earlier, 1, round(score, 3))
+                for earlier in rows
+                if earlier < later and self._splits[earlier] != self._splits[later]
+            ]
+        return [self._pair(earlier, later, score) for later, earlier, _, score in sorted(leaks)]
 
     def clusters(self) -> list[list[str]]:
         """The keys of each group of rows joined by pairs, each sorted, in the order of their
@@ -219,19 +241,51 @@ class NearDuplicates:
             groups.setdefault(root(key), []).append(key)
         return sorted((sorted(group) for group in groups.values()), key=lambda group: group[0])
 
+    def _split_of(self) -> dict[str, str]:
+        """The split of each row in a pair."""
+        pairs = self.pairs
+        return {p.first: p.first_split for p in pairs} | {p.second: p.second_split for p in pairs}
+
     def removed(self) -> set[str]:
         """The keys that keeping one row of each cluster removes (`to_remove`)."""
-        return to_remove(self.clusters(), self.split_of)
+        return to_remove(self.clusters(), self._split_of())
 
     def report(self) -> DuplicateReport:
-        removed = Counter(self.split_of[key] for key in self.removed())
+        split_of = self._split_of()
+        removed = Counter(split_of[key] for key in self.removed())
         return DuplicateReport(
             threshold=self.threshold,
-            rows=len(self._rows),
+            rows=len(self._keys),
             pairs=self.pairs,
             removed_by_split=dict(removed),
             split_leaks=self.split_leaks,
         )
+
+
+class _Contexts:
+    """Which rows share a context: each row's context number (numbered in the order first
+    seen), the first row of each context, and the first row of each context in each split."""
+
+    def __init__(self, digests: np.ndarray, splits: np.ndarray) -> None:
+        _, first, inverse = np.unique(digests, return_index=True, return_inverse=True)
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+        self.of = rank[inverse.ravel()]
+        self.firsts = np.sort(first)
+        # the first row of each (context, split), grouped by context in the order of rows
+        _, at = np.unique(self.of * 256 + splits, return_index=True)
+        at = at[np.lexsort((at, self.of[at]))]
+        self._rows = at
+        self._starts = np.searchsorted(self.of[at], np.arange(len(first) + 1))
+
+    def split_rows(self, context: int) -> list[int]:
+        """The first row of each split that holds ``context``, in the order of rows."""
+        return self._rows[self._starts[context] : self._starts[context + 1]].tolist()
+
+    def split_firsts(self) -> Iterable[list[int]]:
+        """Per context held by two splits or more: `split_rows`."""
+        several = np.flatnonzero(np.diff(self._starts) > 1)
+        return (self.split_rows(int(context)) for context in several)
 
 
 def to_remove(clusters: Iterable[list[str]], split_of: dict[str, str]) -> set[str]:

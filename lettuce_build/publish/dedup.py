@@ -5,16 +5,21 @@ refuses."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pyarrow as pa
 from datasets import Dataset, DatasetDict
+from datasets.arrow_writer import ArrowWriter
 from pydantic import BaseModel, Field
 
 from lettuce_build.builds.storage.output import write_output
 from lettuce_build.core.errors import OutputError
 from lettuce_build.core.near_duplicates import THRESHOLD, DuplicateReport, NearDuplicates, Pair
 from lettuce_build.core.schema import FEATURES, HallucinationSample, Violation, read_sample, sample_to_row
-from lettuce_build.core.tables import write_atomic
+from lettuce_build.core.tables import PARQUET_BATCH_ROWS, write_atomic
 from lettuce_build.view.validate import read_rows
 
 #: the report written beside the deduplicated dataset
@@ -44,42 +49,84 @@ def _source(path: Path) -> Path:
     return path / "dataset" if (path / "dataset").is_dir() else path
 
 
+def _samples(source: Path, unreadable: list[str] | None = None) -> Iterator[tuple[str, HallucinationSample]]:
+    """(where, sample) of each row of ``source`` in our schema; each row that is not one is
+    told to ``unreadable`` (where and why)."""
+    for raw in read_rows(source):
+        sample = read_sample(raw.data) if raw.data is not None else raw.error
+        if sample is None or isinstance(sample, Violation):
+            if unreadable is not None:
+                unreadable.append(f"{raw.where}: {sample.message if sample else 'unreadable'}")
+            continue
+        yield raw.where, sample
+
+
 def dedup(path: Path, out: Path, threshold: float = THRESHOLD) -> DedupResult:
     """Keep one row of each near-duplicate cluster of ``path`` (the test copy where a cluster
     crosses splits, else the first key); write the rest to ``out`` (``dataset/`` and ``hub/``)
-    with ``dedup.json``."""
+    with ``dedup.json``. The rows are read twice, not held: once to find the duplicates, once to
+    write the rows kept."""
     if out.resolve() == path.resolve():
         raise OutputError(f"{out}: dedup writes a new dataset; give an --out other than its input")
     near = NearDuplicates(threshold)
-    samples: list[tuple[str, HallucinationSample]] = []
     unreadable: list[str] = []
-    for raw in read_rows(_source(path)):
-        sample = read_sample(raw.data) if raw.data is not None else raw.error
-        if sample is None or isinstance(sample, Violation):
-            unreadable.append(f"{raw.where}: {sample.message if sample else 'unreadable'}")
-            continue
-        key = str(sample.metadata.get("key") or raw.where)
-        key = key if key not in near.split_of else raw.where
-        near.add(key, sample.split, sample.context, sample.answer)
-        samples.append((key, sample))
+    for where, sample in _samples(_source(path), unreadable):
+        key = str(sample.metadata.get("key") or where)
+        near.add(key if not near.has(key) else where, sample.split, sample.context, sample.answer)
     removed = near.removed()
-    kept: dict[str, list[dict]] = {}
-    for key, sample in samples:
-        if key not in removed:
-            kept.setdefault(sample.split, []).append(sample_to_row(sample))
-    splits = DatasetDict(
-        {split: Dataset.from_list(rows, features=FEATURES) for split, rows in sorted(kept.items())}
-    )
+    staging = out / ".dedup-staging"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    with _SplitFiles(staging) as files:
+        for key, (_, sample) in zip(near.keys, _samples(_source(path)), strict=True):
+            if key not in removed:
+                files.add(sample.split, sample_to_row(sample))
+    splits = DatasetDict({split: Dataset.from_file(str(file)) for split, file in sorted(files.paths.items())})
     write_output(splits, out, config_name="default")
+    shutil.rmtree(staging, ignore_errors=True)
     result = DedupResult(
-        read=len(samples),
-        kept=len(samples) - len(removed),
+        read=len(near.keys),
+        kept=len(near.keys) - len(removed),
         duplicates=near.report(),
         removed=sorted(removed),
         unreadable=unreadable,
     )
     write_atomic(out / REPORT_FILE, result.model_dump_json(indent=2))
     return result
+
+
+class _SplitFiles:
+    """An Arrow file per split, rows written a batch at a time."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.paths: dict[str, Path] = {}
+        self._writers: dict[str, ArrowWriter] = {}
+        self._held: dict[str, list[dict[str, Any]]] = {}
+
+    def __enter__(self) -> _SplitFiles:
+        return self
+
+    def add(self, split: str, row: dict[str, Any]) -> None:
+        if split not in self._writers:
+            self.paths[split] = self.folder / f"{len(self.paths)}.arrow"
+            self._writers[split] = ArrowWriter(path=str(self.paths[split]), features=FEATURES)
+            self._held[split] = []
+        held = self._held[split]
+        held.append(row)
+        if len(held) >= PARQUET_BATCH_ROWS:
+            self._write(split)
+
+    def _write(self, split: str) -> None:
+        if self._held[split]:
+            table = pa.Table.from_pylist(self._held[split], schema=FEATURES.arrow_schema)
+            self._writers[split].write_table(table)
+        self._held[split] = []
+
+    def __exit__(self, *_: object) -> None:
+        for split, writer in self._writers.items():
+            self._write(split)
+            writer.finalize()
 
 
 def split_leaks(builds: list[tuple[str, Path]]) -> list[Pair]:
@@ -90,12 +137,7 @@ def split_leaks(builds: list[tuple[str, Path]]) -> list[Pair]:
     for source, path in builds:
         if (path / "manifest.json").is_file() and not (path / "dataset").is_dir():
             continue  # a build with no published rows: the push itself says what is wrong
-        for raw in read_rows(_source(path)):
-            sample = read_sample(raw.data) if raw.data is not None else None
-            if sample is None or isinstance(sample, Violation):
-                continue  # `validate` and the push itself name unreadable rows
-            key = f"{source}:{sample.metadata.get('key') or raw.where}"
-            near.add(
-                key if key not in near.split_of else f"{source}:{raw.where}", sample.split, sample.context, ""
-            )
+        for where, sample in _samples(_source(path)):  # `validate` and the push name unreadable rows
+            key = f"{source}:{sample.metadata.get('key') or where}"
+            near.add(key if not near.has(key) else f"{source}:{where}", sample.split, sample.context, "")
     return near.split_leaks

@@ -160,7 +160,7 @@ def collect(
     report = validate(build_path / DATASET_DIR)
     if not report.ok:
         raise PublishError(
-            f"{build_path}: {len(report.problems)} rows fail the invariants, e.g. {report.problems[0]}"
+            f"{build_path}: {report.problem_count} rows fail the invariants, e.g. {report.problems[0]}"
         )
     # an item that made no sample failed; a failed injection still made a clean sample
     items = manifest.counts.items if manifest.counts else 0

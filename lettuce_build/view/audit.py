@@ -177,7 +177,7 @@ def quality_report(
             continue
         report.rows += 1
         # two rows of one key (files of two builds side by side) are told apart by place
-        near.add(row.key if row.key not in near.split_of else row.where, row.split, row.context, row.answer)
+        near.add(row.key if not near.has(row.key) else row.where, row.split, row.context, row.answer)
         if windows is not None:
             windows.add(f"{row.dataset} {row.split}", row.prompt or row.context, row.answer, row.offsets)
         hallucinated = bool(row.spans)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 from lettuce_build.builds.storage.output import read_saved
 from lettuce_build.core.errors import OutputError
 from lettuce_build.core.schema import COLUMNS, HallucinationSample, Violation, check_sample, row_to_sample
-from lettuce_build.core.tables import iter_records
+from lettuce_build.core.tables import PARQUET_BATCH_ROWS, iter_records
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy
 from lettuce_build.formats import ExportFormat, format_of
 
@@ -36,16 +36,29 @@ class Problem(BaseModel):
         return f"{self.where}: {v.field}: {v.reason} - {v.message}"
 
 
+#: problems kept to be shown (all are counted): a file whose every row is wrong would otherwise
+#: hold a problem per row
+MAX_PROBLEMS_KEPT = 1_000
+
+
 class ValidationReport(BaseModel):
     rows: int = 0
     by_split: Counter[str] = Field(default_factory=Counter)
     by_category: Counter[str] = Field(default_factory=Counter)
     by_subcategory: Counter[str] = Field(default_factory=Counter)
+    #: the first `MAX_PROBLEMS_KEPT` problems
     problems: list[Problem] = Field(default_factory=list)
+    problem_count: int = 0
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return not self.problem_count
+
+    def add(self, problems: Iterable[Problem]) -> None:
+        for found in problems:
+            self.problem_count += 1
+            if len(self.problems) < MAX_PROBLEMS_KEPT:
+                self.problems.append(found)
 
 
 class _RawRow(BaseModel):
@@ -84,32 +97,63 @@ def _record_rows(path: Path) -> Iterator[_RawRow]:
             yield _RawRow(where=where, row=index, data=line.row)
 
 
+def _unreadable(path: Path, err: Exception) -> _RawRow:
+    message = f"not a readable parquet file (truncated or corrupt?): {err}"
+    error = Violation(field="(file)", reason="unreadable", message=message)
+    return _RawRow(where=str(path), row=-1, error=error)
+
+
 def _parquet_rows(path: Path) -> Iterator[_RawRow]:
+    """A parquet file's rows, read a batch at a time."""
     try:
-        table = pq.read_table(path)
+        file = pq.ParquetFile(path)
     except (OSError, pa.ArrowException) as err:
-        message = f"not a readable parquet file (truncated or corrupt?): {err}"
-        yield _RawRow(
-            where=str(path), row=-1, error=Violation(field="(file)", reason="unreadable", message=message)
-        )
+        yield _unreadable(path, err)
         return
-    if missing := _missing_columns(table.column_names, path):
+    if missing := _missing_columns(file.schema_arrow.names, path):
         yield _RawRow(where=str(path), row=-1, error=missing)
         return
-    features = Features.from_arrow_schema(table.schema)
-    for index, row in enumerate(table.to_pylist()):
-        yield _RawRow(where=f"{path} row {index}", row=index, data=features.decode_example(row))
+    yield from _batch_rows(file.iter_batches(batch_size=PARQUET_BATCH_ROWS), file.schema_arrow, str(path))
+
+
+def _batch_rows(batches: Iterator[pa.RecordBatch], schema: pa.Schema, where: str) -> Iterator[_RawRow]:
+    """The rows of record batches, decoded by the features of their schema; a batch that cannot
+    be read ends the file with a problem that says so."""
+    features = Features.from_arrow_schema(schema)
+    index = 0
+    try:
+        for batch in batches:
+            for row in batch.to_pylist():
+                yield _RawRow(where=f"{where} row {index}", row=index, data=features.decode_example(row))
+                index += 1
+    except (OSError, pa.ArrowException) as err:
+        yield _unreadable(Path(where), err)
 
 
 def _saved_rows(path: Path) -> Iterator[_RawRow]:
+    """The rows of a folder `save_to_disk` wrote, read from its files a batch at a time (a
+    dataset that selects rows of its files is read through `datasets`)."""
     loaded = read_saved(path)
     splits = loaded.items() if hasattr(loaded, "items") else [("data", loaded)]
     for split, dataset in splits:
+        where = f"{path}/{split}"
         if missing := _missing_columns(dataset.column_names, path / split):
-            yield _RawRow(where=f"{path}/{split}", row=-1, error=missing)
+            yield _RawRow(where=where, row=-1, error=missing)
             continue
-        for index, row in enumerate(dataset):
-            yield _RawRow(where=f"{path}/{split} row {index}", row=index, data=row)
+        if dataset._indices is not None:
+            for index, row in enumerate(dataset):
+                yield _RawRow(where=f"{where} row {index}", row=index, data=row)
+            continue
+        files = [Path(entry["filename"]) for entry in dataset.cache_files]
+        yield from _batch_rows(_stream_batches(files), dataset.data.schema, where)
+
+
+def _stream_batches(files: list[Path]) -> Iterator[pa.RecordBatch]:
+    """The record batches of arrow stream files, read (not mapped: a mapped file's pages would
+    count as the process's memory), one at a time."""
+    for path in files:
+        with pa.OSFile(str(path)) as source:
+            yield from pa.ipc.open_stream(source)
 
 
 def _export_rows(layout: ExportFormat, path: Path) -> Iterator[_RawRow]:
@@ -180,13 +224,13 @@ def validate(
 
     def problem(where: str, field: str, *, reason: str, message: str, row: int | None = None) -> None:
         violation = Violation(row=row, field=field, reason=reason, message=message)
-        report.problems.append(Problem(where=where, violation=violation))
+        report.add([Problem(where=where, violation=violation)])
 
     for raw in read_rows(path):
         part = _part(Path(path), raw.where)
         per_part[part] += raw.error is None
         if raw.error is not None:
-            report.problems.append(Problem(where=raw.where, violation=raw.error))
+            report.add([Problem(where=raw.where, violation=raw.error)])
             continue
         assert raw.data is not None
         counted = part == next(iter(per_part))  # counts describe the first output (dataset/)
@@ -194,9 +238,7 @@ def validate(
         try:
             sample: HallucinationSample = row_to_sample(raw.data)
         except ValidationError as err:
-            report.problems.extend(
-                Problem(where=raw.where, violation=v) for v in _schema_violations(err, raw.row)
-            )
+            report.add(Problem(where=raw.where, violation=v) for v in _schema_violations(err, raw.row))
             continue
         except (json.JSONDecodeError, ValueError) as err:
             problem(raw.where, "metadata/category", reason="undecodable", message=str(err), row=raw.row)
@@ -206,13 +248,11 @@ def validate(
             report.by_category[sample.category or "(clean)"] += 1
             for span in sample.labels:
                 report.by_subcategory[f"{span.category}/{span.subcategory or '-'}"] += 1
-        report.problems.extend(
-            Problem(where=raw.where, violation=v) for v in check_sample(sample, taxonomy, raw.row)
-        )
+        report.add(Problem(where=raw.where, violation=v) for v in check_sample(sample, taxonomy, raw.row))
         if sample.dataset not in datasets:
             known = f"{sample.dataset!r} is not a known dataset; known: {sorted(datasets)}"
             problem(raw.where, "dataset", reason="unknown_dataset", message=known, row=raw.row)
-    if not report.rows and not report.problems:
+    if not report.rows and report.ok:
         problem(str(path), "(rows)", reason="no_rows", message="the output holds no rows")
     if len(per_part) > 1 and len(set(per_part.values())) > 1:
         differ = f"dataset/ and hub/ hold different numbers of rows: {dict(per_part)}"

@@ -1,7 +1,8 @@
 """Near-duplicate rows: a changed line, changed whitespace or reordered paragraphs of one document
 are duplicates; two documents of one template are not; rows sharing only a context are not."""
 
-from lettuce_build.core.near_duplicates import NearDuplicates, Signer, shingles, similarity, to_remove
+from lettuce_build.core.minhash import shingles, signatures, similarity
+from lettuce_build.core.near_duplicates import NearDuplicates, to_remove
 
 README = """# fastgrid
 
@@ -40,8 +41,8 @@ ANSWER = "The default page size is 50 rows; the --page-size flag changes it."
 
 
 def alike(a: str, b: str) -> float:
-    signer = Signer()
-    return similarity(signer.minhash(a).hashvalues, signer.minhash(b).hashvalues)
+    first, second = signatures([a, b])
+    return similarity(first, second)
 
 
 def test_a_changed_line_changed_whitespace_and_reordered_paragraphs_stay_above_the_threshold():

@@ -1,0 +1,192 @@
+"""The commands around a build at scale: `validate`, `audit`, `export --format lettucedetect` and
+`dedup` on rows in the published schema, each in its own process, with its time and peak memory,
+beside the baseline of the same run: a process that only reads every row of the same files
+with pyarrow (what any command must at least do).
+
+    python benchmarks/command_scale.py --sizes 50000,500000 [--work /tmp/cmd] [--commands audit,dedup]
+
+Rows are realistic and distinct: each context joins three paragraphs of real READMEs (the
+markdown long descriptions of the installed packages), no two rows the same three; the answer
+joins a sentence of its first paragraph and one of its second, and every other row has one word
+replaced and labelled (a contradiction). One row in 1,000 is a planted near-copy of an earlier
+row (a word of its context changed, the same answer), which `dedup` must remove. Rows are
+written as a Hub-style folder of parquet files (90% train, 10% test), as `push` publishes them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).parent))
+from dedup_scale import paragraphs  # noqa: E402
+from edit_anchors import installed_readmes  # noqa: E402
+
+from lettuce_build.core.schema import FEATURES, default_prompt  # noqa: E402
+from lettuce_build.core.sentences import split_sentences  # noqa: E402
+
+ROWS_PER_FILE = 50_000
+PLANT_EVERY = 1_000
+COMMANDS = ("validate", "audit", "export", "dedup")
+
+
+def _row(
+    index: int, texts: list[list[str]], draw: random.Random, used: set[tuple[int, ...]]
+) -> dict[str, Any]:
+    while True:
+        picked = tuple(draw.sample(range(len(texts)), 3))
+        if picked not in used:
+            used.add(picked)
+            break
+    first, second, third = (texts[i] for i in picked)
+    context = "\n\n".join(" ".join(part) for part in (first, second, third))
+    said = [draw.choice(first), draw.choice(second)]
+    answer = " ".join(said)
+    labels: list[dict[str, Any]] = []
+    if index % 2:
+        words = said[1].split()
+        at = draw.randrange(len(words))
+        old = words[at].strip(".,;:()`*")
+        if len(old) > 3:
+            new = draw.choice(draw.choice(third).split()).strip(".,;:()`*") or "other"
+            start = len(said[0]) + 1 + said[1].find(old)
+            answer = answer[:start] + new + answer[start + len(old) :]
+            labels.append(
+                {
+                    "start": start,
+                    "end": start + len(new),
+                    "text": new,
+                    "label": "entity",
+                    "category": "contradiction",
+                    "subcategory": "entity",
+                }
+            )
+    question = f"What does the passage say about {' '.join(said[0].split()[:5]).rstrip('.,')}?"
+    split = "test" if index % 10 == 9 else "train"
+    return {
+        "prompt": default_prompt(context, question),
+        "context": context,
+        "question": question,
+        "answer": answer,
+        "labels": labels,
+        "split": split,
+        "task_type": "qa",
+        "dataset": "lettucedetect-readme",
+        "language": "en",
+        "context_modality": "markdown",
+        "category": 0 if labels else None,
+        "subcategory": "entity" if labels else None,
+        "metadata": json.dumps({"key": f"bench::{index}"}),
+    }
+
+
+def _planted(original: dict[str, Any], index: int) -> dict[str, Any]:
+    """A near-copy: one word of the context changed (the prompt with it), the same answer."""
+    words = original["context"].split(" ")
+    words[len(words) // 2] = "changed"
+    context = " ".join(words)
+    return {
+        **original,
+        "context": context,
+        "prompt": default_prompt(context, original["question"]),
+        "metadata": json.dumps({"key": f"bench::{index}"}),
+    }
+
+
+def write_rows(folder: Path, count: int, seed: int = 0) -> None:
+    """``count`` rows as a Hub-style folder of parquet files per split."""
+    texts = [split_sentences(p) for p in paragraphs(installed_readmes(folder.parent / "readmes"))]
+    texts = [sentences for sentences in texts if len(sentences) >= 2]
+    draw = random.Random(seed)
+    used: set[tuple[int, ...]] = set()
+    recent: list[dict[str, Any]] = []
+    files = max(1, -(-count // ROWS_PER_FILE))
+    schema = FEATURES.arrow_schema
+    (folder / "data").mkdir(parents=True, exist_ok=True)
+    index = 0
+    for number in range(files):
+        batch: dict[str, list[dict[str, Any]]] = {"train": [], "test": []}
+        for _ in range(min(ROWS_PER_FILE, count - index)):
+            if index % PLANT_EVERY == PLANT_EVERY - 1 and recent:
+                row = _planted(draw.choice(recent), index)
+            else:
+                row = _row(index, texts, draw, used)
+                recent = [*recent[-99:], row]
+            batch[row["split"]].append(row)
+            index += 1
+        for split, rows in batch.items():
+            name = folder / "data" / f"{split}-{number:05d}-of-{files:05d}.parquet"
+            pq.write_table(pa.Table.from_pylist(rows, schema=schema), name)
+
+
+def _timed(command: list[str]) -> tuple[float, float, str]:
+    """(seconds, peak MB, last line of output) of one command in its own process."""
+    started = time.perf_counter()
+    done = subprocess.run(["/usr/bin/time", "-f", "%M", *command], capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    peak = int(done.stderr.strip().splitlines()[-1]) / 1024
+    said = [line for line in (done.stdout + done.stderr).splitlines()[:-1] if line.strip()]
+    return seconds, peak, said[-1][:100] if said else ""
+
+
+BASELINE = (
+    "import sys, pyarrow.parquet as pq, pathlib\n"
+    "n = 0\n"
+    "for f in sorted(pathlib.Path(sys.argv[1]).rglob('*.parquet')):\n"
+    "    for batch in pq.ParquetFile(f).iter_batches(batch_size=1024):\n"
+    "        n += len(batch.to_pylist())\n"
+    "print(n, 'rows read')\n"
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="50000", help="row counts, comma-separated")
+    parser.add_argument("--work", type=Path, help="where the rows go (kept between runs; default: temporary)")
+    parser.add_argument("--commands", default=",".join(COMMANDS), help="which commands, comma-separated")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as temporary:
+        work = args.work or Path(temporary)
+        for count in (int(size) for size in args.sizes.split(",")):
+            rows = work / f"rows{count}"
+            if not (rows / "data").is_dir():
+                write_rows(rows, count)
+            out = work / f"out{count}"
+            subprocess.run(["rm", "-rf", str(out)], check=True)
+            out.mkdir(parents=True)
+            base = _timed([sys.executable, "-c", BASELINE, str(rows)])
+            print(f"{count:,} rows: read with pyarrow (baseline): {base[0]:.1f} s, {base[1]:.0f} MB")
+            for name in args.commands.split(","):
+                command = {
+                    "validate": ["lettuce-build", "validate", str(rows)],
+                    "audit": ["lettuce-build", "audit", str(rows)],
+                    "export": [
+                        "lettuce-build",
+                        "export",
+                        str(rows),
+                        "--format",
+                        "lettucedetect",
+                        "--out",
+                        str(out / "export.json"),
+                    ],
+                    "dedup": ["lettuce-build", "dedup", str(rows), "--out", str(out / "dedup")],
+                }[name]
+                seconds, peak, said = _timed(command)
+                print(
+                    f"{count:,} rows: {name}: {seconds:.1f} s ({seconds / base[0]:.1f}x the read), "
+                    f"{peak:.0f} MB ({peak / base[1]:.1f}x) | {said}"
+                )
+
+
+if __name__ == "__main__":
+    main()
