@@ -53,6 +53,17 @@ def shingles(text: str, size: int = SHINGLE_SIZE) -> set[bytes]:
     return {joiner.join(units[i : i + size]).encode() for i in range(len(units) - size + 1)}
 
 
+def _shingle_hashes(text: str) -> list[int]:
+    """The crc32 of each of `shingles`' shingles (a repeated one more than once: the least value
+    is the same), each word encoded once, not once per window it is in."""
+    if kind_of(text) == "characters":
+        return [zlib.crc32(shingle) for shingle in shingles(text)]
+    units = [word.encode() for word in words(text)]
+    if len(units) <= SHINGLE_SIZE:
+        return [zlib.crc32(b" ".join(units))] if units else []
+    return [zlib.crc32(b" ".join(units[i : i + SHINGLE_SIZE])) for i in range(len(units) - SHINGLE_SIZE + 1)]
+
+
 @cache
 def permutations(num_perm: int = NUM_PERM) -> tuple[np.ndarray, np.ndarray]:
     """The (a, b) of each permutation, as datasketch draws them for the affine32 scheme."""
@@ -79,7 +90,7 @@ def signatures(texts: Sequence[str], num_perm: int = NUM_PERM) -> np.ndarray:
     hashes: list[int] = []
     counts = np.zeros(len(texts), dtype=np.int64)
     for index, text in enumerate(texts):
-        crcs = [zlib.crc32(shingle) for shingle in shingles(text)]
+        crcs = _shingle_hashes(text)
         hashes += crcs
         counts[index] = len(crcs)
     if not hashes:

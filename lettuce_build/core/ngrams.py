@@ -40,7 +40,7 @@ def kind_of(text: str, modality: str = "prose") -> TextKind:
     in scripts written without spaces between words (Chinese, Japanese, Thai), else prose."""
     if modality in ("code", "tool_output"):
         return "code"
-    if not text.isascii():
+    if not text.isascii() and _UNSPACED.search(text):
         letters = sum(ch.isalpha() for ch in text)
         if letters and len(_UNSPACED.findall(text)) / letters > 0.5:
             return "characters"

@@ -42,9 +42,24 @@ _UNITS = {
 }  # fmt: skip
 
 
+#: texts this long are a context, read by several checks of one row: their words are cached
+CACHED_FROM_CHARS = 512
+
+
 def words(text: str) -> list[str]:
     """The words of ``text``, lowered. Chinese, written without spaces between its words, is cut
     into words by a segmenter (jieba's dictionary, `rjieba`), not read as one word a clause."""
+    if len(text) >= CACHED_FROM_CHARS:
+        return list(_context_words(text))
+    return _words(text)
+
+
+@functools.lru_cache(maxsize=16)  # the contexts of the last few rows: a sentence would push them out
+def _context_words(text: str) -> tuple[str, ...]:
+    return tuple(_words(text))
+
+
+def _words(text: str) -> list[str]:
     if text.isascii():  # lowered first, the same words are found by a simpler pattern, in one call
         return _ASCII_WORD.findall(text.lower())
     found = [w.lower() for w in _WORD.findall(text)]

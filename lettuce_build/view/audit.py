@@ -11,12 +11,16 @@ schema, and LettuceDetect-format JSON/JSONL (``prompt``, ``answer``, ``labels`` 
 
 from __future__ import annotations
 
+import hashlib
 import re
 import statistics
-from collections import Counter, defaultdict
+from array import array
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from lettuce_build.builds.storage.folder import MANIFEST_FILE, BuildDir
 from lettuce_build.builds.storage.output import DATASET_DIR
@@ -70,16 +74,44 @@ PROSE_MODALITIES = frozenset({"prose", "markdown"})
 QUANTILES = (0.1, 0.5, 0.9)
 
 
+class Values:
+    """The values of a distribution, 8 bytes each (a Python float in a list takes 32)."""
+
+    def __init__(self) -> None:
+        self._values = array("d")
+
+    def append(self, value: float) -> None:
+        self._values.append(value)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __iter__(self) -> Iterator[float]:
+        return iter(self._values)
+
+    def quantiles(self) -> str:
+        """p10 / p50 / p90."""
+        if not self._values:
+            return "-"
+        if len(self._values) == 1:
+            return f"{self._values[0]:.2f}"
+        cuts = statistics.quantiles(self._values, n=10, method="inclusive")
+        return " / ".join(f"{cuts[int(q * 10) - 1]:.2f}" for q in QUANTILES)
+
+
 class Group(BaseModel):
-    """The report of one (dataset, class) group: its size, each signal's count, distributions."""
+    """The report of one (dataset, class) group: its size, each signal's count, distributions
+    (8 bytes a row each, not a Python float)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     rows: int = 0
     signals: Counter[str] = Field(default_factory=Counter)
     #: up to three rows per signal, to read
     examples: dict[str, list[str]] = Field(default_factory=dict)
-    support: list[float] = Field(default_factory=list)
-    answer_chars: list[int] = Field(default_factory=list)
-    coverage: list[float] = Field(default_factory=list)
+    support: Values = Field(default_factory=lambda: Values())
+    answer_chars: Values = Field(default_factory=lambda: Values())
+    coverage: Values = Field(default_factory=lambda: Values())
     #: code rows: how many were checked for names their context never shows
     code_rows: int = 0
 
@@ -142,6 +174,27 @@ def _key(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
+def _digest(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+class _Repeats:
+    """Texts counted by a 64-bit digest each (8 bytes a row, not the text): how many repeat an
+    earlier one."""
+
+    def __init__(self) -> None:
+        self._digests = array("Q")
+
+    def add(self, text: str) -> int:
+        digest = _digest(text)
+        self._digests.append(digest)
+        return digest
+
+    @property
+    def repeats(self) -> int:
+        return len(self._digests) - len(np.unique(np.frombuffer(self._digests, dtype=np.uint64)))
+
+
 def _near_key(text: str) -> str:
     """What near-duplicates share: the same content words (possessives dropped), in any order."""
     return " ".join(sorted({re.sub(r"['’]s$", "", w) for w in content_words(text)}))
@@ -161,11 +214,11 @@ def quality_report(
     keep of each sample."""
     path = Path(path)
     report = QualityReport()
-    questions: dict[str, set[str]] = defaultdict(set)
-    question_count: Counter[str] = Counter()
-    answer_count: Counter[str] = Counter()
-    near_questions: Counter[str] = Counter()
-    near_answers: Counter[str] = Counter()
+    # questions of the test split by digest, to name those train asks too (the test split is
+    # the small one: the train split's are only digests)
+    test_questions: dict[int, str] = {}
+    train_questions = array("Q")
+    question_count, answer_count, near_questions, near_answers = (_Repeats() for _ in range(4))
     near = NearDuplicates()
     giveaways = Giveaways()
     spelling = SpellingBaseline()
@@ -205,9 +258,13 @@ def quality_report(
             if names := ungrounded_names(_blanked(row.answer, row.spans), row.context):
                 signal("ungrounded_reference", f"calls {', '.join(names[:5])}, which the context never shows")
         if row.question:
-            question_count[_key(row.question)] += 1
-            near_questions[_near_key(row.question)] += 1
-            questions[_key(row.question)].add(row.split)
+            asked = _key(row.question)
+            digest = question_count.add(asked)
+            near_questions.add(_near_key(row.question))
+            if row.split == "test":
+                test_questions.setdefault(digest, asked)
+            elif row.split == "train":
+                train_questions.append(digest)
             if row.context and (asked_wrong := question_problem(row.question, row.context)):
                 signal(asked_wrong[0], row.question)  # off its context, or about its prompt
         if hallucinated:
@@ -224,8 +281,8 @@ def quality_report(
             if any(prompt_words(new, old, row.context) for old, new in row.edits):
                 signal("edit_about_prompt")
             continue
-        answer_count[_key(row.answer)] += 1
-        near_answers[_near_key(row.answer)] += 1
+        answer_count.add(_key(row.answer))
+        near_answers.add(_near_key(row.answer))
         if repeated(row.answer, config, language=row.language):
             signal("repetition")
         if row.modality in PROSE_MODALITIES and markup_share(row.answer) > config.max_markup_share:
@@ -237,12 +294,15 @@ def quality_report(
             group.support.append(share)
         if unsupported(row.answer, row.context, config):
             signal("unsupported")
-    report.duplicate_questions = sum(n - 1 for n in question_count.values() if n > 1)
-    report.duplicate_answers = sum(n - 1 for n in answer_count.values() if n > 1)
-    report.near_duplicate_questions = sum(n - 1 for n in near_questions.values() if n > 1)
-    report.near_duplicate_answers = sum(n - 1 for n in near_answers.values() if n > 1)
+    report.duplicate_questions = question_count.repeats
+    report.duplicate_answers = answer_count.repeats
+    report.near_duplicate_questions = near_questions.repeats
+    report.near_duplicate_answers = near_answers.repeats
     report.duplicates = near.report()
-    report.shared_questions = sorted(q for q, splits in questions.items() if {"train", "test"} <= splits)
+    trained = np.frombuffer(train_questions, dtype=np.uint64)
+    asked = np.fromiter(test_questions, dtype=np.uint64, count=len(test_questions))
+    shared = asked[np.isin(asked, trained)].tolist()
+    report.shared_questions = sorted(test_questions[digest] for digest in shared)
     if report.shared_questions:
         group = report.groups.setdefault("(all) shared", Group())
         group.signals["train_test_shared_question"] = len(report.shared_questions)
@@ -262,15 +322,6 @@ def quality_report(
     return report
 
 
-def _quantiles(values: list[float]) -> str:
-    if not values:
-        return "-"
-    if len(values) == 1:
-        return f"{values[0]:.2f}"
-    cuts = statistics.quantiles(values, n=10, method="inclusive")
-    return " / ".join(f"{cuts[int(q * 10) - 1]:.2f}" for q in QUANTILES)
-
-
 def quality_text(path: Path, report: QualityReport) -> str:
     lines = [f"data quality of {report.rows} rows in {path}"]
     if report.unreadable:
@@ -283,12 +334,11 @@ def quality_text(path: Path, report: QualityReport) -> str:
     for name, group in sorted(report.groups.items()):
         lines.append(f"  {name}: {group.rows} rows")
         if group.answer_chars:
-            chars = [float(c) for c in group.answer_chars]
-            lines.append(f"    answer characters p10/p50/p90: {_quantiles(chars)}")
+            lines.append(f"    answer characters p10/p50/p90: {group.answer_chars.quantiles()}")
         if group.support:
-            lines.append(f"    context support p10/p50/p90: {_quantiles(group.support)}")
+            lines.append(f"    context support p10/p50/p90: {group.support.quantiles()}")
         if group.coverage:
-            lines.append(f"    span coverage p10/p50/p90: {_quantiles(group.coverage)}")
+            lines.append(f"    span coverage p10/p50/p90: {group.coverage.quantiles()}")
         if ungrounded := group.ungrounded_line():
             lines.append(f"    {ungrounded}")
         for signal, count in sorted(group.signals.items()):

@@ -97,7 +97,7 @@ def write(path, samples):
 def test_true_rows_raise_no_signal(tmp_path):
     report = quality_report(write(tmp_path / "good.jsonl", GOOD))
     assert report.rows == 3 and report.clean
-    assert report.groups["lettucedetect-readme clean"].support == [1.0, 1.0]
+    assert list(report.groups["lettucedetect-readme clean"].support) == [1.0, 1.0]
 
 
 def test_each_defect_is_found_and_only_in_its_row(tmp_path):
