@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
@@ -129,14 +130,46 @@ def write_rows(folder: Path, count: int, seed: int = 0) -> None:
             pq.write_table(pa.Table.from_pylist(rows, schema=schema), name)
 
 
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _tree_rss(root: int) -> int:
+    """Bytes resident in ``root`` and every process under it (a pool's workers too: each
+    counted whole, pages they share with others included, so the figure is an upper bound)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    tree, total = {root}, 0
+    for pid in sorted(parents):  # children have larger numbers than parents, but not always:
+        for _ in range(2):  # a second look finds those born to a later number
+            if parents.get(pid) in tree:
+                tree.add(pid)
+    for pid in tree:
+        try:
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
 def _timed(command: list[str]) -> tuple[float, float, str]:
-    """(seconds, peak MB, last line of output) of one command in its own process."""
+    """(seconds, peak MB of the process and its children together, last line of output) of one
+    command in its own process."""
     started = time.perf_counter()
-    done = subprocess.run(["/usr/bin/time", "-f", "%M", *command], capture_output=True, text=True)
-    seconds = time.perf_counter() - started
-    peak = int(done.stderr.strip().splitlines()[-1]) / 1024
-    said = [line for line in (done.stdout + done.stderr).splitlines()[:-1] if line.strip()]
-    return seconds, peak, said[-1][:100] if said else ""
+    with tempfile.TemporaryFile("w+") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True)
+        peak = 0
+        while process.poll() is None:
+            peak = max(peak, _tree_rss(process.pid))
+            time.sleep(0.2)
+        seconds = time.perf_counter() - started
+        out.seek(0)
+        said = [line for line in out.read().splitlines() if line.strip()]
+    return seconds, peak / 1024**2, said[-1][:100] if said else ""
 
 
 BASELINE = (

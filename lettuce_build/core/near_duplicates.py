@@ -22,7 +22,7 @@ import hashlib
 import tempfile
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -39,7 +39,16 @@ from lettuce_build.core.minhash import (
     similarities,
 )
 
-__all__ = ["SHINGLE_SIZE", "THRESHOLD", "DuplicateReport", "NearDuplicates", "Pair", "to_remove"]
+__all__ = [
+    "SHINGLE_SIZE",
+    "THRESHOLD",
+    "DuplicateReport",
+    "NearDuplicates",
+    "Pair",
+    "Signed",
+    "sign",
+    "to_remove",
+]
 
 #: the estimated Jaccard similarity, of both context and answer, from which rows are duplicates
 THRESHOLD = 0.8
@@ -99,6 +108,28 @@ def _digest(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
+class Signed(NamedTuple):
+    """What `NearDuplicates` keeps of rows, made by `sign` (anywhere: in another process too):
+    each context's digest, each context's and each answer's signature."""
+
+    digests: array[int]
+    contexts: np.ndarray
+    answers: np.ndarray
+
+
+def sign(texts: Sequence[tuple[str, str]]) -> Signed:
+    """The digests and signatures of rows given as (context, answer); a context repeated row
+    after row (several answers to one prompt) is cut once."""
+    contexts = [context for context, _ in texts]
+    new = np.array([i == 0 or context != contexts[i - 1] for i, context in enumerate(contexts)], dtype=bool)
+    signed = signatures([context for context, cut in zip(contexts, new, strict=True) if cut])
+    return Signed(
+        array("Q", map(_digest, contexts)),
+        signed[np.cumsum(new) - 1],
+        signatures([answer for _, answer in texts]),
+    )
+
+
 class NearDuplicates:
     """Rows added one by one (a key, a split, a context, an answer), each compared with those
     before it: the pairs of duplicate rows, and of contexts in two splits, in the order of the
@@ -132,8 +163,7 @@ class NearDuplicates:
         """Whether a row of this key was added."""
         return key in self._known
 
-    def add(self, key: str, split: str, context: str, answer: str) -> None:
-        """Add a row (its duplicates are found with the others, when a result is asked for)."""
+    def _register(self, key: str, split: str) -> None:
         if key in self._known:
             raise ValueError(f"near-duplicates: key {key!r} added twice")
         if split not in self._split_names:
@@ -141,22 +171,31 @@ class NearDuplicates:
         self._keys.append(key)
         self._known.add(key)
         self._splits.append(self._split_names.index(split))
-        self._digests.append(_digest(context))
-        self._waiting.append((context, answer))
         self._found = None
+
+    def add(self, key: str, split: str, context: str, answer: str) -> None:
+        """Add a row (its duplicates are found with the others, when a result is asked for)."""
+        self._register(key, split)
+        self._waiting.append((context, answer))
         if len(self._waiting) >= BATCH:
             self._sign()
 
+    def add_signed(self, rows: Sequence[tuple[str, str]], signed: Signed) -> None:
+        """Add rows, given as (key, split), that `sign` signed."""
+        self._sign()
+        for key, split in rows:
+            self._register(key, split)
+        self._keep(signed)
+
     def _sign(self) -> None:
-        if not self._waiting:
-            return
-        contexts = [context for context, _ in self._waiting]
-        # a context repeated row after row (several answers to one prompt) is cut once
-        new = np.array([i == 0 or context != contexts[i - 1] for i, context in enumerate(contexts)])
-        signed = signatures([context for context, cut in zip(contexts, new, strict=True) if cut])
-        self._contexts.append(signed[np.cumsum(new) - 1])
-        self._answers.append(signatures([answer for _, answer in self._waiting]))
-        self._waiting = []
+        if self._waiting:
+            self._keep(sign(self._waiting))
+            self._waiting = []
+
+    def _keep(self, signed: Signed) -> None:
+        self._digests.extend(signed.digests)
+        self._contexts.append(signed.contexts)
+        self._answers.append(signed.answers)
 
     @property
     def pairs(self) -> list[Pair]:

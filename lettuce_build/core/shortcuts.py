@@ -130,5 +130,16 @@ class SpellingBaseline:
                 share.spans += 1
                 share.novel += novel
 
+    def merge(self, other: SpellingBaseline) -> None:
+        """Add the counts of other rows."""
+        mine, theirs = self._report, other._report
+        mine.rows += theirs.rows
+        for marked, more in ((mine.examples, theirs.examples), (mine.words, theirs.words)):
+            marked.add_counts(more.true, more.false, more.missed)
+        for kind, share in [(None, theirs.spans), *theirs.by_subcategory.items()]:
+            into = mine.spans if kind is None else mine.by_subcategory.setdefault(kind, SpanShare())
+            into.spans += share.spans
+            into.novel += share.novel
+
     def report(self) -> ShortcutReport:
         return self._report.model_copy(deep=True)

@@ -11,47 +11,30 @@ schema, and LettuceDetect-format JSON/JSONL (``prompt``, ``answer``, ``labels`` 
 
 from __future__ import annotations
 
-import hashlib
-import re
-import statistics
-from array import array
-from collections import Counter
+import functools
+import multiprocessing
+import os
+from collections import Counter, deque
 from collections.abc import Iterator
+from multiprocessing.pool import AsyncResult
 from pathlib import Path
 
-import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from lettuce_build.builds.storage.folder import MANIFEST_FILE, BuildDir
 from lettuce_build.builds.storage.output import DATASET_DIR
-from lettuce_build.core.characters import invalid_in
-from lettuce_build.core.gates import (
-    ADDING,
-    DEFAULT_GATES,
-    GateConfig,
-    asks_question,
-    markup_share,
-    prompt_words,
-    question_problem,
-    repeated,
-    replaces_sentence_by_fragment,
-    stutters,
-    unsupported,
-)
+from lettuce_build.core.gates import DEFAULT_GATES, GateConfig
 from lettuce_build.core.near_duplicates import DuplicateReport, NearDuplicates
-from lettuce_build.core.references import ungrounded_names
-from lettuce_build.core.shortcuts import ShortcutReport, SpellingBaseline
-from lettuce_build.core.words import content_words, in_context, says_the_same, support
+from lettuce_build.core.shortcuts import ShortcutReport
 from lettuce_build.stages.judge import JudgeReport
 from lettuce_build.stages.plausibility import PlausibilityReport
+from lettuce_build.view.audit_checks import Group, Tally, check_rows, repeats
 from lettuce_build.view.audit_rows import Row, Unreadable, rows_of
-from lettuce_build.view.giveaways import GiveawayReport, Giveaways
+from lettuce_build.view.giveaways import GiveawayReport
 from lettuce_build.view.reviews import REVIEWS_FILE, ReviewLog, ReviewReport, review_report
 from lettuce_build.view.samples import load_samples
 from lettuce_build.view.token_windows import TokenWindows, WindowReport, window_text
 
-#: rows that could not be read, named in the report (all are counted)
-MAX_UNREADABLE_SHOWN = 20
 #: the signals whose presence in published rows fails `audit --strict`
 GATE_SIGNALS = (
     "invalid_characters",
@@ -70,61 +53,6 @@ GATE_SIGNALS = (
     "ungrounded_reference",
     "train_test_shared_question",
 )
-PROSE_MODALITIES = frozenset({"prose", "markdown"})
-QUANTILES = (0.1, 0.5, 0.9)
-
-
-class Values:
-    """The values of a distribution, 8 bytes each (a Python float in a list takes 32)."""
-
-    def __init__(self) -> None:
-        self._values = array("d")
-
-    def append(self, value: float) -> None:
-        self._values.append(value)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def __iter__(self) -> Iterator[float]:
-        return iter(self._values)
-
-    def quantiles(self) -> str:
-        """p10 / p50 / p90."""
-        if not self._values:
-            return "-"
-        if len(self._values) == 1:
-            return f"{self._values[0]:.2f}"
-        cuts = statistics.quantiles(self._values, n=10, method="inclusive")
-        return " / ".join(f"{cuts[int(q * 10) - 1]:.2f}" for q in QUANTILES)
-
-
-class Group(BaseModel):
-    """The report of one (dataset, class) group: its size, each signal's count, distributions
-    (8 bytes a row each, not a Python float)."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    rows: int = 0
-    signals: Counter[str] = Field(default_factory=Counter)
-    #: up to three rows per signal, to read
-    examples: dict[str, list[str]] = Field(default_factory=dict)
-    support: Values = Field(default_factory=lambda: Values())
-    answer_chars: Values = Field(default_factory=lambda: Values())
-    coverage: Values = Field(default_factory=lambda: Values())
-    #: code rows: how many were checked for names their context never shows
-    code_rows: int = 0
-
-    def ungrounded_line(self) -> str | None:
-        """The share of code answers calling a name their context never shows (labelled spans
-        blanked out), always shown for code: 0 is a figure worth publishing too."""
-        if not self.code_rows:
-            return None
-        count = self.signals["ungrounded_reference"]
-        return (
-            f"answers calling a name the context never shows: {count} of {self.code_rows} "
-            f"({count / self.code_rows:.2f})"
-        )
 
 
 class QualityReport(BaseModel):
@@ -170,139 +98,37 @@ class QualityReport(BaseModel):
         return self.rows > 0 and not self.unreadable and not any(self.signal_total(s) for s in GATE_SIGNALS)
 
 
-def _key(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
-
-
-def _digest(text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
-
-
-class _Repeats:
-    """Texts counted by a 64-bit digest each (8 bytes a row, not the text): how many repeat an
-    earlier one."""
-
-    def __init__(self) -> None:
-        self._digests = array("Q")
-
-    def add(self, text: str) -> int:
-        digest = _digest(text)
-        self._digests.append(digest)
-        return digest
-
-    @property
-    def repeats(self) -> int:
-        return len(self._digests) - len(np.unique(np.frombuffer(self._digests, dtype=np.uint64)))
-
-
-def _near_key(text: str) -> str:
-    """What near-duplicates share: the same content words (possessives dropped), in any order."""
-    return " ".join(sorted({re.sub(r"['’]s$", "", w) for w in content_words(text)}))
-
-
-def _blanked(answer: str, spans: list[tuple[str, str]]) -> str:
-    """The answer with its labelled spans blanked out: what it says as clean text."""
-    for text, _ in spans:
-        answer = answer.replace(text, " " * len(text)) if text else answer
-    return answer
-
-
 def quality_report(
     path: str | Path, config: GateConfig = DEFAULT_GATES, windows: TokenWindows | None = None
 ) -> QualityReport:
     """The report of every row at ``path``; ``windows``: also what a detector's token windows
-    keep of each sample."""
+    keep of each sample. Rows are checked a batch at a time, past the first `ALONE_ROWS` in a
+    pool of processes, one per core (see `_tallies`)."""
     path = Path(path)
     report = QualityReport()
-    # questions of the test split by digest, to name those train asks too (the test split is
-    # the small one: the train split's are only digests)
-    test_questions: dict[int, str] = {}
-    train_questions = array("Q")
-    question_count, answer_count, near_questions, near_answers = (_Repeats() for _ in range(4))
+    tally = Tally()
     near = NearDuplicates()
-    giveaways = Giveaways()
-    spelling = SpellingBaseline()
-    for row in rows_of(path):
-        if isinstance(row, Unreadable):
-            report.unreadable += 1
-            if len(report.unreadable_examples) < MAX_UNREADABLE_SHOWN:
-                report.unreadable_examples.append(str(row))
-            continue
-        report.rows += 1
-        # two rows of one key (files of two builds side by side) are told apart by place
-        near.add(row.key if not near.has(row.key) else row.where, row.split, row.context, row.answer)
+    for batch, found in _tallies(path, config):
         if windows is not None:
-            windows.add(f"{row.dataset} {row.split}", row.prompt or row.context, row.answer, row.offsets)
-        hallucinated = bool(row.spans)
-        giveaways.add(row.answer, hallucinated)
-        spelling.add(
-            row.answer, row.context, [(s, e, k) for (s, e), k in zip(row.offsets, row.kinds, strict=True)]
-        )
-        group = report.groups.setdefault(
-            f"{row.dataset} {'hallucinated' if hallucinated else 'clean'}", Group()
-        )
-        group.rows += 1
-        report.by_category[row.category or "(clean)"] += 1
-        group.answer_chars.append(len(row.answer))
-
-        def signal(name: str, text: str | None = None, row: Row = row, group: Group = group) -> None:
-            group.signals[name] += 1
-            shown = group.examples.setdefault(name, [])
-            if len(shown) < 3:
-                shown.append(f"{row.where}: {(text or row.answer)[:160]!r}")
-
-        if problem := invalid_in([row.context, row.question, row.answer]):
-            signal("invalid_characters", problem)
-        if row.modality == "code":
-            group.code_rows += 1
-            if names := ungrounded_names(_blanked(row.answer, row.spans), row.context):
-                signal("ungrounded_reference", f"calls {', '.join(names[:5])}, which the context never shows")
-        if row.question:
-            asked = _key(row.question)
-            digest = question_count.add(asked)
-            near_questions.add(_near_key(row.question))
-            if row.split == "test":
-                test_questions.setdefault(digest, asked)
-            elif row.split == "train":
-                train_questions.append(digest)
-            if row.context and (asked_wrong := question_problem(row.question, row.context)):
-                signal(asked_wrong[0], row.question)  # off its context, or about its prompt
-        if hallucinated:
-            group.coverage.append(sum(len(t) for t, _ in row.spans) / max(len(row.answer), 1))
-            if any(category in ADDING and in_context(text, row.context) for text, category in row.spans):
-                signal("span_in_context")
-            code = row.modality == "code"
-            if any(says_the_same(old, new, code=code) for old, new in row.edits):
-                signal("no_op_edit")
-            if not code and any(replaces_sentence_by_fragment(old, new) for old, new in row.edits):
-                signal("fragment_edit")
-            if any(stutters(new, config) and not stutters(old, config) for old, new in row.edits):
-                signal("degenerate_edit")
-            if any(prompt_words(new, old, row.context) for old, new in row.edits):
-                signal("edit_about_prompt")
-            continue
-        answer_count.add(_key(row.answer))
-        near_answers.add(_near_key(row.answer))
-        if repeated(row.answer, config, language=row.language):
-            signal("repetition")
-        if row.modality in PROSE_MODALITIES and markup_share(row.answer) > config.max_markup_share:
-            signal("mostly_markup")
-        if asks_question(row.answer, row.language):
-            signal("asks_question")
-        share, counted = support(row.answer, row.context)
-        if counted:
-            group.support.append(share)
-        if unsupported(row.answer, row.context, config):
-            signal("unsupported")
-    report.duplicate_questions = question_count.repeats
-    report.duplicate_answers = answer_count.repeats
-    report.near_duplicate_questions = near_questions.repeats
-    report.near_duplicate_answers = near_answers.repeats
+            for row in batch:
+                if isinstance(row, Row):
+                    windows.add(
+                        f"{row.dataset} {row.split}", row.prompt or row.context, row.answer, row.offsets
+                    )
+        tally.merge(found)
+        # two rows of one key (files of two builds side by side) are told apart by place
+        keys = [(key if not near.has(key) else where, split) for key, where, split in found.keys]
+        assert found.signed is not None
+        near.add_signed(keys, found.signed)
+    report.rows, report.unreadable = tally.rows, tally.unreadable
+    report.unreadable_examples = tally.unreadable_examples
+    report.groups, report.by_category = tally.groups, tally.by_category
+    report.duplicate_questions = repeats(tally.questions)
+    report.duplicate_answers = repeats(tally.answers)
+    report.near_duplicate_questions = repeats(tally.near_questions)
+    report.near_duplicate_answers = repeats(tally.near_answers)
     report.duplicates = near.report()
-    trained = np.frombuffer(train_questions, dtype=np.uint64)
-    asked = np.fromiter(test_questions, dtype=np.uint64, count=len(test_questions))
-    shared = asked[np.isin(asked, trained)].tolist()
-    report.shared_questions = sorted(test_questions[digest] for digest in shared)
+    report.shared_questions = tally.shared_questions()
     if report.shared_questions:
         group = report.groups.setdefault("(all) shared", Group())
         group.signals["train_test_shared_question"] = len(report.shared_questions)
@@ -317,9 +143,52 @@ def quality_report(
             verdicts = ReviewLog(path / REVIEWS_FILE).verdicts()
             report.reviews = review_report(load_samples(path), verdicts, judged=verify)
     report.windows = windows.report if windows is not None else None
-    report.shortcuts = spelling.report()
-    report.giveaways = giveaways.report
+    report.shortcuts = tally.spelling.report()
+    report.giveaways = tally.giveaways.report
     return report
+
+
+#: rows checked in this process before a pool takes over: a small output is not worth starting one
+ALONE_ROWS = 5_000
+#: rows of a batch sent to the pool
+BATCH_ROWS = 1_000
+
+
+def _batches(path: Path) -> Iterator[list[Row | Unreadable]]:
+    batch: list[Row | Unreadable] = []
+    for row in rows_of(path):
+        batch.append(row)
+        if len(batch) == BATCH_ROWS:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _tallies(path: Path, config: GateConfig) -> Iterator[tuple[list[Row | Unreadable], Tally]]:
+    """Each batch of rows with its tally, in order. The checks cost about a millisecond a row
+    in Python, so past `ALONE_ROWS` the batches go to a pool of processes (one per core) while
+    this one reads the next and adds up the tallies."""
+    batches = _batches(path)
+    done = 0
+    for batch in batches:
+        yield batch, check_rows(batch, config)
+        done += len(batch)
+        if done >= ALONE_ROWS and (os.cpu_count() or 1) > 1:
+            break
+    else:
+        return
+    check = functools.partial(check_rows, config=config)
+    with multiprocessing.get_context("forkserver").Pool(os.cpu_count()) as pool:
+        waiting: deque[tuple[list[Row | Unreadable], AsyncResult[Tally]]] = deque()
+        for batch in batches:
+            waiting.append((batch, pool.apply_async(check, (batch,))))
+            while len(waiting) > 2 * (os.cpu_count() or 1) or (waiting and waiting[0][1].ready()):
+                first, result = waiting.popleft()
+                yield first, result.get()
+        while waiting:
+            first, result = waiting.popleft()
+            yield first, result.get()
 
 
 def quality_text(path: Path, report: QualityReport) -> str:

@@ -83,6 +83,13 @@ class Giveaways:
             self.hallucinated += 1
             self._in_hallucinated.update(words)
 
+    def merge(self, other: Giveaways) -> None:
+        """Add the counts of other rows."""
+        self.rows += other.rows
+        self.hallucinated += other.hallucinated
+        self._in_rows.update(other._in_rows)
+        self._in_hallucinated.update(other._in_hallucinated)
+
     @property
     def report(self) -> GiveawayReport:
         report = GiveawayReport(rows=self.rows, hallucinated=self.hallucinated)
