@@ -90,3 +90,14 @@ def test_text_without_spaces_is_shingled_by_characters():
     japanese = "日本語のテキストはスペースなしで書かれています。これは二番目の文です。"
     assert len(shingles(japanese)) > 20
     assert alike(japanese * 3, japanese * 3 + "追加") >= 0.8
+
+
+def test_rows_signed_elsewhere_count_as_rows_added_one_by_one():
+    from lettuce_build.core.near_duplicates import sign
+
+    rows = [("a", "train", README, ANSWER), ("b", "test", README.replace("\n", "\n\n"), ANSWER + " ")]
+    one_by_one, signed = NearDuplicates(), NearDuplicates()
+    for row in rows:
+        one_by_one.add(*row)
+    signed.add_signed([(key, split) for key, split, *_ in rows], sign([(c, a) for *_, c, a in rows]))
+    assert signed.report() == one_by_one.report() and len(signed.pairs) == 1 and len(signed.split_leaks) == 1

@@ -292,3 +292,16 @@ def test_the_audit_reports_the_spelling_baseline_and_strict_fails_above_the_f1_a
     strict = CliRunner().invoke(main, ["audit", "--strict", "--max-spelling-f1", "0.67", str(path)])
     assert loose.exit_code == 0 and strict.exit_code == 1
     assert "above --max-spelling-f1 0.67" in strict.output
+
+
+def test_batches_checked_by_a_pool_of_processes_report_what_one_process_reports(tmp_path, monkeypatch):
+    from lettuce_build.view import audit
+
+    rows = [*GOOD, *DEFECTS.values(), sample("The default page size is 50 rows.", split="test")] * 3
+    path = write(tmp_path / "many.jsonl", rows)
+    alone = quality_text(path, quality_report(path))
+    monkeypatch.setattr(audit, "ALONE_ROWS", 4)
+    monkeypatch.setattr(audit, "BATCH_ROWS", 4)
+    pooled = quality_text(path, quality_report(path))
+    assert pooled == alone
+    assert "near-duplicate rows" in alone and "repetition: 3" in alone
