@@ -53,7 +53,7 @@ def shingles(text: str, size: int = SHINGLE_SIZE) -> set[bytes]:
     return {joiner.join(units[i : i + size]).encode() for i in range(len(units) - size + 1)}
 
 
-def _shingle_hashes(text: str) -> list[int]:
+def shingle_hashes(text: str) -> list[int]:
     """The crc32 of each of `shingles`' shingles (a repeated one more than once: the least value
     is the same), each word encoded once, not once per window it is in."""
     if kind_of(text) == "characters":
@@ -85,18 +85,22 @@ def _mixed(hashes: np.ndarray) -> np.ndarray:
 def signatures(texts: Sequence[str], num_perm: int = NUM_PERM) -> np.ndarray:
     """One signature per text (a ``len(texts) x num_perm`` uint32 array); an empty text's is all
     ``0xFFFFFFFF``, as datasketch leaves a MinHash that saw nothing."""
+    return hashed_signatures([shingle_hashes(text) for text in texts], num_perm)
+
+
+def hashed_signatures(hashed: Sequence[list[int]], num_perm: int = NUM_PERM) -> np.ndarray:
+    """`signatures` of texts whose `shingle_hashes` were taken (where their words were at hand)."""
     a, b = permutations(num_perm)
-    found = np.full((len(texts), num_perm), _EMPTY, dtype=np.uint32)
+    found = np.full((len(hashed), num_perm), _EMPTY, dtype=np.uint32)
     hashes: list[int] = []
-    counts = np.zeros(len(texts), dtype=np.int64)
-    for index, text in enumerate(texts):
-        crcs = _shingle_hashes(text)
+    counts = np.zeros(len(hashed), dtype=np.int64)
+    for index, crcs in enumerate(hashed):
         hashes += crcs
         counts[index] = len(crcs)
     if not hashes:
         return found
     mixed = _mixed(np.array(hashes, dtype=np.uint32))
-    owner = np.repeat(np.arange(len(texts)), counts)
+    owner = np.repeat(np.arange(len(hashed)), counts)
     with np.errstate(over="ignore"):
         for start in range(0, len(mixed), BLOCK):
             # permutations by shingles, so that each text's least values are one reduction

@@ -35,7 +35,8 @@ from lettuce_build.core.minhash import (
     SignatureStore,
     band_shape,
     candidates,
-    signatures,
+    hashed_signatures,
+    shingle_hashes,
     similarities,
 )
 
@@ -47,6 +48,7 @@ __all__ = [
     "Pair",
     "Signed",
     "sign",
+    "sign_hashed",
     "to_remove",
 ]
 
@@ -118,15 +120,27 @@ class Signed(NamedTuple):
 
 
 def sign(texts: Sequence[tuple[str, str]]) -> Signed:
-    """The digests and signatures of rows given as (context, answer); a context repeated row
-    after row (several answers to one prompt) is cut once."""
+    """The digests and signatures of rows given as (context, answer)."""
     contexts = [context for context, _ in texts]
-    new = np.array([i == 0 or context != contexts[i - 1] for i, context in enumerate(contexts)], dtype=bool)
-    signed = signatures([context for context, cut in zip(contexts, new, strict=True) if cut])
+    new = _new(contexts)
+    hashed = [shingle_hashes(context) if cut else [] for context, cut in zip(contexts, new, strict=True)]
+    return sign_hashed(contexts, hashed, [shingle_hashes(answer) for _, answer in texts])
+
+
+def _new(contexts: Sequence[str]) -> list[bool]:
+    return [i == 0 or context != contexts[i - 1] for i, context in enumerate(contexts)]
+
+
+def sign_hashed(
+    contexts: Sequence[str], context_hashes: Sequence[list[int]], answer_hashes: Sequence[list[int]]
+) -> Signed:
+    """`sign` of rows whose shingles were hashed where their words were at hand (`audit` has a
+    context's words from its checks); a context repeated row after row (several answers to one
+    prompt) is signed once: its hashes are read only where it differs from the row before's."""
+    new = np.array(_new(contexts), dtype=bool)
+    signed = hashed_signatures([hashes for hashes, cut in zip(context_hashes, new, strict=True) if cut])
     return Signed(
-        array("Q", map(_digest, contexts)),
-        signed[np.cumsum(new) - 1],
-        signatures([answer for _, answer in texts]),
+        array("Q", map(_digest, contexts)), signed[np.cumsum(new) - 1], hashed_signatures(answer_hashes)
     )
 
 
@@ -180,11 +194,12 @@ class NearDuplicates:
         if len(self._waiting) >= BATCH:
             self._sign()
 
-    def add_signed(self, rows: Sequence[tuple[str, str]], signed: Signed) -> None:
-        """Add rows, given as (key, split), that `sign` signed."""
+    def add_signed(self, rows: Sequence[tuple[str, str, str]], signed: Signed) -> None:
+        """Add rows that `sign` signed, given as (key, where, split): a row whose key an earlier
+        row has (files of two builds side by side) is told apart by where it is."""
         self._sign()
-        for key, split in rows:
-            self._register(key, split)
+        for key, where, split in rows:
+            self._register(key if key not in self._known else where, split)
         self._keep(signed)
 
     def _sign(self) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ from pydantic import BaseModel, Field
 
 from lettuce_build.builds.storage.output import write_output
 from lettuce_build.core.errors import OutputError
-from lettuce_build.core.near_duplicates import THRESHOLD, DuplicateReport, NearDuplicates, Pair
+from lettuce_build.core.near_duplicates import THRESHOLD, DuplicateReport, NearDuplicates, Pair, Signed, sign
+from lettuce_build.core.pool import ordered_map
 from lettuce_build.core.schema import FEATURES, HallucinationSample, Violation, read_sample, sample_to_row
 from lettuce_build.core.tables import PARQUET_BATCH_ROWS, write_atomic
 from lettuce_build.view.validate import read_rows
@@ -70,9 +72,9 @@ def dedup(path: Path, out: Path, threshold: float = THRESHOLD) -> DedupResult:
         raise OutputError(f"{out}: dedup writes a new dataset; give an --out other than its input")
     near = NearDuplicates(threshold)
     unreadable: list[str] = []
-    for where, sample in _samples(_source(path), unreadable):
-        key = str(sample.metadata.get("key") or where)
-        near.add(key if not near.has(key) else where, sample.split, sample.context, sample.answer)
+    batches = _batches(_samples(_source(path), unreadable))
+    for batch, signed in ordered_map(_sign, batches, alone=ALONE_ROWS):
+        near.add_signed([(str(s.metadata.get("key") or where), where, s.split) for where, s in batch], signed)
     removed = near.removed()
     staging = out / ".dedup-staging"
     shutil.rmtree(staging, ignore_errors=True)
@@ -93,6 +95,22 @@ def dedup(path: Path, out: Path, threshold: float = THRESHOLD) -> DedupResult:
     )
     write_atomic(out / REPORT_FILE, result.model_dump_json(indent=2))
     return result
+
+
+#: rows signed in this process before a pool of processes takes over (see core/pool.py)
+ALONE_ROWS = 5_000
+BATCH_ROWS = 1_000
+
+Rows = list[tuple[str, HallucinationSample]]
+
+
+def _batches(samples: Iterator[tuple[str, HallucinationSample]]) -> Iterator[Rows]:
+    while batch := list(islice(samples, BATCH_ROWS)):
+        yield batch
+
+
+def _sign(batch: Rows) -> Signed:
+    return sign([(sample.context, sample.answer) for _, sample in batch])
 
 
 class _SplitFiles:

@@ -12,11 +12,8 @@ schema, and LettuceDetect-format JSON/JSONL (``prompt``, ``answer``, ``labels`` 
 from __future__ import annotations
 
 import functools
-import multiprocessing
-import os
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterator
-from multiprocessing.pool import AsyncResult
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -25,6 +22,7 @@ from lettuce_build.builds.storage.folder import MANIFEST_FILE, BuildDir
 from lettuce_build.builds.storage.output import DATASET_DIR
 from lettuce_build.core.gates import DEFAULT_GATES, GateConfig
 from lettuce_build.core.near_duplicates import DuplicateReport, NearDuplicates
+from lettuce_build.core.pool import ordered_map
 from lettuce_build.core.shortcuts import ShortcutReport
 from lettuce_build.stages.judge import JudgeReport
 from lettuce_build.stages.plausibility import PlausibilityReport
@@ -116,10 +114,8 @@ def quality_report(
                         f"{row.dataset} {row.split}", row.prompt or row.context, row.answer, row.offsets
                     )
         tally.merge(found)
-        # two rows of one key (files of two builds side by side) are told apart by place
-        keys = [(key if not near.has(key) else where, split) for key, where, split in found.keys]
         assert found.signed is not None
-        near.add_signed(keys, found.signed)
+        near.add_signed(found.keys, found.signed)
     report.rows, report.unreadable = tally.rows, tally.unreadable
     report.unreadable_examples = tally.unreadable_examples
     report.groups, report.by_category = tally.groups, tally.by_category
@@ -166,29 +162,10 @@ def _batches(path: Path) -> Iterator[list[Row | Unreadable]]:
 
 
 def _tallies(path: Path, config: GateConfig) -> Iterator[tuple[list[Row | Unreadable], Tally]]:
-    """Each batch of rows with its tally, in order. The checks cost about a millisecond a row
-    in Python, so past `ALONE_ROWS` the batches go to a pool of processes (one per core) while
-    this one reads the next and adds up the tallies."""
-    batches = _batches(path)
-    done = 0
-    for batch in batches:
-        yield batch, check_rows(batch, config)
-        done += len(batch)
-        if done >= ALONE_ROWS and (os.cpu_count() or 1) > 1:
-            break
-    else:
-        return
+    """Each batch of rows with its tally, in order; past `ALONE_ROWS`, checked by a pool (the
+    checks cost about a millisecond a row in Python)."""
     check = functools.partial(check_rows, config=config)
-    with multiprocessing.get_context("forkserver").Pool(os.cpu_count()) as pool:
-        waiting: deque[tuple[list[Row | Unreadable], AsyncResult[Tally]]] = deque()
-        for batch in batches:
-            waiting.append((batch, pool.apply_async(check, (batch,))))
-            while len(waiting) > 2 * (os.cpu_count() or 1) or (waiting and waiting[0][1].ready()):
-                first, result = waiting.popleft()
-                yield first, result.get()
-        while waiting:
-            first, result = waiting.popleft()
-            yield first, result.get()
+    return ordered_map(check, _batches(path), alone=ALONE_ROWS)
 
 
 def quality_text(path: Path, report: QualityReport) -> str:

@@ -29,7 +29,8 @@ from lettuce_build.core.gates import (
     stutters,
     unsupported,
 )
-from lettuce_build.core.near_duplicates import Signed, sign
+from lettuce_build.core.minhash import shingle_hashes
+from lettuce_build.core.near_duplicates import Signed, sign_hashed
 from lettuce_build.core.references import ungrounded_names
 from lettuce_build.core.shortcuts import SpellingBaseline
 from lettuce_build.core.words import content_words, in_context, says_the_same, support
@@ -117,7 +118,10 @@ def _key(text: str) -> str:
 
 def _near_key(text: str) -> str:
     """What near-duplicates share: the same content words (possessives dropped), in any order."""
-    return " ".join(sorted({re.sub(r"['’]s$", "", w) for w in content_words(text)}))
+    return " ".join(sorted({w[:-2] if w.endswith(_POSSESSIVE) else w for w in content_words(text)}))
+
+
+_POSSESSIVE = ("'s", "’s")
 
 
 def _digest(text: str) -> int:
@@ -192,6 +196,8 @@ class Tally:
 def check_rows(rows: Sequence[Row | Unreadable], config: GateConfig) -> Tally:
     """The tally of a batch of rows, signatures included."""
     tally = Tally()
+    contexts: list[str] = []
+    hashed: tuple[list[list[int]], list[list[int]]] = ([], [])
     for row in rows:
         if isinstance(row, Unreadable):
             tally.unreadable += 1
@@ -199,7 +205,12 @@ def check_rows(rows: Sequence[Row | Unreadable], config: GateConfig) -> Tally:
                 tally.unreadable_examples.append(str(row))
             continue
         _check(row, config, tally)
-    tally.signed = sign([(row.context, row.answer) for row in rows if isinstance(row, Row)])
+        # hashed now, while the checks' words of the context are cached (core/words.py)
+        new = not contexts or row.context != contexts[-1]
+        hashed[0].append(shingle_hashes(row.context) if new else [])
+        hashed[1].append(shingle_hashes(row.answer))
+        contexts.append(row.context)
+    tally.signed = sign_hashed(contexts, *hashed)
     return tally
 
 

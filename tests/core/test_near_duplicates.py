@@ -99,5 +99,5 @@ def test_rows_signed_elsewhere_count_as_rows_added_one_by_one():
     one_by_one, signed = NearDuplicates(), NearDuplicates()
     for row in rows:
         one_by_one.add(*row)
-    signed.add_signed([(key, split) for key, split, *_ in rows], sign([(c, a) for *_, c, a in rows]))
+    signed.add_signed([(key, "", split) for key, split, *_ in rows], sign([(c, a) for *_, c, a in rows]))
     assert signed.report() == one_by_one.report() and len(signed.pairs) == 1 and len(signed.split_leaks) == 1

@@ -74,3 +74,14 @@ def test_dedup_refuses_to_write_over_its_input(tmp_path):
     assert first.exit_code == 0
     again = CliRunner().invoke(main, ["dedup", str(tmp_path / "out"), "--out", str(tmp_path / "out")])
     assert again.exit_code != 0 and "other than its input" in again.output
+
+
+def test_rows_signed_by_a_pool_of_processes_are_deduplicated_alike(tmp_path, monkeypatch):
+    from lettuce_build.publish import dedup
+
+    source = planted(tmp_path / "rows.jsonl")
+    alone = dedup.dedup(source, tmp_path / "alone")
+    monkeypatch.setattr(dedup, "ALONE_ROWS", 2)
+    monkeypatch.setattr(dedup, "BATCH_ROWS", 2)
+    pooled = dedup.dedup(source, tmp_path / "pooled")
+    assert pooled == alone and pooled.kept == 3

@@ -1,7 +1,6 @@
 """Reading and checking an output a batch at a time: parquet and saved datasets give every row
 as `datasets` does, and a file of bad rows keeps the first problems and counts them all."""
 
-
 import pyarrow.parquet as pq
 from click.testing import CliRunner
 from datasets import Dataset, DatasetDict
