@@ -38,6 +38,7 @@ from lettuce_build.core.sentences import split_sentences  # noqa: E402
 
 ROWS_PER_FILE = 50_000
 PLANT_EVERY = 1_000
+ROW_GROUP_ROWS = 2_000
 COMMANDS = ("validate", "audit", "export", "dedup")
 
 
@@ -127,7 +128,8 @@ def write_rows(folder: Path, count: int, seed: int = 0) -> None:
             index += 1
         for split, rows in batch.items():
             name = folder / "data" / f"{split}-{number:05d}-of-{files:05d}.parquet"
-            pq.write_table(pa.Table.from_pylist(rows, schema=schema), name)
+            # row groups of about 8 MB, as `push` writes them (`ROW_GROUP_BYTES`)
+            pq.write_table(pa.Table.from_pylist(rows, schema=schema), name, row_group_size=ROW_GROUP_ROWS)
 
 
 PAGE = os.sysconf("SC_PAGE_SIZE")

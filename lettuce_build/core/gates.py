@@ -104,9 +104,15 @@ def repeated(text: str, config: GateConfig = DEFAULT_GATES, *, language: str = "
     n words was its own repetition three times over)."""
     if run := char_run(text, config):
         return run
+    tokens = words(text)
+    # a sentence, line or n-gram of two words or more that repeats brings its first two words
+    # as often: where no two words follow each other that often, none repeats (in ASCII text,
+    # whose words are the same cut from a part of it or from the whole; most answers end here)
+    pairs = Counter(zip(tokens, tokens[1:]))
+    if text.isascii() and max(pairs.values(), default=0) < config.max_repeats:
+        return None
     sentences = Counter(" ".join(words(s)) for s in split_sentences(text, language))
     lines = Counter(" ".join(words(line)) for line in text.splitlines())
-    tokens = words(text)
     n = config.repeat_ngram
     grams = Counter(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
     found = [

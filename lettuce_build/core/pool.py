@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.pool import AsyncResult
@@ -24,6 +25,12 @@ Result = TypeVar("Result")
 
 #: batches on their way per worker
 IN_FLIGHT = 2
+
+
+def _deaf_to_ctrl_c() -> None:
+    """Ctrl-C reaches the whole process group: the command stops (one line), and leaving the
+    pool ends its workers, without a traceback from each."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def ordered_map(
@@ -47,7 +54,7 @@ def ordered_map(
             break
     else:
         return
-    with multiprocessing.get_context("forkserver").Pool(cores) as pool:
+    with multiprocessing.get_context("forkserver").Pool(cores, initializer=_deaf_to_ctrl_c) as pool:
         waiting: deque[tuple[Batch, AsyncResult[Result]]] = deque()
         for batch in batches:
             waiting.append((batch, pool.apply_async(work, (batch,))))

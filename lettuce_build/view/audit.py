@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -27,7 +28,7 @@ from lettuce_build.core.shortcuts import ShortcutReport
 from lettuce_build.stages.judge import JudgeReport
 from lettuce_build.stages.plausibility import PlausibilityReport
 from lettuce_build.view.audit_checks import Group, Tally, check_rows, repeats
-from lettuce_build.view.audit_rows import Row, Unreadable, rows_of
+from lettuce_build.view.audit_rows import Record, Row, records_of
 from lettuce_build.view.giveaways import GiveawayReport
 from lettuce_build.view.reviews import REVIEWS_FILE, ReviewLog, ReviewReport, review_report
 from lettuce_build.view.samples import load_samples
@@ -150,18 +151,13 @@ ALONE_ROWS = 5_000
 BATCH_ROWS = 1_000
 
 
-def _batches(path: Path) -> Iterator[list[Row | Unreadable]]:
-    batch: list[Row | Unreadable] = []
-    for row in rows_of(path):
-        batch.append(row)
-        if len(batch) == BATCH_ROWS:
-            yield batch
-            batch = []
-    if batch:
+def _batches(path: Path) -> Iterator[list[Record]]:
+    records = records_of(path)
+    while batch := list(islice(records, BATCH_ROWS)):
         yield batch
 
 
-def _tallies(path: Path, config: GateConfig) -> Iterator[tuple[list[Row | Unreadable], Tally]]:
+def _tallies(path: Path, config: GateConfig) -> Iterator[tuple[list[Record], Tally]]:
     """Each batch of rows with its tally, in order; past `ALONE_ROWS`, checked by a pool (the
     checks cost about a millisecond a row in Python)."""
     check = functools.partial(check_rows, config=config)

@@ -34,7 +34,7 @@ from lettuce_build.core.near_duplicates import Signed, sign_hashed
 from lettuce_build.core.references import ungrounded_names
 from lettuce_build.core.shortcuts import SpellingBaseline
 from lettuce_build.core.words import content_words, in_context, says_the_same, support
-from lettuce_build.view.audit_rows import Row, Unreadable
+from lettuce_build.view.audit_rows import Record, Row, Unreadable, row_of
 from lettuce_build.view.giveaways import Giveaways
 
 #: rows that could not be read, named in the report (all are counted)
@@ -193,12 +193,13 @@ class Tally:
         return sorted(self.test_questions[digest] for digest in asked[np.isin(asked, trained)].tolist())
 
 
-def check_rows(rows: Sequence[Row | Unreadable], config: GateConfig) -> Tally:
-    """The tally of a batch of rows, signatures included."""
+def check_rows(records: Sequence[Record], config: GateConfig) -> Tally:
+    """The tally of a batch of records, signatures included (each made a `Row` here: in a
+    pool's worker, that is work off the process that reads)."""
     tally = Tally()
     contexts: list[str] = []
     hashed: tuple[list[list[int]], list[list[int]]] = ([], [])
-    for row in rows:
+    for row in map(row_of, records):
         if isinstance(row, Unreadable):
             tally.unreadable += 1
             if len(tally.unreadable_examples) < MAX_UNREADABLE_SHOWN:

@@ -14,7 +14,7 @@ from lettuce_build.core.errors import OutputError
 from lettuce_build.core.schema import Violation, read_sample
 from lettuce_build.core.tables import iter_records
 from lettuce_build.formats import Foreign, format_of
-from lettuce_build.view.validate import read_rows
+from lettuce_build.view.validate import RawRow, read_rows
 
 
 class Row(BaseModel):
@@ -94,43 +94,54 @@ def edits_of(metadata: dict[str, Any]) -> list[tuple[str, str]]:
     return [(str(e.get("original", "")), str(e.get("hallucinated", ""))) for e in applied]
 
 
-def rows_of(path: Path) -> Iterator[Row | Unreadable]:
-    """The rows of any output the report reads (a build folder: its published dataset/ only; an
-    export of another layout: read back as our rows), each row it cannot read named in its place."""
+#: what is read of a row before it is made a `Row`: a record of an export, or one of our rows
+Record = Foreign | RawRow
+
+
+def records_of(path: Path) -> Iterator[Record]:
+    """The records of any output the report reads (a build folder: its published dataset/ only;
+    an export of another layout: read back as our rows), in order."""
     if path.is_file() and path.suffix == ".json":
         first = next(iter_records(path), None)
         if first is not None and first.reason == "not_json":  # the whole file: nothing to report on
             raise OutputError(f"{path}: {first.message}")
     layout = format_of(path)
     if layout is not None and layout.name != "jsonl":
-        for found in layout.read(path):
-            yield foreign_row(found)
+        yield from layout.read(path)
         return
-    source = path / "dataset" if (path / "dataset").is_dir() else path
-    for raw in read_rows(source):
-        if raw.error is not None:
-            v = raw.error
-            yield Unreadable(where=raw.where, field=v.field, reason=v.reason, message=v.message)
-            continue
-        sample = read_sample(raw.data or {})
-        if isinstance(sample, Violation):
-            v = sample
-            yield Unreadable(where=raw.where, field=v.field, reason=v.reason, message=v.message)
-            continue
-        yield Row(
-            where=raw.where,
-            context=sample.context,
-            question=sample.question,
-            answer=sample.answer,
-            split=sample.split,
-            dataset=sample.dataset,
-            modality=sample.context_modality,
-            language=sample.language,
-            spans=[(span.text, span.category) for span in sample.labels],
-            offsets=[(span.start, span.end) for span in sample.labels],
-            kinds=[span.subcategory or span.category for span in sample.labels],
-            prompt=sample.prompt,
-            category=sample.category,
-            edits=edits_of(sample.metadata),
-            key=str(sample.metadata.get("key") or raw.where),
-        )
+    yield from read_rows(path / "dataset" if (path / "dataset").is_dir() else path)
+
+
+def rows_of(path: Path) -> Iterator[Row | Unreadable]:
+    """The rows of any output the report reads, each row it cannot read named in its place."""
+    return map(row_of, records_of(path))
+
+
+def row_of(record: Record) -> Row | Unreadable:
+    """A record as the report reads it (made where it is checked: in a pool's worker at scale)."""
+    if isinstance(record, Foreign):
+        return foreign_row(record)
+    if record.error is not None:
+        v = record.error
+        return Unreadable(where=record.where, field=v.field, reason=v.reason, message=v.message)
+    sample = read_sample(record.data or {})
+    if isinstance(sample, Violation):
+        v = sample
+        return Unreadable(where=record.where, field=v.field, reason=v.reason, message=v.message)
+    return Row(
+        where=record.where,
+        context=sample.context,
+        question=sample.question,
+        answer=sample.answer,
+        split=sample.split,
+        dataset=sample.dataset,
+        modality=sample.context_modality,
+        language=sample.language,
+        spans=[(span.text, span.category) for span in sample.labels],
+        offsets=[(span.start, span.end) for span in sample.labels],
+        kinds=[span.subcategory or span.category for span in sample.labels],
+        prompt=sample.prompt,
+        category=sample.category,
+        edits=edits_of(sample.metadata),
+        key=str(sample.metadata.get("key") or record.where),
+    )

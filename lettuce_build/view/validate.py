@@ -61,7 +61,9 @@ class ValidationReport(BaseModel):
                 self.problems.append(found)
 
 
-class _RawRow(BaseModel):
+class RawRow(BaseModel):
+    """A row as read: where it is, and its data decoded by its features, or why it is none."""
+
     where: str
     row: int
     data: dict[str, Any] | None = None
@@ -80,7 +82,7 @@ def _missing_columns(columns: list[str], source: Path, row: int | None = None) -
     )
 
 
-def _record_rows(path: Path) -> Iterator[_RawRow]:
+def _record_rows(path: Path) -> Iterator[RawRow]:
     """Rows of a JSONL file, or of a JSON file holding an array of rows."""
     for line in iter_records(path):
         index = line.number - 1
@@ -90,20 +92,20 @@ def _record_rows(path: Path) -> Iterator[_RawRow]:
             error = Violation(
                 row=index, field="(line)", reason=line.reason, message=f"line {line.number}: {line.message}"
             )
-            yield _RawRow(where=where, row=index, error=error)
+            yield RawRow(where=where, row=index, error=error)
         elif missing := _missing_columns(list(line.row), path, index):
-            yield _RawRow(where=where, row=index, error=missing)
+            yield RawRow(where=where, row=index, error=missing)
         else:
-            yield _RawRow(where=where, row=index, data=line.row)
+            yield RawRow(where=where, row=index, data=line.row)
 
 
-def _unreadable(path: Path, err: Exception) -> _RawRow:
+def _unreadable(path: Path, err: Exception) -> RawRow:
     message = f"not a readable parquet file (truncated or corrupt?): {err}"
     error = Violation(field="(file)", reason="unreadable", message=message)
-    return _RawRow(where=str(path), row=-1, error=error)
+    return RawRow(where=str(path), row=-1, error=error)
 
 
-def _parquet_rows(path: Path) -> Iterator[_RawRow]:
+def _parquet_rows(path: Path) -> Iterator[RawRow]:
     """A parquet file's rows, read a batch at a time."""
     try:
         file = pq.ParquetFile(path)
@@ -111,12 +113,12 @@ def _parquet_rows(path: Path) -> Iterator[_RawRow]:
         yield _unreadable(path, err)
         return
     if missing := _missing_columns(file.schema_arrow.names, path):
-        yield _RawRow(where=str(path), row=-1, error=missing)
+        yield RawRow(where=str(path), row=-1, error=missing)
         return
     yield from _batch_rows(file.iter_batches(batch_size=PARQUET_BATCH_ROWS), file.schema_arrow, str(path))
 
 
-def _batch_rows(batches: Iterator[pa.RecordBatch], schema: pa.Schema, where: str) -> Iterator[_RawRow]:
+def _batch_rows(batches: Iterator[pa.RecordBatch], schema: pa.Schema, where: str) -> Iterator[RawRow]:
     """The rows of record batches, decoded by the features of their schema; a batch that cannot
     be read ends the file with a problem that says so."""
     features = Features.from_arrow_schema(schema)
@@ -124,13 +126,13 @@ def _batch_rows(batches: Iterator[pa.RecordBatch], schema: pa.Schema, where: str
     try:
         for batch in batches:
             for row in batch.to_pylist():
-                yield _RawRow(where=f"{where} row {index}", row=index, data=features.decode_example(row))
+                yield RawRow(where=f"{where} row {index}", row=index, data=features.decode_example(row))
                 index += 1
     except (OSError, pa.ArrowException) as err:
         yield _unreadable(Path(where), err)
 
 
-def _saved_rows(path: Path) -> Iterator[_RawRow]:
+def _saved_rows(path: Path) -> Iterator[RawRow]:
     """The rows of a folder `save_to_disk` wrote, read from its files a batch at a time (a
     dataset that selects rows of its files is read through `datasets`)."""
     loaded = read_saved(path)
@@ -138,11 +140,11 @@ def _saved_rows(path: Path) -> Iterator[_RawRow]:
     for split, dataset in splits:
         where = f"{path}/{split}"
         if missing := _missing_columns(dataset.column_names, path / split):
-            yield _RawRow(where=where, row=-1, error=missing)
+            yield RawRow(where=where, row=-1, error=missing)
             continue
         if dataset._indices is not None:
             for index, row in enumerate(dataset):
-                yield _RawRow(where=f"{where} row {index}", row=index, data=row)
+                yield RawRow(where=f"{where} row {index}", row=index, data=row)
             continue
         files = [Path(entry["filename"]) for entry in dataset.cache_files]
         yield from _batch_rows(_stream_batches(files), dataset.data.schema, where)
@@ -156,13 +158,13 @@ def _stream_batches(files: list[Path]) -> Iterator[pa.RecordBatch]:
             yield from pa.ipc.open_stream(source)
 
 
-def _export_rows(layout: ExportFormat, path: Path) -> Iterator[_RawRow]:
+def _export_rows(layout: ExportFormat, path: Path) -> Iterator[RawRow]:
     """An export of another tool's layout, read back as our rows (see lettuce_build.formats)."""
     for index, found in enumerate(layout.read(path)):
-        yield _RawRow(where=found.where, row=index, data=found.row, error=found.problem)
+        yield RawRow(where=found.where, row=index, data=found.row, error=found.problem)
 
 
-def read_rows(path: str | Path) -> Iterator[_RawRow]:
+def read_rows(path: str | Path) -> Iterator[RawRow]:
     """Rows of an output folder (save_to_disk or Hub-style), a parquet file, a JSONL or JSON file
     of our rows, or an export (`lettuce-build export`) of another layout."""
     path = Path(path)
