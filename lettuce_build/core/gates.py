@@ -108,7 +108,7 @@ def repeated(text: str, config: GateConfig = DEFAULT_GATES, *, language: str = "
     # a sentence, line or n-gram of two words or more that repeats brings its first two words
     # as often: where no two words follow each other that often, none repeats (in ASCII text,
     # whose words are the same cut from a part of it or from the whole; most answers end here)
-    pairs = Counter(zip(tokens, tokens[1:]))
+    pairs = Counter(itertools.pairwise(tokens))
     if text.isascii() and max(pairs.values(), default=0) < config.max_repeats:
         return None
     sentences = Counter(" ".join(words(s)) for s in split_sentences(text, language))
