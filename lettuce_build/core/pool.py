@@ -14,13 +14,13 @@ import multiprocessing
 import os
 import signal
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sized
 from multiprocessing.pool import AsyncResult
 from typing import TypeVar
 
 __all__ = ["ordered_map"]
 
-Batch = TypeVar("Batch")
+Batch = TypeVar("Batch", bound=Sized)
 Result = TypeVar("Result")
 
 #: batches on their way per worker
@@ -49,7 +49,7 @@ def ordered_map(
     done = 0
     for batch in batches:
         yield batch, work(batch)
-        done += size(batch)
+        done += len(batch)
         if done >= alone and cores > 1:
             break
     else:
