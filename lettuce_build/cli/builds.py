@@ -4,6 +4,7 @@ they can be made from, and merging shards (`build` itself is in cli/build.py).""
 from __future__ import annotations
 
 import os
+from itertools import islice
 from pathlib import Path
 
 import click
@@ -38,17 +39,18 @@ def failures(build_dir: Path, stage: str | None, reason: str | None, as_json: bo
     build.require_build()
     if note := build.unfinished_note():
         click.echo(note, err=True)
-    every = build.failures()
-    known = {row.reason for row in every}
+    # counted first, then listed: both a row at a time, so any number of failures fits
+    known = {known for per_stage in build.failure_summary().values() for known in per_stage}
     if reason is not None and reason not in known:
         listed = ", ".join(sorted(known)) or "none"
         message = f"no failure of this build has reason {reason!r}; its reasons: {listed}"
         raise click.BadParameter(message, param_hint="--reason")
-    rows = [r for r in every if stage in (None, r.stage) and reason in (None, r.reason)]
-    for row in rows:
+    listed_rows = 0
+    for row in build.iter_failures(stage, reason):
         click.echo(row.model_dump_json() if as_json else failure_text(row))
+        listed_rows += 1
     if not as_json:
-        click.echo(f"{len(rows)} failure(s)")
+        click.echo(f"{listed_rows} failure(s)")
 
 
 @click.command()
@@ -85,7 +87,7 @@ def show(
     if note := build.unfinished_note():
         click.echo(note, err=True)
     if show_failures:
-        for row in build.failures()[:n]:
+        for row in islice(build.iter_failures(), n):
             click.echo(failure_text(row))
         return
     if html_file is not None:

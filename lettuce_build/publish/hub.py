@@ -21,6 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import KW_ONLY, dataclass, field
+from itertools import islice
 from pathlib import Path
 
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, DatasetCard, HfApi
@@ -42,6 +43,9 @@ from lettuce_build.publish import DEFAULT_MAX_FAILURE_RATE
 from lettuce_build.publish.catalog import COLLECTIONS
 from lettuce_build.publish.readme import render_card
 from lettuce_build.publish.statistics import STATS_FILE, ConfigStats, collect
+
+#: failure rows published beside a config's card (its failures_summary.json counts them all)
+SHOWN_FAILURES = 1_000
 
 
 class Target(ABC):
@@ -209,10 +213,10 @@ def publish(
         folder = staging / stats.config
         manifest = (build_path / MANIFEST_FILE).read_text(encoding="utf-8")
         (folder / "build_manifest.json").write_text(manifest, encoding="utf-8")
-        failures = [f.model_dump() for f in BuildDir(build_path).failures()]
+        failures = [f.model_dump() for f in islice(BuildDir(build_path).iter_failures(), SHOWN_FAILURES)]
         (folder / "failures_summary.json").write_text(
             json.dumps(
-                {"by_stage": stats.failures, "failure_rate": stats.failure_rate, "rows": failures[:1000]},
+                {"by_stage": stats.failures, "failure_rate": stats.failure_rate, "rows": failures},
                 indent=2,
                 ensure_ascii=False,
             ),

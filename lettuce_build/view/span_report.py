@@ -85,7 +85,7 @@ def span_quality(out: Path, dataset: DatasetDict | None = None) -> SpanQuality |
             diff_total += 1
             unreported += not any(s < end and start < e for s, e in located)
     validation = set(get_args(SpanFailureReason))
-    failed = Counter(f.reason for f in BuildDir(out).failures(GENERATE_STAGE) if f.reason in validation)
+    failed = Counter(f.reason for f in BuildDir(out).iter_failures(GENERATE_STAGE) if f.reason in validation)
     return SpanQuality(
         generated_samples=len(records),
         by_origin=dict(Counter(r.get("span_origin", "?") for r in records)),

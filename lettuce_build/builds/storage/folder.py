@@ -297,11 +297,13 @@ class BuildDir:
         return found
 
     def failures(self, stage: str | None = None, reason: str | None = None) -> list[FailureRow]:
-        return [
-            r
-            for r in self._failure_rows()
-            if (stage is None or r.stage == stage) and (reason is None or r.reason == reason)
-        ]
+        return list(self.iter_failures(stage, reason))
+
+    def iter_failures(self, stage: str | None = None, reason: str | None = None) -> Iterator[FailureRow]:
+        """The failure rows (of a stage, of a reason), read a row at a time."""
+        for row in self._failure_rows():
+            if (stage is None or row.stage == stage) and (reason is None or row.reason == reason):
+                yield row
 
     def _failure_rows(self) -> Iterator[FailureRow]:
         folder = self.path / FAILURES_DIR
