@@ -4,8 +4,9 @@ them, in NumPy: what core/near_duplicates.py keeps per row, compactly.
 The signatures are datasketch's, value for value: each shingle's crc32 is mixed by the 32-bit
 MurmurHash3 finalizer and permuted by ``a * h + b`` in 32 bits ("affine32"), with the
 permutations datasketch draws from its seed, and the least value per permutation kept. What
-datasketch does per text in Python is done here per batch of texts in arrays, so that signing a
-row costs a few microseconds of NumPy beyond cutting its shingles.
+datasketch does per text in Python is done here per batch of texts in arrays: even a shingle's
+crc32 is made from its words' (crc32 of a join is a function of its parts' crc32s and lengths),
+so that Python touches each word once, not once per window it is in.
 
 Bands: a signature of ``bands * rows`` values is cut into ``bands`` runs of ``rows`` values; two
 texts whose values agree on one whole band are candidates. The numbers of bands and rows are
@@ -53,15 +54,86 @@ def shingles(text: str, size: int = SHINGLE_SIZE) -> set[bytes]:
     return {joiner.join(units[i : i + size]).encode() for i in range(len(units) - size + 1)}
 
 
-def shingle_hashes(text: str) -> list[int]:
-    """The crc32 of each of `shingles`' shingles (a repeated one more than once: the least value
-    is the same), each word encoded once, not once per window it is in."""
+#: a text's units (words, or characters where it is written without spaces) and what joins them
+#: in a shingle
+Units = tuple[list[str], str]
+
+
+def units_of(text: str) -> Units:
+    """What `shingles` cuts a text's shingles from."""
     if kind_of(text) == "characters":
-        return [zlib.crc32(shingle) for shingle in shingles(text)]
-    units = [word.encode() for word in words(text)]
-    if len(units) <= SHINGLE_SIZE:
-        return [zlib.crc32(b" ".join(units))] if units else []
-    return [zlib.crc32(b" ".join(units[i : i + SHINGLE_SIZE])) for i in range(len(units) - SHINGLE_SIZE + 1)]
+        return [c for c in text if not c.isspace()], ""
+    return words(text), " "
+
+
+@cache
+def _zeros(length: int) -> np.ndarray:
+    """What ``length`` zero bytes do to a crc32 register, a linear map of its 32 bits, as a table
+    per byte of the register (4 x 256)."""
+    zeros = bytes(length)
+    base = zlib.crc32(zeros, 0)
+    return np.array(
+        [[zlib.crc32(zeros, value << (8 * byte)) ^ base for value in range(256)] for byte in range(4)],
+        dtype=np.uint32,
+    )
+
+
+def _shifted(crcs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Each crc32 as it stands after its length of more zero bytes (without the final
+    inversion's part: zlib's crc32_combine), so that crc32(A + B) = shifted(crc32(A), len(B)) ^
+    crc32(B); one table lookup per byte of the register, for all lengths at once."""
+    if not len(crcs):
+        return crcs
+    present, which = np.unique(lengths, return_inverse=True)
+    tables = np.stack([_zeros(length) for length in present.tolist()])
+    which = which.ravel()
+    return (
+        tables[which, 0, crcs & 0xFF]
+        ^ tables[which, 1, (crcs >> 8) & 0xFF]
+        ^ tables[which, 2, (crcs >> 16) & 0xFF]
+        ^ tables[which, 3, crcs >> 24]
+    )
+
+
+def shingle_hashes(texts: Sequence[Units], size: int = SHINGLE_SIZE) -> tuple[np.ndarray, np.ndarray]:
+    """(crc32, text) of every shingle of every text: the crc32 of its units' bytes joined, made
+    from each unit's crc32 in arrays (crc32 of a join is a function of its parts' crc32s and
+    lengths), never by joining the bytes of each window."""
+    hashes, owners = [], []
+    for joiner in (" ", ""):
+        mine = [(index, units) for index, (units, joined) in enumerate(texts) if joined == joiner]
+        if mine:
+            found = _joined_hashes([units for _, units in mine], joiner.encode(), size)
+            hashes.append(found[0])
+            owners.append(np.array([index for index, _ in mine], dtype=np.int64)[found[1]])
+    if not hashes:
+        return np.empty(0, dtype=np.uint32), np.empty(0, dtype=np.int64)
+    return np.concatenate(hashes), np.concatenate(owners)
+
+
+def _joined_hashes(texts: Sequence[list[str]], joiner: bytes, size: int) -> tuple[np.ndarray, np.ndarray]:
+    encoded = [unit.encode() for units in texts for unit in units]
+    crcs = np.fromiter(map(zlib.crc32, encoded), dtype=np.uint32, count=len(encoded))
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    counts = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    # windows: a text of more than `size` units has one per unit from its first to its size-th
+    # from the end; a shorter one (not empty) is one window of all its units
+    windows = np.where(counts > size, counts - size + 1, (counts > 0).astype(np.int64))
+    owner = np.repeat(np.arange(len(texts)), windows)
+    starts = np.repeat(np.cumsum(counts) - counts, windows)
+    starts += np.arange(len(owner)) - np.repeat(np.cumsum(windows) - windows, windows)
+    widths = np.repeat(np.minimum(counts, size), windows)
+    found = crcs[starts]
+    # crc32(joiner + unit) of each unit
+    tails = _shifted(np.full(len(crcs), zlib.crc32(joiner), dtype=np.uint32), lengths) ^ crcs
+    for step in range(1, size):
+        at = np.flatnonzero(widths > step)
+        if not len(at):
+            break
+        units = starts[at] + step
+        # crc32(window + joiner + unit)
+        found[at] = _shifted(found[at], lengths[units] + len(joiner)) ^ tails[units]
+    return found, owner
 
 
 @cache
@@ -85,22 +157,17 @@ def _mixed(hashes: np.ndarray) -> np.ndarray:
 def signatures(texts: Sequence[str], num_perm: int = NUM_PERM) -> np.ndarray:
     """One signature per text (a ``len(texts) x num_perm`` uint32 array); an empty text's is all
     ``0xFFFFFFFF``, as datasketch leaves a MinHash that saw nothing."""
-    return hashed_signatures([shingle_hashes(text) for text in texts], num_perm)
+    return unit_signatures([units_of(text) for text in texts], num_perm)
 
 
-def hashed_signatures(hashed: Sequence[list[int]], num_perm: int = NUM_PERM) -> np.ndarray:
-    """`signatures` of texts whose `shingle_hashes` were taken (where their words were at hand)."""
+def unit_signatures(texts: Sequence[Units], num_perm: int = NUM_PERM) -> np.ndarray:
+    """`signatures` of texts cut into units already (where their words were at hand)."""
     a, b = permutations(num_perm)
-    found = np.full((len(hashed), num_perm), _EMPTY, dtype=np.uint32)
-    hashes: list[int] = []
-    counts = np.zeros(len(hashed), dtype=np.int64)
-    for index, crcs in enumerate(hashed):
-        hashes += crcs
-        counts[index] = len(crcs)
-    if not hashes:
+    found = np.full((len(texts), num_perm), _EMPTY, dtype=np.uint32)
+    hashes, owner = shingle_hashes(texts)
+    if not len(hashes):
         return found
-    mixed = _mixed(np.array(hashes, dtype=np.uint32))
-    owner = np.repeat(np.arange(len(hashed)), counts)
+    mixed = _mixed(hashes)
     with np.errstate(over="ignore"):
         for start in range(0, len(mixed), BLOCK):
             # permutations by shingles, so that each text's least values are one reduction

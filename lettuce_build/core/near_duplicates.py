@@ -33,11 +33,12 @@ from lettuce_build.core.minhash import (
     NUM_PERM,
     SHINGLE_SIZE,
     SignatureStore,
+    Units,
     band_shape,
     candidates,
-    hashed_signatures,
-    shingle_hashes,
     similarities,
+    unit_signatures,
+    units_of,
 )
 
 __all__ = [
@@ -48,7 +49,7 @@ __all__ = [
     "Pair",
     "Signed",
     "sign",
-    "sign_hashed",
+    "sign_units",
     "to_remove",
 ]
 
@@ -123,24 +124,28 @@ def sign(texts: Sequence[tuple[str, str]]) -> Signed:
     """The digests and signatures of rows given as (context, answer)."""
     contexts = [context for context, _ in texts]
     new = _new(contexts)
-    hashed = [shingle_hashes(context) if cut else [] for context, cut in zip(contexts, new, strict=True)]
-    return sign_hashed(contexts, hashed, [shingle_hashes(answer) for _, answer in texts])
+    cut = [units_of(context) if first else NO_UNITS for context, first in zip(contexts, new, strict=True)]
+    return sign_units(contexts, cut, [units_of(answer) for _, answer in texts])
+
+
+#: what stands for a context cut already (the row before's)
+NO_UNITS: Units = ([], " ")
 
 
 def _new(contexts: Sequence[str]) -> list[bool]:
     return [i == 0 or context != contexts[i - 1] for i, context in enumerate(contexts)]
 
 
-def sign_hashed(
-    contexts: Sequence[str], context_hashes: Sequence[list[int]], answer_hashes: Sequence[list[int]]
+def sign_units(
+    contexts: Sequence[str], context_units: Sequence[Units], answer_units: Sequence[Units]
 ) -> Signed:
-    """`sign` of rows whose shingles were hashed where their words were at hand (`audit` has a
-    context's words from its checks); a context repeated row after row (several answers to one
-    prompt) is signed once: its hashes are read only where it differs from the row before's."""
+    """`sign` of rows cut into units where their words were at hand (`audit` has a context's words
+    from its checks); a context repeated row after row (several answers to one prompt) is signed
+    once: its units are read only where it differs from the row before's."""
     new = np.array(_new(contexts), dtype=bool)
-    signed = hashed_signatures([hashes for hashes, cut in zip(context_hashes, new, strict=True) if cut])
+    signed = unit_signatures([units for units, cut in zip(context_units, new, strict=True) if cut])
     return Signed(
-        array("Q", map(_digest, contexts)), signed[np.cumsum(new) - 1], hashed_signatures(answer_hashes)
+        array("Q", map(_digest, contexts)), signed[np.cumsum(new) - 1], unit_signatures(answer_units)
     )
 
 

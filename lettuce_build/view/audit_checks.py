@@ -29,8 +29,8 @@ from lettuce_build.core.gates import (
     stutters,
     unsupported,
 )
-from lettuce_build.core.minhash import shingle_hashes
-from lettuce_build.core.near_duplicates import Signed, sign_hashed
+from lettuce_build.core.minhash import Units, units_of
+from lettuce_build.core.near_duplicates import NO_UNITS, Signed, sign_units
 from lettuce_build.core.references import ungrounded_names
 from lettuce_build.core.shortcuts import SpellingBaseline
 from lettuce_build.core.words import content_words, in_context, says_the_same, support
@@ -198,7 +198,7 @@ def check_rows(records: Sequence[Record], config: GateConfig) -> Tally:
     pool's worker, that is work off the process that reads)."""
     tally = Tally()
     contexts: list[str] = []
-    hashed: tuple[list[list[int]], list[list[int]]] = ([], [])
+    cut: tuple[list[Units], list[Units]] = ([], [])
     for row in map(row_of, records):
         if isinstance(row, Unreadable):
             tally.unreadable += 1
@@ -206,12 +206,12 @@ def check_rows(records: Sequence[Record], config: GateConfig) -> Tally:
                 tally.unreadable_examples.append(str(row))
             continue
         _check(row, config, tally)
-        # hashed now, while the checks' words of the context are cached (core/words.py)
+        # cut now, while the checks' words of the context are cached (core/words.py)
         new = not contexts or row.context != contexts[-1]
-        hashed[0].append(shingle_hashes(row.context) if new else [])
-        hashed[1].append(shingle_hashes(row.answer))
+        cut[0].append(units_of(row.context) if new else NO_UNITS)
+        cut[1].append(units_of(row.answer))
         contexts.append(row.context)
-    tally.signed = sign_hashed(contexts, *hashed)
+    tally.signed = sign_units(contexts, *cut)
     return tally
 
 

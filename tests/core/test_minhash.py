@@ -62,3 +62,7 @@ def test_signatures_are_read_back_in_any_order(tmp_path):
     store.append(signed[:2])
     store.append(signed[2:])
     assert (store.read(np.array([4, 0, 4])) == signed[[4, 0, 4]]).all()
+
+
+def test_rows_with_nothing_to_cut_are_signed_as_empty():
+    assert (signatures(["", "   ", "..."]) == 0xFFFFFFFF).all()
