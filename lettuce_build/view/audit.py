@@ -28,7 +28,7 @@ from lettuce_build.core.shortcuts import ShortcutReport
 from lettuce_build.stages.judge import JudgeReport
 from lettuce_build.stages.plausibility import PlausibilityReport
 from lettuce_build.view.audit_checks import Group, Tally, check_rows, repeats
-from lettuce_build.view.audit_rows import Record, Row, records_of
+from lettuce_build.view.audit_rows import Record, Row, records_of, row_of
 from lettuce_build.view.giveaways import GiveawayReport
 from lettuce_build.view.reviews import REVIEWS_FILE, ReviewLog, ReviewReport, review_report
 from lettuce_build.view.samples import load_samples
@@ -109,7 +109,7 @@ def quality_report(
     near = NearDuplicates()
     for batch, found in _tallies(path, config):
         if windows is not None:
-            for row in batch:
+            for row in map(row_of, batch):  # records: the rows the checks made are in the workers
                 if isinstance(row, Row):
                     windows.add(
                         f"{row.dataset} {row.split}", row.prompt or row.context, row.answer, row.offsets
