@@ -16,6 +16,7 @@ of proposing one below it equally.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import zlib
 from collections.abc import Sequence
@@ -179,6 +180,11 @@ def unit_signatures(texts: Sequence[Units], num_perm: int = NUM_PERM) -> np.ndar
             at = rows[firsts]
             found[at] = np.minimum(found[at], least)
     return found
+
+
+def digest(text: str) -> int:
+    """A text's 64-bit digest (blake2b): what is kept of a text counted, not held."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
 def similarity(a: np.ndarray, b: np.ndarray) -> float:

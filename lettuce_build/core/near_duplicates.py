@@ -18,7 +18,6 @@ digest, about 150 bytes (`benchmarks/dedup_scale.py`, `benchmarks/command_scale.
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 from array import array
 from collections import Counter
@@ -36,6 +35,7 @@ from lettuce_build.core.minhash import (
     Units,
     band_shape,
     candidates,
+    digest,
     similarities,
     unit_signatures,
     units_of,
@@ -107,10 +107,6 @@ BATCH = 2048
 CHECKED_AT_ONCE = 65_536
 
 
-def _digest(text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
-
-
 class Signed(NamedTuple):
     """What `NearDuplicates` keeps of rows, made by `sign` (anywhere: in another process too):
     each context's digest, each context's and each answer's signature."""
@@ -145,7 +141,7 @@ def sign_units(
     new = np.array(_new(contexts), dtype=bool)
     signed = unit_signatures([units for units, cut in zip(context_units, new, strict=True) if cut])
     return Signed(
-        array("Q", map(_digest, contexts)), signed[np.cumsum(new) - 1], unit_signatures(answer_units)
+        array("Q", map(digest, contexts)), signed[np.cumsum(new) - 1], unit_signatures(answer_units)
     )
 
 

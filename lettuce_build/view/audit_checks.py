@@ -5,7 +5,6 @@ and the row's signatures, never the row's text."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 import statistics
 from array import array
@@ -29,7 +28,7 @@ from lettuce_build.core.gates import (
     stutters,
     unsupported,
 )
-from lettuce_build.core.minhash import Units, units_of
+from lettuce_build.core.minhash import Units, digest, units_of
 from lettuce_build.core.near_duplicates import NO_UNITS, Signed, sign_units
 from lettuce_build.core.references import ungrounded_names
 from lettuce_build.core.shortcuts import SpellingBaseline
@@ -124,10 +123,6 @@ def _near_key(text: str) -> str:
 _POSSESSIVE = ("'s", "’s")
 
 
-def _digest(text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
-
-
 def repeats(digests: array[int]) -> int:
     """How many of the digests repeat an earlier one."""
     return len(digests) - len(np.unique(np.frombuffer(digests, dtype=np.uint64)))
@@ -181,8 +176,8 @@ class Tally:
             (self.train_questions, later.train_questions),
         ):
             mine.extend(theirs)
-        for digest, question in later.test_questions.items():
-            self.test_questions.setdefault(digest, question)
+        for asked, question in later.test_questions.items():
+            self.test_questions.setdefault(asked, question)
         self.giveaways.merge(later.giveaways)
         self.spelling.merge(later.spelling)
 
@@ -190,7 +185,7 @@ class Tally:
         """The (normalised) questions of the test split that the train split asks too."""
         trained = np.frombuffer(self.train_questions, dtype=np.uint64)
         asked = np.fromiter(self.test_questions, dtype=np.uint64, count=len(self.test_questions))
-        return sorted(self.test_questions[digest] for digest in asked[np.isin(asked, trained)].tolist())
+        return sorted(self.test_questions[shared] for shared in asked[np.isin(asked, trained)].tolist())
 
 
 def check_rows(records: Sequence[Record], config: GateConfig) -> Tally:
@@ -241,13 +236,13 @@ def _check(row: Row, config: GateConfig, tally: Tally) -> None:
             signal("ungrounded_reference", f"calls {', '.join(names[:5])}, which the context never shows")
     if row.question:
         asked = _key(row.question)
-        digest = _digest(asked)
-        tally.questions.append(digest)
-        tally.near_questions.append(_digest(_near_key(row.question)))
+        asked_digest = digest(asked)
+        tally.questions.append(asked_digest)
+        tally.near_questions.append(digest(_near_key(row.question)))
         if row.split == "test":
-            tally.test_questions.setdefault(digest, asked)
+            tally.test_questions.setdefault(asked_digest, asked)
         elif row.split == "train":
-            tally.train_questions.append(digest)
+            tally.train_questions.append(asked_digest)
         if row.context and (asked_wrong := question_problem(row.question, row.context)):
             signal(asked_wrong[0], row.question)  # off its context, or about its prompt
     if hallucinated:
@@ -264,8 +259,8 @@ def _check(row: Row, config: GateConfig, tally: Tally) -> None:
         if any(prompt_words(new, old, row.context) for old, new in row.edits):
             signal("edit_about_prompt")
         return
-    tally.answers.append(_digest(_key(row.answer)))
-    tally.near_answers.append(_digest(_near_key(row.answer)))
+    tally.answers.append(digest(_key(row.answer)))
+    tally.near_answers.append(digest(_near_key(row.answer)))
     if repeated(row.answer, config, language=row.language):
         signal("repetition")
     if row.modality in PROSE_MODALITIES and markup_share(row.answer) > config.max_markup_share:
