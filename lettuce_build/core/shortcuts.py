@@ -101,6 +101,12 @@ def _spelled(context: str) -> frozenset[str]:
     return frozenset(words(context))
 
 
+def spelled(text: str, context: str) -> bool:
+    """Whether every word of ``text`` is one ``context`` spells: the baseline cannot flag it."""
+    said = _spelled(context)
+    return all(word in said for word in words(text))
+
+
 class SpellingBaseline:
     """The baseline over rows added one at a time (`add`), reported at the end (`report`)."""
 

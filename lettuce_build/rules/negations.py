@@ -33,7 +33,8 @@ CONTRACTED = {
 }
 _UNCONTRACTED = {contracted: auxiliary for auxiliary, contracted in CONTRACTED.items()}
 _AUXILIARY = regex.compile(
-    rf"\b(?P<aux>{'|'.join(CONTRACTED)})\b(?!\s+(?:not|{'|'.join(UNNEGATED_ADVERBS)})\b)(?=\s+[a-z])"
+    rf"\b(?P<aux>{'|'.join(CONTRACTED)})\b(?!\s+(?:not|no|never|none|nothing|{'|'.join(UNNEGATED_ADVERBS)})\b)"
+    r"(?=\s+[a-z])"
 )
 #: a negation to remove: "is not", "isn't", "does not support", "doesn't support"
 _NEGATED_AUXILIARY = regex.compile(

@@ -16,16 +16,23 @@ rows"). Each rule here makes an edit of one type, so its label is true by constr
   that only another document of the build names: fabricated_reference/entity;
 - ``negation``, ``comparative``: a negation added or removed, more/less, faster/slower:
   contradiction/relational; ``quantifier``, ``modal``: all/some, must/may: contradiction/value;
+- ``role``: a role swapped for its counterpart ("HTTP [client]" -> "HTTP [server]"):
+  contradiction/relational; ``state``: a state for its opposite ("[enabled] by default" ->
+  "[disabled] by default"): contradiction/value (opposites.py; most contexts spell both);
+- ``term``: a common word of a class swapped for another of it that the context spells ("returns
+  a [list]" -> "returns a [tuple]", term_classes.py): contradiction/value;
 - ``addition``: a sentence of another document of the build that no sentence of this context
-  supports, added after one of the answer's: unsupported_addition/claim.
+  supports, or one the context says of a name said of another of its names
+  (context_additions.py), added after one of the answer's: unsupported_addition/claim.
 
 Every candidate is checked before it is offered, as its edit will be (the gates, the span rules),
 so whatever the model chooses applies. Names are told from words by Debian's English word list
 (core/english.py): a rule that needs it offers nothing without it.
 
 English only: the rules that read words (``negation``, ``comparative``, ``quantifier``, ``modal``,
-the ``entity`` rules and ``addition``) apply to answers in English; an answer in another
-language is offered the rules of digits alone (``number``, ``date``, ``version``).
+the ``entity`` rules, ``role``, ``state``, ``term`` and ``addition``) apply to answers in
+English; an answer in another language is offered the rules of digits alone (``number``,
+``date``, ``version``).
 """
 
 from __future__ import annotations
@@ -45,16 +52,18 @@ from lettuce_build.core.sentences import is_complete, sentence_spans
 from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import CONTRADICTION, FABRICATED_REFERENCE, UNSUPPORTED_ADDITION
 from lettuce_build.core.words import content_stems, content_words, context_stems, in_context, words
+from lettuce_build.rules.context_additions import addable, said_of_another
 from lettuce_build.rules.negations import NEEDS_NEGATION, negations
+from lettuce_build.rules.opposites import opposites
 from lettuce_build.rules.prose_entities import entity_swaps
-from lettuce_build.rules.prose_names import BLOCKED, blocked, free, names
+from lettuce_build.rules.prose_names import blocked, free, names
 from lettuce_build.rules.prose_words import (
     ADVERBS,
     FLIPS,
     IDIOM,
 )
-from lettuce_build.rules.question_words import POINTING_BACK, THIS_MAY_NAME
 from lettuce_build.rules.rewording import LEAD, flip_lead
+from lettuce_build.rules.term_classes import class_swaps
 from lettuce_build.rules.value_edits import FOLLOWING, numbers, temporal
 
 #: the rules whose edits have each type (category, subcategory)
@@ -63,8 +72,8 @@ _RULES_BY_TYPE: dict[tuple[str, str], tuple[str, ...]] = {
     (CONTRADICTION, "temporal"): ("date", "version", "duration", "ordering"),
     (CONTRADICTION, "entity"): ("entity",),
     (FABRICATED_REFERENCE, "entity"): ("foreign_entity",),
-    (CONTRADICTION, "relational"): ("negation", "comparative"),
-    (CONTRADICTION, "value"): ("quantifier", "modal"),
+    (CONTRADICTION, "relational"): ("negation", "comparative", "role"),
+    (CONTRADICTION, "value"): ("quantifier", "modal", "state", "term"),
     (UNSUPPORTED_ADDITION, "claim"): ("addition",),
 }
 #: the type each rule's edits have
@@ -219,11 +228,7 @@ def _additions(
     for start, end in sentence_spans(donor):
         sentence = " ".join(donor[start:end].split())
         said = content_words(sentence)
-        if not (6 <= len(sentence.split()) <= 30 and is_complete(sentence) and sentence[-1] == "."):
-            continue
-        if BLOCKED.search(sentence) or not sentence[0].isupper() or "\n" in donor[start:end]:
-            continue
-        if not _reads_alone(sentence):
+        if not addable(sentence) or "\n" in donor[start:end]:
             continue
         unknown = [
             w for w in _LOWER_WORD.findall(sentence)
@@ -240,19 +245,6 @@ def _additions(
         added = max(usable, key=lambda sentence: (len(content_stems(sentence) & topical), draw.random()))
         for start, end in draw.sample(answer_sentences, min(2, len(answer_sentences))):
             yield start, end, f"{answer[start:end]} {added}", "addition"
-
-
-#: words that open a sentence only as the next of another ("It ...", "For example, ...")
-_CONTINUING = frozenset("it its they their such here then also however instead otherwise for in".split())
-
-
-def _reads_alone(sentence: str) -> bool:
-    """Whether an added sentence stands on its own where it lands: none of its words points at
-    text it left behind ("consider the following setup", "This is how you would run it")."""
-    said = sentence.lower().rstrip(".").split()
-    if POINTING_BACK.intersection(said) or said[0] in _CONTINUING:
-        return False
-    return said[0] not in ("this", "that", "these", "those") or said[1] in THIS_MAY_NAME
 
 
 def _offered_ok(answer: str, context: str, edit: ProseEdit, language: str) -> bool:
@@ -300,7 +292,10 @@ def prose_edits(
         made += [
             *_flips(answer),
             *entity_swaps(answer, context, donor, draw),
+            *opposites(answer, context),
+            *class_swaps(answer, context),
             *_additions(answer, context, donor, draw, refused=refused),
+            *said_of_another(answer, context, draw),
         ]
     found: dict[str, ProseEdit] = {}
     for start, end, new, rule in sorted(made, key=lambda m: (m[0], m[1])):

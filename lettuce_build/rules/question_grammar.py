@@ -66,8 +66,11 @@ def subject_then(predicate: str) -> regex.Pattern[str]:
 
 #: a character of a plain clause: no comma, colon, bracket, question or line break
 PLAIN = r"[^,;:()\[\]!?\n]"
-#: code in reStructuredText: a role's (":func:`fetch`") or a literal ("``fetch``")
-RST_CODE = regex.compile(r"(?::[a-z]+(?::[a-z]+)?:`~?(?P<code>[^`\n]+)`)|``(?P<code>[^`\n]+)``")
+#: code in reStructuredText: a role's (":func:`fetch`", MyST's "{func}`fetch`") or a literal
+#: ("``fetch``")
+RST_CODE = regex.compile(
+    r"(?::[a-z]+(?::[a-z]+)?:|\{[a-z]+(?::[a-z]+)?\})`~?(?P<code>[^`\n]+)`|``(?P<code>[^`\n]+)``"
+)
 #: the forms of the verbs a "What does X ...?" question is asked by, and their base form
 VERB_FORMS = {form: verb for verb in ASKED_AS for form in (verb, singular(verb))}
 

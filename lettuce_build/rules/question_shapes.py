@@ -109,7 +109,14 @@ _PLAIN_PREDICATE = regex.compile(rf"{PLAIN}{{2,90}}")
 _CAN = after_auxiliary(r"(?:can(?:not| not)?|can't)")
 _WILL = after_auxiliary("will")
 _DOES_NOT = after_auxiliary(r"(?P<aux>does|do)(?: not|n't)")
-_TO_GOAL = regex.compile(rf"^To (?P<goal>[a-z]+ {PLAIN}{{3,80}}), \S")
+_TO_GOAL = regex.compile(
+    rf"^To (?P<goal>[a-z]+ {PLAIN}{{3,80}}?)(?:, \S| (?=it's best|it is best|you (?:can|should|need|must)\b))"
+)
+#: whether a thing exists ("There is no corresponding convention for private arguments"): asked
+#: "Is there a corresponding convention for private arguments?"
+_THERE_IS = regex.compile(
+    rf"^There (?P<be>is|are) (?P<not>no|not an?|not any|an?|one) (?P<what>[a-z]{PLAIN}{{3,70}}?)$"
+)
 _YOU_CAN = regex.compile(
     rf"^You can (?P<goal>[a-z]{PLAIN}{{3,80}}?)(?P<how> (?:by|with|using|via|through) .+)?$"
 )
@@ -216,6 +223,10 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
         if match["how"]:
             shaped.append(Shaped(f"How can you {match['goal']}?", "Instrumental/Procedural"))
         shaped.append(Shaped(f"Can you {match['goal']}?", "Verification"))
+    if (match := _THERE_IS.match(text.split(":", 1)[0])) and match["what"].split()[-1] not in DANGLING:
+        what = match["what"]
+        article = "any" if match["be"] == "are" else "an" if what[0] in "aeiou" else "a"
+        shaped.append(Shaped(f"{match['be'].capitalize()} there {article} {what}?", "Verification"))
     if match := _THERE_ARE.match(text):
         where = match["where"] or ""
         shaped.append(Shaped(f"How many {match['noun']} {match['be']} there{where}?", "Quantification"))

@@ -69,5 +69,8 @@ WANTING = ("want to", "wish to", "need to", "would like to", "'d like to", "’d
 LINKING = tuple(
     """However|Besides|Instead|Additionally|Furthermore|Moreover|Finally|Of course|In fact|In addition
     |In practice|By default|In general|Typically|Usually|Normally|Similarly|Likewise|Alternatively
-    |Therefore|Thus|Hence|Note that|Importantly|Currently|Today""".replace("\n    ", "").split("|")
+    |Therefore|Thus|Hence|Note that|Importantly|Currently|Today|For example|For instance
+    |It is important to note that|It is also important to note that|Keep in mind that""".replace(
+        "\n    ", ""
+    ).split("|")
 )

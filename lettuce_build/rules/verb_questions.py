@@ -41,9 +41,19 @@ _MODAL = regex.compile(rf"^{SUBJECT} (?P<modal>will|can|may|must|should) (?P<res
 _SHOULD = after_auxiliary(r"(?P<modal>should|must)(?P<not> not|n't)?")
 
 
+#: verbs whose object may be a clause ("Uvicorn will ensure that ..."): "What will Uvicorn ensure?"
+_CLAUSE_VERBS = frozenset(
+    "ensure ensures guarantee guarantees check checks verify verifies require requires".split()
+)
+
+
 def _asked_object(words: list[str], at: int, *, noun_too: bool) -> bool:
     """Whether the word after the verb (at ``at``) is an object a "What does ...?" asks for."""
-    if at >= len(words) or words[at].lower().strip(",.") in _NO_OBJECT:
+    if at >= len(words):
+        return False
+    if words[at] == "that" and words[at - 1] in _CLAUSE_VERBS and at + 1 < len(words):
+        return True
+    if words[at].lower().strip(",.") in _NO_OBJECT:
         return False
     return not noun_too or bool(VERB_OBJECT.match(words[at]))
 

@@ -5,7 +5,9 @@ model). The counterpart of `InjectCodeMenuStage` for prose, markdown and papers.
 Each item is offered the edits of one type, drawn with the build's seed among the types its
 answer offers (and ``--error-types`` allows), so a build's spans spread over every type its
 answers hold rather than the one a small model likes best; when that type has fewer edits than
-the item needs, every allowed edit is offered.
+the item needs, every allowed edit is offered. Where the answer offers edits spelled from the
+context (every word of them one the context spells), those alone are offered: a span a string
+matcher cannot find teaches a detector to read.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from lettuce_build.core.edits import Edit
 from lettuce_build.core.error_types import allows
 from lettuce_build.core.errors import RecipeError
 from lettuce_build.core.seeding import fraction, item_parts, rng
+from lettuce_build.core.shortcuts import spelled
 from lettuce_build.core.taxonomy import map_label
 from lettuce_build.engine.stage import ParseFailure, Sampling, Stage, item_language
 from lettuce_build.llm.protocol import ChatRequest
@@ -140,12 +143,17 @@ class InjectProseMenuStage(InjectStageBase):
             # type, or another type): the same menu would bring the same pick
             and not any(span in edit.hallucinated for span in refused)
         ]
-        kinds = sorted({edit.kind for edit in every})
+        # edits spelled from the context are offered alone wherever the answer offers enough of
+        # them: an edit that brings a word the context never spells is found by spelling, one
+        # made of its own words ("HTTP [server]" where it names both) only by reading
+        spelled_edits = [edit for edit in every if spelled(edit.hallucinated, item["context"])]
+        pool = spelled_edits if len(spelled_edits) >= self.edits else every
+        kinds = sorted({edit.kind for edit in pool})
         if not kinds:
             return ()
         kind = _weighted(kinds, fraction(*draw, "prose_kind"))
-        own = [edit for edit in every if edit.kind == kind]
-        chosen = own if len(own) >= self.edits else every
+        own = [edit for edit in pool if edit.kind == kind]
+        chosen = own if len(own) >= self.edits else pool
         if len(chosen) > MAX_OFFERED:
             keep = set(rng(*draw, "prose_offered").sample(range(len(chosen)), MAX_OFFERED))
             chosen = [edit for index, edit in enumerate(chosen) if index in keep]

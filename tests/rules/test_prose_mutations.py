@@ -219,8 +219,12 @@ def test_a_negation_is_added_only_under_a_yes_no_question_and_rarely():
     stage = InjectProseMenuStage(allowed=["contradiction/relational"])
     answer = "HTTPX is a fully featured HTTP client. Connections are not reused after an error."
 
+    # the context spells "isn't": an added negation is then spelled from it like the removal, and
+    # offered beside it (edits spelled from the context are offered alone where there are any)
+    context = f"{CONTEXT} Its pool isn't shared."
+
     def negations(question: str, key: str) -> set[tuple[str, str]]:
-        item = {**ITEM, "key": key, "question": question, "answer": answer}
+        item = {**ITEM, "key": key, "question": question, "answer": answer, "context": context}
         return {(edit.original, edit.hallucinated) for edit in stage.offered(item) if edit.rule == "negation"}
 
     keys = [f"k{n}" for n in range(400)]
@@ -358,3 +362,23 @@ def test_no_negation_is_added_inside_whether_or_not():
     # seen in a build of requests' docs: "whether or not a contribution isn't suitable" says the same
     answer = "Our project maintainers have the last word on whether or not a contribution is suitable."
     assert "negation" not in edits_by_rule(answer, context=answer)
+
+
+def test_no_negation_is_added_before_a_negative():
+    # "isn't no longer built in" reads as no English (Starlette's documentation)
+    answer = "Although GraphQL support is no longer built in to Starlette, you can still use GraphQL."
+    assert not [e for e in prose_edits(answer, answer, donor="") if e.original.startswith("is")]
+
+
+def test_edits_spelled_from_the_context_are_offered_alone_where_there_are_any():
+    """A span made of words its context spells is found only by reading: where an answer offers
+    such edits, the menu holds them alone, whatever type is drawn."""
+    from lettuce_build.core.shortcuts import spelled
+
+    context = "Uvicorn sends the response to the client. The server reads each request once."
+    answer = "Uvicorn sends the response to the client."
+    for key in (f"k{n}" for n in range(50)):
+        question = "What does Uvicorn send?"
+        item = {**ITEM, "key": key, "context": context, "answer": answer, "question": question}
+        offered = InjectProseMenuStage().offered(item)
+        assert offered and all(spelled(edit.hallucinated, context) for edit in offered)

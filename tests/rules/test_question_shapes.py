@@ -375,3 +375,31 @@ def test_a_common_word_before_a_dash_is_no_term():
 )
 def test_an_opening_phrase_is_left_out_and_the_main_clause_asked(sentence, expected):
     assert [shaped.question for shaped in question_shapes(sentence)] == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # documentation of uvicorn, httpx, attrs and structlog
+        (
+            "Uvicorn will ensure that ASGI applications send the correct sequence of messages.",
+            "What will Uvicorn ensure?",  # a clause after "ensure that" is its object
+        ),
+        (
+            "To test and debug requests via a proxy it's best to run a proxy server locally.",
+            "How do you test and debug requests via a proxy?",
+        ),
+        (
+            "There is no corresponding convention for private arguments: the entire signature of a "
+            "function is its public interface to be used by callers.",
+            "Is there a corresponding convention for private arguments?",
+        ),
+        (
+            "For example, if you pass *columns* to {class}`~structlog.dev.ConsoleRenderer`, all other "
+            "output-related parameters are stored but otherwise ignored.",
+            "What happens if you pass columns to `structlog.dev.ConsoleRenderer`?",  # MyST's role read
+        ),
+    ],
+)
+def test_more_documentation_sentences_are_asked(sentence, expected):
+    assert expected in [shaped.question for shaped in question_shapes(sentence)]

@@ -1,0 +1,80 @@
+"""Common words of one class swapped for another the context spells: "returns a [list]" ->
+"returns a [tuple]", "a [thread] per request" -> "a [process] per request", "logged at [debug]
+level" -> "logged at [warning] level". The names rule (`prose_entities`) swaps names of a class;
+this one swaps the words a technical text builds its claims of, and only for one its context
+spells elsewhere: a word it never spells would be found by spelling, and an invented one reads
+as a slip a writer would not make ("returns a [frozenset]").
+
+The edited claim must stay false by the context: the checks of `opposites` (not listed beside
+the original, not said with the answer's words around it) hold here too, and a word after "a" or
+"an" is swapped only for one the article fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import regex
+
+from lettuce_build.core.words import words
+from lettuce_build.rules.opposites import listed_together, said_around
+
+#: classes of words that stand in one slot of a claim, singular and plural apart
+_CLASSES: tuple[tuple[str, ...], ...] = (
+    ("string", "integer", "float", "boolean", "list", "dictionary", "dict", "tuple", "set", "array"),
+    ("strings", "integers", "floats", "booleans", "lists", "dictionaries", "dicts", "tuples", "sets",
+     "arrays"),
+    ("function", "method", "class", "module", "package", "attribute", "decorator", "property"),
+    ("functions", "methods", "classes", "modules", "packages", "attributes", "decorators", "properties"),
+    ("argument", "parameter", "variable", "option", "field"),
+    ("arguments", "parameters", "variables", "options", "fields"),
+    ("thread", "process", "coroutine", "task", "worker"),
+    ("threads", "processes", "coroutines", "tasks", "workers"),
+    ("debug", "info", "warning", "error", "critical"),
+    ("file", "directory", "folder"), ("files", "directories", "folders"),
+    ("header", "body", "cookie", "query"), ("headers", "cookies"),
+    ("row", "column", "cell"), ("rows", "columns", "cells"),
+    ("key", "value"), ("keys", "values"),
+    ("memory", "disk", "cache", "database"),
+    ("exception", "warning"), ("exceptions", "warnings"),
+    ("line", "word", "character", "byte"), ("lines", "words", "characters", "bytes"),
+    ("width", "height"),
+    ("prefix", "suffix"), ("prefixes", "suffixes"),
+    ("host", "port", "path"), ("hosts", "ports", "paths"),
+    ("returns", "raises"),
+    ("test", "benchmark"), ("tests", "benchmarks"),
+    ("user", "developer", "maintainer"), ("users", "developers", "maintainers"),
+)  # fmt: skip
+#: each word and the others of its classes
+KIN: dict[str, tuple[str, ...]] = {}
+for _class in _CLASSES:
+    for _word in _class:
+        KIN[_word] = tuple(dict.fromkeys((*KIN.get(_word, ()), *(w for w in _class if w != _word))))
+#: a lowercase word standing alone (not in code, a path, or a hyphenated or dotted word)
+_WORD = regex.compile(r"(?<![\w'’`./:-])[a-z]+(?![\w'’`/:-]|\.\w)")
+_ARTICLE = regex.compile(r"\b(?P<article>a|an) $", regex.I)
+
+
+def class_swaps(answer: str, context: str) -> Iterator[tuple[int, int, str, str]]:
+    """(start, end, kin, "term") for each word of ``answer`` of a class of which the context
+    spells another word that leaves the answer false by the context (see the module); the kin
+    the context spells most often."""
+    counts: dict[str, int] = {}
+    for word in words(context):
+        counts[word] = counts.get(word, 0) + 1
+    in_answer = set(words(answer))
+    for match in _WORD.finditer(answer):
+        word = match.group()
+        article = _ARTICLE.search(answer[: match.start()])
+        fitting = [
+            kin
+            for kin in KIN.get(word, ())
+            if counts.get(kin)
+            and kin not in in_answer
+            and (article is None or (article["article"].lower() == "an") == (kin[0] in "aeiou"))
+            and not listed_together(context, word, kin)
+            and not said_around(answer, match.span(), kin, context)
+        ]
+        if fitting:
+            best = max(fitting, key=lambda kin: (counts[kin], kin))
+            yield match.start(), match.end(), best, "term"
