@@ -59,6 +59,7 @@ from lettuce_build.rules.prose_entities import entity_swaps
 from lettuce_build.rules.prose_names import blocked, free, names
 from lettuce_build.rules.prose_words import (
     ADVERBS,
+    ALTERNATIVES,
     FLIPS,
     IDIOM,
 )
@@ -170,11 +171,14 @@ def _with_lead(answer: str, original: str, hallucinated: str) -> tuple[str, str]
 # -- the rules ------------------------------------------------------------------------------
 
 
-def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
+def _flips(answer: str, context: str) -> Iterator[tuple[int, int, str, str]]:
+    spelled = set(words(context))
     for match in regex.finditer(r"(?<![\w'-])[a-z]+(?:n't)?(?![\w'-])", answer):
         word = match.group()
         if word in FLIPS and not IDIOM.search(answer[max(0, match.start() - 12) : match.end() + 12]):
             new, rule = FLIPS[word]
+            if new not in spelled:  # another contradicting word the context spells, where it has one
+                new = next((other for other in ALTERNATIVES.get(word, ()) if other in spelled), new)
             if rule == "quantifier" and word not in ADVERBS and not _quantifies(answer, match.end()):
                 continue  # "this is all built" holds no quantity to change
             if rule == "quantifier" and _NEGATIVE_AFTER.match(answer, match.end()):
@@ -187,7 +191,7 @@ def _flips(answer: str) -> Iterator[tuple[int, int, str, str]]:
             if rule == "ordering" and word in ("before", "after") and not following:
                 continue  # an adverb ("used that API before,"): "used that API after" is no English
             start = match.start()
-            if word == "all" and _DETERMINER_AFTER.match(answer, match.end()):
+            if word == "all" and new in ("some", "most") and _DETERMINER_AFTER.match(answer, match.end()):
                 new = f"{new} of"  # "all the features" made "some the features"
             elif (
                 word == "few"
@@ -290,7 +294,7 @@ def prose_edits(
     made = [*numbers(answer, context, draw), *temporal(answer, context, draw)]
     if language == "en":
         made += [
-            *_flips(answer),
+            *_flips(answer, context),
             *entity_swaps(answer, context, donor, draw),
             *opposites(answer, context),
             *class_swaps(answer, context),

@@ -64,6 +64,15 @@ for _rule, _pairs in _PAIRS.items():
 FLIPS["may"] = ("must", "modal")
 FLIPS["optional"] = ("required", "modal")
 FLIPS["can"] = ("cannot", "negation")
+#: other words that contradict a word as its flip does, taken instead where the context spells one
+#: and not the flip: "[most] tests" where the context says "most" of something else is found only
+#: by reading, "[some] tests" by spelling (never a negative: added negatives are rationed)
+ALTERNATIVES: dict[str, tuple[str, ...]] = {
+    "all": ("most",),
+    "most": ("all", "some"),
+    "first": ("second",),
+    "should": ("must",),
+}
 
 #: phrases that claim nothing to flip ("as you can see" made "as you cannot see", "no longer apply"
 #: made "no shorter apply")

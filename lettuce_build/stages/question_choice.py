@@ -7,9 +7,12 @@ by construction; the likelihood check (`QuestionFitCheck`) scores only the quest
 writes where no shape fits.
 
 The sentence a question is about is drawn (with the build's seed) among the chunk's sentences
-that have a shape. An English chunk with none fails (``no_question_shape``, not retried): the
-embedded model's written questions were the worst part of its samples even under a pattern and
-every check ("What is the do better of hf-xet?", "Are you a predictive or clustering model?").
+that have a shape; where none has (or none leaves an answer the rules can edit), a sentence is
+asked what a reader should know of its topic ("What should I know about `get_app_dir`?",
+`rules.topic_questions`): most documentation sentences fit no shape. An English chunk with
+neither fails (``no_question_shape``, not retried): the embedded model's written questions were
+the worst part of its samples even under a pattern and every check ("What is the do better of
+hf-xet?", "Are you a predictive or clustering model?").
 A chunk in another language (the shapes are English) is asked as `FocusedQuestionStage` asks,
 the model writing under its pattern. One question offered is taken without a model call.
 """
@@ -28,6 +31,7 @@ from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
 from lettuce_build.rules.heading_questions import heading_questions
 from lettuce_build.rules.question_shapes import Shaped, opening_name, question_shapes, subject_name
+from lettuce_build.rules.topic_questions import topic_question
 from lettuce_build.stages.answers import evidence_sentences, neighbourhood
 from lettuce_build.stages.question_fit import QuestionFitCheck
 from lettuce_build.stages.questions import DEFAULT_CHUNK_CHARS, Asked, FocusedQuestionStage, foreign_words
@@ -75,16 +79,30 @@ class ChosenQuestionStage(FocusedQuestionStage):
         held = set(self.answered(item, evidence_sentences(chunk, item_language(item))))
         return {sentence: shapes for sentence, shapes in shaped.items() if sentence in held}
 
+    def topics(self, item: dict[str, Any]) -> dict[str, tuple[Shaped, ...]]:
+        """The item's sentences no shape fits that are asked what the passage says of their topic
+        (`rules.topic_questions`), of those its own answer holds (none outside English)."""
+        if not self.english(item):
+            return {}
+        chunk = item["chunk"][: self.chunk_chars]
+        topics = topic_sentences(chunk, subject_name(item))
+        held = set(self.answered(item, evidence_sentences(chunk, item_language(item))))
+        return {sentence: shapes for sentence, shapes in topics.items() if sentence in held}
+
     def _focus_shapes(self, item: dict[str, Any]) -> tuple[str, tuple[Shaped, ...]] | None:
-        """The sentence drawn, and the questions it is turned into (None: no sentence has any)."""
-        shaped = self.shaped(item)
-        if not shaped:
+        """The sentence drawn, and the questions it is turned into (None: no sentence has any).
+        A sentence a shape fits is drawn first; one asked by its topic where none is (or, above a
+        ratio of 0, where none leaves an editable answer)."""
+        shaped, topics = self.shaped(item), self.topics(item)
+        if not shaped and not topics:
             return None
-        sentences = list(shaped)
-        drawn = int(fraction(*item_parts(item["key"], self.seed), "focus") * len(sentences))
+        point = fraction(*item_parts(item["key"], self.seed), "focus")
         if self.editable is None or self.given_answer(item):  # an answer a row brings is kept as it is
-            return sentences[drawn], shaped[sentences[drawn]]
-        in_turn = tuple((sentence, shaped[sentence]) for sentence in sentences[drawn:] + sentences[:drawn])
+            pool = shaped or topics
+            sentences = list(pool)
+            drawn = sentences[int(point * len(sentences))]
+            return drawn, pool[drawn]
+        in_turn = _rotated(shaped, point) + _rotated(topics, point)
         return _first_editable(
             self.editable,
             item["key"],
@@ -116,7 +134,7 @@ class ChosenQuestionStage(FocusedQuestionStage):
         if self.brought(item):
             return super().passed(item)
         if not (offered := self.offered(item)):
-            if self.shaped(item):  # questions there are, but under none could the answer be edited
+            if self.shaped(item) or self.topics(item):  # questions there are, but none leaves an edit
                 detail = "no question of the chunk's leaves its answer an edit the rules make"
                 raise ParseFailure("no_edit_rule", detail, retry=False)
             detail = "no sentence of the chunk turns into a question that points at it"
@@ -192,6 +210,29 @@ def _first_editable(
         if kept := tuple(shape for shape in shapes if editable({**answer, "question": shape.question})):
             return sentence, kept
     return in_turn[0][0], ()
+
+
+def _rotated(
+    shaped: dict[str, tuple[Shaped, ...]], point: float
+) -> tuple[tuple[str, tuple[Shaped, ...]], ...]:
+    """The sentences and their questions in turn from the one at ``point`` (in [0, 1))."""
+    sentences = list(shaped)
+    drawn = int(point * len(sentences))
+    return tuple((sentence, shaped[sentence]) for sentence in sentences[drawn:] + sentences[:drawn])
+
+
+@functools.lru_cache(maxsize=256)
+def topic_sentences(chunk: str, name: str | None) -> dict[str, tuple[Shaped, ...]]:
+    """The chunk's answer sentences no shape fits, each with its topic question
+    (`rules.topic_questions`) where that points at it alone."""
+    sentences = split_sentences(chunk)
+    shaped = shaped_sentences(chunk, name)
+    found: dict[str, tuple[Shaped, ...]] = {}
+    for sentence in evidence_sentences(chunk):
+        asked = None if sentence in shaped else topic_question(sentence, name)
+        if asked is not None and _points_at(asked.question, sentence, sentences, name):
+            found[sentence] = (asked,)
+    return found
 
 
 @functools.lru_cache(maxsize=256)

@@ -154,3 +154,21 @@ def test_a_chunk_whose_questions_leave_no_edit_fails_without_a_model_call():
     with pytest.raises(ParseFailure) as failure:
         stage.passed(row)
     assert failure.value.reason == "no_edit_rule" and not failure.value.retry
+
+
+def test_a_chunk_no_shape_fits_is_asked_what_a_reader_should_know_of_a_sentence_s_topic():
+    # uvicorn's documentation: neither sentence fits a shape
+    chunk = (
+        "Trusting proxies from the whole internet is risky. "
+        "When running from CLI these are configured using `--forwarded-allow-ips`."
+    )
+    stage = ChosenQuestionStage()
+    assert stage.passed(item(chunk)) == {
+        "question": "What should I know about `--forwarded-allow-ips`?",
+        "focus": "When running from CLI these are configured using `--forwarded-allow-ips`.",
+    }
+
+
+def test_a_sentence_a_shape_fits_is_asked_before_any_topic():
+    chunk = "Rows scroll with `less` on any terminal. The package provides a pager and a sorter."
+    assert ChosenQuestionStage().passed(item(chunk))["question"] == "What does the package provide?"

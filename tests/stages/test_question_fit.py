@@ -54,8 +54,8 @@ def gaining(gain: float):
     return answer
 
 
-#: rows whose answers no question shape fits: the model writes their questions, and the check
-#: scores those
+#: rows whose answers no question shape fits, and that name no topic to ask about
+#: (`rules.topic_questions`): the model writes their questions, and the check scores those
 ROWS = [
     {
         "id": "client",
@@ -65,9 +65,9 @@ ROWS = [
     },
     {
         "id": "themes",
-        "context": "In Pebble, themes come as plain folders: one per theme, each with a layout. "
+        "context": "In practice, themes come as plain folders: one per theme, each with a layout. "
         "A build of 200 posts is quick.",
-        "answer": "In Pebble, themes come as plain folders: one per theme, each with a layout.",
+        "answer": "In practice, themes come as plain folders: one per theme, each with a layout.",
     },
 ]
 
