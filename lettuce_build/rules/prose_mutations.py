@@ -14,6 +14,8 @@ rows"). Each rule here makes an edit of one type, so its label is true by constr
   listed class, or beside the same words) that the context names (a hard negative), else one of
   its listed class the context does not name: contradiction/entity; ``foreign_entity``: for one
   that only another document of the build names: fabricated_reference/entity;
+- ``code``: code the answer quotes swapped for other code of its form the context quotes ("pass
+  [`--rows`]" -> "pass [`--sort`]", code_swaps.py): contradiction/entity;
 - ``negation``, ``comparative``: a negation added or removed, more/less, faster/slower:
   contradiction/relational; ``quantifier``, ``modal``: all/some, must/may: contradiction/value;
 - ``role``: a role swapped for its counterpart ("HTTP [client]" -> "HTTP [server]"):
@@ -52,6 +54,7 @@ from lettuce_build.core.sentences import is_complete, sentence_spans
 from lettuce_build.core.spans import ValidationConfig, validate_spans
 from lettuce_build.core.taxonomy import CONTRADICTION, FABRICATED_REFERENCE, UNSUPPORTED_ADDITION
 from lettuce_build.core.words import content_stems, content_words, context_stems, in_context, words
+from lettuce_build.rules.code_swaps import code_swaps
 from lettuce_build.rules.context_additions import addable, said_of_another
 from lettuce_build.rules.negations import NEEDS_NEGATION, negations
 from lettuce_build.rules.opposites import opposites
@@ -71,7 +74,7 @@ from lettuce_build.rules.value_edits import FOLLOWING, numbers, temporal
 _RULES_BY_TYPE: dict[tuple[str, str], tuple[str, ...]] = {
     (CONTRADICTION, "numerical"): ("number",),
     (CONTRADICTION, "temporal"): ("date", "version", "duration", "ordering"),
-    (CONTRADICTION, "entity"): ("entity",),
+    (CONTRADICTION, "entity"): ("entity", "code"),
     (FABRICATED_REFERENCE, "entity"): ("foreign_entity",),
     (CONTRADICTION, "relational"): ("negation", "comparative", "role"),
     (CONTRADICTION, "value"): ("quantifier", "modal", "state", "term"),
@@ -297,13 +300,14 @@ def prose_edits(
             *_flips(answer, context),
             *entity_swaps(answer, context, donor, draw),
             *opposites(answer, context),
+            *code_swaps(answer, context),
             *class_swaps(answer, context),
             *_additions(answer, context, donor, draw, refused=refused),
             *said_of_another(answer, context, draw),
         ]
     found: dict[str, ProseEdit] = {}
     for start, end, new, rule in sorted(made, key=lambda m: (m[0], m[1])):
-        if rule != "addition" and not free(untouchable, start, end):
+        if rule not in ("addition", "code") and not free(untouchable, start, end):
             continue
         settled = _settled(answer, start, end, new)
         if settled is not None and rule == "negation":

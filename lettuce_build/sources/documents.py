@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -24,7 +24,7 @@ from lettuce_build.sources.base import DEFAULT_SETTINGS, LoadOptions, Pipeline, 
 from lettuce_build.sources.chunking import ChunkConfig, chunk_markdown, hash_split
 from lettuce_build.stages.answers import answer_stage, evidence_sentences
 from lettuce_build.stages.generation import GenerateStage
-from lettuce_build.stages.prose_edits import prose_inject_stage, rule_edits
+from lettuce_build.stages.prose_edits import Editable, prose_inject_stage, rule_edits
 from lettuce_build.stages.question_choice import ChosenQuestionStage
 from lettuce_build.stages.questions import DEFAULT_CHUNK_CHARS, QuestionStage
 
@@ -142,7 +142,7 @@ class DocumentSource(Source):
             settings.edit_anchors, "markdown", allowed=settings.error_types, seed=settings.seed
         )
 
-        def asked(editable: Callable[[dict[str, Any]], bool] | None) -> list[Stage]:
+        def asked(editable: Editable | None) -> list[Stage]:
             """The question and its answer; ``editable``: what the answer must offer the edit rules."""
             # the embedded model's questions are turned from a sentence (see ChosenQuestionStage)
             chosen = ChosenQuestionStage(seed=settings.seed, editable=editable)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import regex
@@ -19,6 +19,7 @@ from lettuce_build.engine.stage import CutText, ParseFailure, Sampling, Stage, i
 from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.rules.rewording import it_for_subject, led, reworded, unlinked
 from lettuce_build.stages.judge import AnswerJudgeStage
+from lettuce_build.stages.prose_edits import Editable
 from lettuce_build.stages.question_fit import is_yes_no
 
 MIN_ANSWER_CHARS = 40
@@ -238,7 +239,7 @@ class ExtractiveAnswerStage(AnswerStage):
         *,
         focused: bool = False,
         keeps_given: bool = False,
-        editable: Callable[[dict[str, Any]], bool] | None = None,
+        editable: Editable | None = None,
     ) -> None:
         super().__init__(
             evidence_chars, evidence_field=evidence_field, prompt="answer_extractive", keeps_given=keeps_given
@@ -336,9 +337,7 @@ def _parts(sentence: str) -> frozenset[str]:
     return content_stems(sentence) | content_stems(sentence.replace("-", " "))
 
 
-def answer_stage(
-    mode: AnswerMode, *, focused: bool = False, editable: Callable[[dict[str, Any]], bool] | None = None
-) -> AnswerStage:
+def answer_stage(mode: AnswerMode, *, focused: bool = False, editable: Editable | None = None) -> AnswerStage:
     """The answer stage of a source in this mode (``focused``: its questions carry a focus;
     ``editable``: what an extractive answer must offer the edit rules, see `ExtractiveAnswerStage`)."""
     if mode == "extractive":

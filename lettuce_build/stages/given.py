@@ -5,14 +5,13 @@ types the build asks for, as many edits as it asks for (`AskedEdits`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from lettuce_build.stages.answers import AnswerMode, AnswerStage, ExtractiveAnswerStage
 from lettuce_build.stages.asked import AskedEdits, only_asked_types
 from lettuce_build.stages.generation import GenerateStage
 from lettuce_build.stages.injection import InjectMenuStage, InjectStageBase, InjectTaxonomyStage
-from lettuce_build.stages.prose_edits import EditMode, InjectProseMenuStage, menu_types
+from lettuce_build.stages.prose_edits import Editable, EditMode, InjectProseMenuStage, menu_types
 from lettuce_build.stages.question_choice import ChosenQuestionStage
 from lettuce_build.stages.questions import QuestionStage
 
@@ -22,7 +21,7 @@ MENU = "markdown"
 
 
 def given_question_stage(
-    answers: AnswerMode, *, seed: int, editable: Callable[[dict[str, Any]], bool] | None = None
+    answers: AnswerMode, *, seed: int, editable: Editable | None = None
 ) -> QuestionStage:
     """A question for the rows without one: chosen among the focus sentence's for extractive
     answers (``editable``: see `ChosenQuestionStage`), else written freely."""
@@ -32,7 +31,7 @@ def given_question_stage(
 
 
 def given_answer_stage(
-    answers: AnswerMode, *, focused: bool, editable: Callable[[dict[str, Any]], bool] | None = None
+    answers: AnswerMode, *, focused: bool, editable: Editable | None = None
 ) -> AnswerStage:
     """A grounded answer for the rows without one (``editable``: see `ExtractiveAnswerStage`; a
     given answer is kept whatever the rules could make of it)."""

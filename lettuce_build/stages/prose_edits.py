@@ -35,6 +35,11 @@ from lettuce_build.stages.question_fit import is_yes_no
 
 #: a menu offers at most this many edits (a seeded sample, in answer order)
 MAX_OFFERED = 8
+#: how an answer serves the edit rules (`InjectProseMenuStage.edit_grade`): 0, not at all (no
+#: edit of the types asked), 1 (edits), `SPELLED` (edits spelled from its context, the best:
+#: only reading finds them)
+Editable = Callable[[dict[str, Any]], int]
+SPELLED = 2
 #: how edits are made: rules: by the rules, the model choosing (small models); constrained: the
 #: model writes each edit of a string taken from the answer; free: of any string it copies
 EditMode = Literal["rules", "constrained", "free"]
@@ -163,6 +168,13 @@ class InjectProseMenuStage(InjectStageBase):
         """Whether the item's answer offers the edits it would need, were it drawn to be injected."""
         return len(self.offered(item)) >= self.edits
 
+    def edit_grade(self, item: dict[str, Any]) -> int:
+        """How well the item's answer serves the rules, were it drawn to be injected (`Editable`)."""
+        offered = self.offered(item)
+        if len(offered) < self.edits:
+            return 0
+        return SPELLED if all(spelled(edit.hallucinated, item["context"]) for edit in offered) else 1
+
     def applies(self, item: dict[str, Any]) -> bool:
         return bool(item["inject"]) and self.offers(item)
 
@@ -200,13 +212,13 @@ class InjectProseMenuStage(InjectStageBase):
         return result
 
 
-def rule_edits(stage: Stage, *, asked: bool = True) -> Callable[[dict[str, Any]], bool] | None:
+def rule_edits(stage: Stage, *, asked: bool = True) -> Editable | None:
     """What an answer must offer an injection stage that edits by the rules (None: a stage whose
     model writes its edits, which no answer can be checked for before it is asked, or a build
     that asks for no edit at all, ``asked`` false: ``--ratio 0``, where every answer is a sample).
     Above a ratio of 0 an answer no rule could edit is dropped, so that both classes are made of
     the same kind of answers."""
-    return stage.offers if asked and isinstance(stage, InjectProseMenuStage) else None
+    return stage.edit_grade if asked and isinstance(stage, InjectProseMenuStage) else None
 
 
 def prose_inject_stage(

@@ -20,7 +20,6 @@ the model writing under its pattern. One question offered is taken without a mod
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import Any
 
 from lettuce_build.core.seeding import fraction, item_parts
@@ -33,6 +32,7 @@ from lettuce_build.rules.heading_questions import heading_questions
 from lettuce_build.rules.question_shapes import Shaped, opening_name, question_shapes, subject_name
 from lettuce_build.rules.topic_questions import topic_question
 from lettuce_build.stages.answers import evidence_sentences, neighbourhood
+from lettuce_build.stages.prose_edits import SPELLED, Editable
 from lettuce_build.stages.question_fit import QuestionFitCheck
 from lettuce_build.stages.questions import DEFAULT_CHUNK_CHARS, Asked, FocusedQuestionStage, foreign_words
 
@@ -49,7 +49,7 @@ class ChosenQuestionStage(FocusedQuestionStage):
         *,
         seed: int = 0,
         keeps_given: bool = False,
-        editable: Callable[[dict[str, Any]], bool] | None = None,
+        editable: Editable | None = None,
     ) -> None:
         super().__init__(chunk_chars, seed=seed, keeps_given=keeps_given)
         #: what an answer must offer the build's edit rules (`ExtractiveAnswerStage.editable`):
@@ -193,7 +193,7 @@ class ChosenQuestionStage(FocusedQuestionStage):
 
 @functools.lru_cache(maxsize=1024)  # the focus is asked for several times an item
 def _first_editable(
-    editable: Callable[[dict[str, Any]], bool],
+    editable: Editable,
     key: str,
     *,
     in_turn: tuple[tuple[str, tuple[Shaped, ...]], ...],
@@ -203,12 +203,21 @@ def _first_editable(
 ) -> tuple[str, tuple[Shaped, ...]]:
     """The first sentence of ``in_turn`` the edit rules could edit as the answer to one of its
     questions, with those questions: an edit a question repeats is not made ("Is the default
-    page size 50 rows?" leaves "50" alone), so the question counts. The first sentence with no
+    page size 50 rows?" leaves "50" alone), so the question counts. A sentence whose edits are
+    spelled from the context comes first (only reading finds them), for clean and hallucinated
+    items alike, so that both classes hold the same sentences. The first sentence with no
     question where none could: the item fails without a model call."""
+    graded = []
     for sentence, shapes in in_turn:
         answer = {"key": key, "answer": sentence, "context": context, "donor": donor, "language": language}
-        if kept := tuple(shape for shape in shapes if editable({**answer, "question": shape.question})):
-            return sentence, kept
+        grades = {shape: editable({**answer, "question": shape.question}) for shape in shapes}
+        if best := max(grades.values(), default=0):
+            graded.append((best, sentence, tuple(shape for shape, grade in grades.items() if grade == best)))
+            if best >= SPELLED:
+                break
+    if graded:
+        _, sentence, kept = max(graded, key=lambda found: found[0])  # the first of the best grade
+        return sentence, kept
     return in_turn[0][0], ()
 
 

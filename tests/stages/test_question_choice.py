@@ -172,3 +172,22 @@ def test_a_chunk_no_shape_fits_is_asked_what_a_reader_should_know_of_a_sentence_
 def test_a_sentence_a_shape_fits_is_asked_before_any_topic():
     chunk = "Rows scroll with `less` on any terminal. The package provides a pager and a sorter."
     assert ChosenQuestionStage().passed(item(chunk))["question"] == "What does the package provide?"
+
+
+def test_a_sentence_whose_edits_are_spelled_from_the_context_is_the_focus_first():
+    """Of two editable sentences, the one an edit spelled from the context can be made of comes
+    first, for every item (clean ones too, so that both classes hold the same sentences)."""
+    from lettuce_build.stages.prose_edits import SPELLED, InjectProseMenuStage, rule_edits
+
+    chunk = (
+        "The package provides a pager for Python. "
+        "The server reads each request once, and the client sends it."
+    )
+    editable = rule_edits(InjectProseMenuStage())
+    stage = ChosenQuestionStage(editable=editable)
+    for key in (f"k{n}" for n in range(20)):
+        row = {**item(chunk), "key": key, "context": chunk, "donor": "", "language": "en"}
+        focus = stage.focus(row)
+        assert focus.startswith("The server reads")
+        answer = {**row, "question": stage.offered(row)[0], "answer": focus, "inject": True}
+        assert editable(answer) == SPELLED
