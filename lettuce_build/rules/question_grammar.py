@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import regex
+from lemminflect import getAllLemmas
 
 from lettuce_build.core import english
-from lettuce_build.rules.question_words import ASKED_AS, IMPERATIVE, LOWERED, NOT_SUBJECT
+from lettuce_build.rules.question_words import ASKED_AS, CHANGELOG, IMPERATIVE, LOWERED, NOT_SUBJECT
 from lettuce_build.rules.rewording import unlinked
 
 
@@ -24,7 +25,7 @@ class Shaped(NamedTuple):
 _WORD = (
     r"(?!(?:is|are|was|were|be|been|do|does|did|not|can|cannot|will|would|should|must|may|might|could"
     r"|shall|has|have"
-    r"|had|that|which|who|to|unless|if|when|because|while|although|though|whereas|since|until|whether"
+    r"|had|that|which|who|where|to|unless|if|when|because|while|although|though|whereas|since|until|whether"
     r"|than|but)\b|\w+n['’]t\b)(?:`[^`]{1,40}`|[\p{L}\p{N}][\p{L}\p{N}'’._/+-]*)"
 )
 #: a sentence's subject: up to five words, no comma, clause or parenthesis, and not ending in an
@@ -89,6 +90,11 @@ def as_subject(text: str, name: str | None) -> str | None:
         return None
     if first.lower() in IMPERATIVE or first.lower() in VERB_FORMS or first.lower().endswith("ly"):
         return None  # a changelog's imperative ("Add support for ...", "Gracefully handle ...")
+    if first.lower() in CHANGELOG:
+        return None  # a changelog's entry ("Fixed issue where indexes on SQLite ...")
+    last = text.rsplit(" ", 1)[-1]
+    if last.isalpha() and last.islower() and (kinds := set(getAllLemmas(last))) and kinds <= {"ADJ", "ADV"}:
+        return None  # a noun phrase's adjective: "Options for more comprehensive [support] ..."
     common = (
         english.is_english(first) and not english.is_proper(first) and first.lower() != (name or "").lower()
     )

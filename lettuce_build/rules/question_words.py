@@ -37,6 +37,11 @@ IMPERATIVE = frozenset(
     """ensure recheck remove update bump improve rename drop avoid call pass install run make just
     please see try note""".split()
 )
+#: the past tenses a changelog's entries open with ("Fixed issue where ...")
+CHANGELOG = frozenset(
+    """fixed added removed changed improved updated deprecated reverted adjusted expanded created
+    implemented refactored renamed moved dropped replaced corrected reworked enhanced restored""".split()
+)
 #: a subject's opening word written in lowercase inside a question (as any common English word)
 LOWERED = frozenset({"The", "A", "An", "Each", "Every", "All", "Some", "Your", "Its", "This", "These"})
 #: participles whose "from" names a source: asked "Where ... from?" ("taken from Fisher's paper")

@@ -42,8 +42,8 @@ _REFERENCE = regex.compile(r"(?<!!)\[([^\]\n]+)\]\[[^\]\n]*\]")
 _RST_LINK = regex.compile(
     r"(?<![`\w])`([^`<\n]+?)\s*<[^`>\n]+>`__?(?![\w`])|(?<![`\w])`([^`<\n]+)`__?(?![\w`])"
 )
-#: bold or italic markers around words (``**word**``, ``__word__``, ``*word*``)
-_EMPHASIS = regex.compile(r"(?<![\w*_])(\*\*|__|\*)(?=[^\s*_])([^*_\n]+?)(?<=[^\s*_])\1(?![\w*_])")
+#: bold or italic markers around words (``**word**``, ``__word__``, ``*word*``, ``_word_``)
+_EMPHASIS = regex.compile(r"(?<![\w*_])(\*\*|__|\*|_)(?=[^\s*_])([^*_\n]+?)(?<=[^\s*_])\1(?![\w*_])")
 #: two words and their contraction; "not" contracts after these auxiliaries
 _NOT = {
     "do": "don't",

@@ -403,3 +403,15 @@ def test_an_opening_phrase_is_left_out_and_the_main_clause_asked(sentence, expec
 )
 def test_more_documentation_sentences_are_asked(sentence, expected):
     assert expected in [shaped.question for shaped in question_shapes(sentence)]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # alembic's changelog and documentation: no subject a question can carry
+        "Fixed issue where indexes on SQLite which include SQL expressions would not compare correctly.",
+        "However, options for more comprehensive support include building out a custom SQL construct.",
+    ],
+)
+def test_a_changelog_entry_or_a_subject_ending_in_an_adjective_is_not_asked(sentence):
+    assert question_shapes(sentence) == []

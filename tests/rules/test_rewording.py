@@ -34,6 +34,15 @@ from lettuce_build.rules.rewording import it_for_subject, led, reworded
             "Alembic is a database migrations tool written by the author of SQLAlchemy.",
         ),
         ("All source code is hosted on `GitHub`__.", "All source code is hosted on GitHub."),
+        # single-underscore emphasis (black's README, uvicorn's documentation); snake_case stays
+        (
+            "_Black_ is the uncompromising Python code formatter.",
+            "Black is the uncompromising Python code formatter.",
+        ),
+        (
+            "The pool size is only 40 _tokens_, see pool_size.",
+            "The pool size is only 40 tokens, see pool_size.",
+        ),
     ],
 )
 def test_a_sentence_is_reworded_and_still_claims_what_it_did(sentence, expected):
