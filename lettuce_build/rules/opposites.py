@@ -38,6 +38,9 @@ _ROLES = (
     ("encode", "decode"), ("encodes", "decodes"), ("encoding", "decoding"),
     ("serialize", "deserialize"), ("serializes", "deserializes"),
     ("encrypt", "decrypt"), ("encrypts", "decrypts"),
+    ("push", "pull"), ("pushes", "pulls"),
+    ("load", "dump"), ("loads", "dumps"),
+    ("get", "set"), ("gets", "sets"), ("getter", "setter"),
 )  # fmt: skip
 #: opposite states (contradiction/value): what something is, or how it is done
 _STATES = (
@@ -68,6 +71,15 @@ _STATES = (
     ("development", "production"),
     ("success", "failure"),
     ("horizontal", "vertical"), ("horizontally", "vertically"),
+    ("add", "remove"), ("adds", "removes"), ("added", "removed"),
+    ("start", "stop"), ("starts", "stops"), ("started", "stopped"),
+    ("open", "close"), ("opens", "closes"), ("opened", "closed"),
+    ("install", "uninstall"), ("installs", "uninstalls"), ("installed", "uninstalled"),
+    ("create", "delete"), ("creates", "deletes"), ("created", "deleted"),
+    ("allow", "prevent"), ("allows", "prevents"), ("allowed", "prevented"),
+    ("inside", "outside"),
+    ("ignore", "raise"), ("ignores", "raises"), ("ignored", "raised"),
+    ("upper", "lower"), ("beginning", "end"),
 )  # fmt: skip
 #: word -> (its opposite, the rule), both ways
 OPPOSITES: dict[str, tuple[str, str]] = {}

@@ -44,6 +44,36 @@ _CLASSES: tuple[tuple[str, ...], ...] = (
     ("returns", "raises"),
     ("test", "benchmark"), ("tests", "benchmarks"),
     ("user", "developer", "maintainer"), ("users", "developers", "maintainers"),
+    # databases and migrations
+    ("table", "column", "index", "constraint", "schema", "view", "sequence"),
+    ("tables", "indexes", "constraints", "schemas", "views", "sequences"),
+    ("session", "connection", "transaction", "cursor", "engine"),
+    ("sessions", "connections", "transactions", "cursors", "engines"),
+    ("upgrade", "downgrade"), ("migration", "revision"), ("migrations", "revisions"),
+    # command lines, configuration and packaging
+    ("command", "subcommand", "flag"), ("commands", "subcommands", "flags"),
+    ("plugin", "extension", "backend"), ("plugins", "extensions", "backends"),
+    ("dependency", "requirement"), ("dependencies", "requirements"),
+    ("template", "layout", "theme", "page"), ("templates", "layouts", "themes", "pages"),
+    ("environment", "platform", "interpreter"), ("environments", "platforms", "interpreters"),
+    # logging and web applications
+    ("logger", "handler", "formatter", "processor", "renderer", "filter"),
+    ("loggers", "handlers", "formatters", "processors", "renderers", "filters"),
+    ("message", "event", "record"), ("messages", "events", "records"),
+    ("route", "endpoint", "view", "middleware"), ("routes", "endpoints"),
+    ("encoder", "decoder", "serializer", "validator"), ("encoders", "decoders", "serializers", "validators"),
+    ("timeout", "limit", "retry"), ("timeouts", "limits", "retries"),
+    ("certificate", "key", "token", "password"), ("certificates", "tokens", "passwords"),
+    # places, people and time, for passages of any field
+    ("north", "south", "east", "west"), ("northern", "southern", "eastern", "western"),
+    ("city", "town", "village", "county", "region", "province"),
+    ("father", "mother", "son", "daughter", "brother", "sister", "uncle", "wife", "husband"),
+    ("king", "queen", "prince", "princess", "emperor"),
+    ("spring", "summer", "autumn", "winter"),
+    ("morning", "afternoon", "evening", "night"),
+    ("army", "navy"), ("river", "lake", "sea"),
+    ("largest", "smallest"), ("oldest", "youngest"), ("highest", "lowest"),
+    ("won", "lost"), ("born", "died"), ("elected", "appointed"),
 )  # fmt: skip
 #: each word and the others of its classes
 KIN: dict[str, tuple[str, ...]] = {}
