@@ -10,6 +10,8 @@ of a negation stay as they are):
   dropped, bold and italic markers dropped;
 - contractions: "does not" -> "doesn't", "cannot" -> "can't", "it is" -> "it's" (not where a
   contraction cannot stand: at a clause's end, "that is, ...");
+- a list joined with the sentence that leads it (`joined_list`): "HTTPX gives you:" over its
+  items -> "HTTPX gives you a broadly requests-compatible API and HTTP/2 support.";
 - "It" for an opening subject the question names (`it_for_subject`): "What is HTTPX?" is
   answered "It's a fully featured HTTP client.";
 - a yes/no answer led by its yes or no (`led`): "Yes, types are entirely optional with attrs."
@@ -111,6 +113,51 @@ def _contracted(match: regex.Match[str]) -> str:
             return match.group()
         word, start = contracted, pronoun
     return word[0].upper() + word[1:] if start[0].isupper() else word
+
+
+#: a list's lead that the items continue, and "the following" it may name them by
+_LEAD_END = regex.compile(r"(?:\s+the following(?:\s+[a-z]+)?)?\s*:\s*$")
+#: the words a lead may end with for its items to continue it: a verb's object or a verb
+_CONTINUED_BY_ITEMS = frozenset("you us include includes including are is to like as offer offers".split())
+#: how many items a list joined into a sentence holds, and how long that sentence may be
+MAX_ITEMS, MAX_JOINED_CHARS = 8, 300
+
+
+def joined_list(lead: str, items: list[str]) -> str | None:
+    """A list and the sentence that leads it joined into one sentence ("HTTPX gives you:" over
+    "* A broadly requests-compatible API." and "* HTTP/2 support." -> "HTTPX gives you a broadly
+    requests-compatible API and HTTP/2 support."), as a reader says it (None: the list is no
+    continuation of its lead: items that are sentences or definitions, a lead that is a title).
+    What the items claim is kept whole: only their markers, final stops and capitals go."""
+    if not 2 <= len(items) <= MAX_ITEMS or not (end := _LEAD_END.search(lead)):
+        return None
+    opening = lead[: end.start()]
+    last = opening.rsplit(" ", 1)[-1].lower()
+    if len(opening.split()) < 3 or (last not in _CONTINUED_BY_ITEMS and present_base(last) is None):
+        return None
+    parts = []
+    for item in items:
+        text = _plain(item).strip().rstrip(".;,")
+        first = text.split(" ", 1)[0]
+        if not text or regex.search(r"\s[-–—]\s|:\s|\.\s", text) or len(text.split()) > 14:
+            return None  # a definition, a titled item, or sentences of their own
+        head = first.split("-", 1)[0]  # "In-process" is as English as "in"
+        proper = head == first and len(head) > 1 and english.is_proper(head)  # "A" is no name
+        capitalised = head[:1].isupper() and (len(head) == 1 or head[1:].islower())
+        if capitalised and english.is_english(head) and not proper:
+            if present_base(first.lower()) is not None or first.lower() in ("can", "will", "is"):
+                return None  # an item that is a sentence ("Can emit ALTER statements ...")
+            text = text[0].lower() + text[1:]
+        parts.append(text)
+    if not regex.match(r"(?:and|or|etc)\b", parts[-1]):
+        parts[-1] = f"and {parts[-1]}"
+    joined = f"{_plain(opening)} {', '.join(parts[:-1])} {parts[-1]}."
+    return joined if len(joined) <= MAX_JOINED_CHARS else None
+
+
+def _plain(text: str) -> str:
+    """``text`` without its links' markup and its emphasis (code untouched)."""
+    return _outside_code(unlinked(text), lambda prose: _EMPHASIS.sub(lambda m: m.group(2), prose))
 
 
 #: a lead an answer to a yes/no question opens with

@@ -17,7 +17,7 @@ from lettuce_build.core.sentences import complete_prefix, is_complete, split_sen
 from lettuce_build.core.words import content_stems, content_words
 from lettuce_build.engine.stage import CutText, ParseFailure, Sampling, Stage, item_language
 from lettuce_build.llm.protocol import ChatRequest
-from lettuce_build.rules.rewording import it_for_subject, led, reworded, unlinked
+from lettuce_build.rules.rewording import it_for_subject, joined_list, led, reworded, unlinked
 from lettuce_build.stages.judge import AnswerJudgeStage
 from lettuce_build.stages.prose_edits import Editable
 from lettuce_build.stages.question_fit import is_yes_no
@@ -135,10 +135,13 @@ _COMMENT = regex.compile(r"<!--.*?(?:-->|$)", regex.DOTALL)
 
 def _paragraphs(evidence: str) -> list[str]:
     """The evidence's prose paragraphs with hard-wrapped lines joined; a list item is a paragraph
-    of its own; code fences, headings, tables, quotes, HTML and HTML comments are left out."""
+    of its own, and a list with the sentence that leads it ("HTTPX gives you:") one sentence too
+    (`rewording.joined_list`); code fences, headings, tables, quotes, HTML and HTML comments are
+    left out."""
     paragraphs: list[str] = []
     current: list[str] = []
     in_fence = False
+    items: list[int] = []  # the paragraphs that are list items, by index
 
     def flush() -> None:
         if current:
@@ -154,11 +157,34 @@ def _paragraphs(evidence: str) -> list[str]:
             flush()
         elif _LIST_MARKER.match(line):
             flush()
+            items.append(len(paragraphs))
             current.append(_LIST_MARKER.sub("", line).strip())
         else:
             current.append(stripped)
     flush()
-    return paragraphs
+    return _with_lists_joined(paragraphs, set(items))
+
+
+def _with_lists_joined(paragraphs: list[str], items: set[int]) -> list[str]:
+    """The paragraphs, each list that follows a paragraph ending in ":" added after its items as
+    one sentence with its lead, where the two join (`joined_list`)."""
+    joined: list[str] = []
+    index = 0
+    while index < len(paragraphs):
+        joined.append(paragraphs[index])
+        run = index + 1
+        while run in items:
+            run += 1
+        if run > index + 1 and index not in items:
+            listed = paragraphs[index + 1 : run]
+            joined += listed
+            lead = split_sentences(paragraphs[index])[-1] if paragraphs[index].strip() else ""
+            if (sentence := joined_list(lead, listed)) is not None:
+                joined.append(sentence)
+            index = run
+        else:
+            index += 1
+    return joined
 
 
 def continues(sentence: str) -> bool:

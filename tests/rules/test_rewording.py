@@ -4,7 +4,7 @@ code is never touched. The sentences are real READMEs' (structlog, attrs)."""
 
 import pytest
 
-from lettuce_build.rules.rewording import it_for_subject, led, reworded
+from lettuce_build.rules.rewording import it_for_subject, joined_list, led, reworded
 
 
 @pytest.mark.parametrize(
@@ -143,3 +143,52 @@ def test_only_an_answer_opening_with_its_focus_is_led():
 )
 def test_it_stands_for_the_subject_the_question_names(question, answer, expected):
     assert it_for_subject(answer, question) == (expected or answer)
+
+
+def test_a_list_and_the_sentence_leading_it_are_joined_into_one_sentence():
+    # attrs' README: the items continue their lead; a final "and ..." item is not doubled
+    lead = "After *declaring* your attributes, *attrs* gives you:"
+    items = [
+        "a concise and explicit overview of the class's attributes,",
+        "a nice human-readable `__repr__`,",
+        "equality-checking methods,",
+        "an initializer,",
+        "and much more.",
+    ]
+    assert joined_list(lead, items) == (
+        "After declaring your attributes, attrs gives you a concise and explicit overview of the "
+        "class's attributes, a nice human-readable `__repr__`, equality-checking methods, an "
+        "initializer and much more."
+    )
+    starlette = joined_list(
+        "It is production-ready, and gives you the following:",
+        [
+            "A lightweight, low-complexity HTTP web framework.",
+            "WebSocket support.",
+            "In-process background tasks.",
+        ],
+    )
+    assert starlette == (
+        "It is production-ready, and gives you a lightweight, low-complexity HTTP web framework, "
+        "WebSocket support and in-process background tasks."
+    )
+
+
+@pytest.mark.parametrize(
+    ("lead", "items"),
+    [
+        # definitions (httpx), items that are sentences (alembic), a title for a lead
+        (
+            "The HTTPX project relies on these excellent libraries:",
+            ["`h11` - HTTP/1.1 support.", "`certifi` - SSL certificates."],
+        ),
+        (
+            "Alembic offers the following functionality:",
+            ["Can emit ALTER statements to a database.", "Can run scripts."],
+        ),
+        ("Features:", ["Fast.", "Small."]),
+        ("It gives you:", ["One thing."]),
+    ],
+)
+def test_a_list_that_does_not_continue_its_lead_is_not_joined(lead, items):
+    assert joined_list(lead, items) is None
