@@ -72,7 +72,6 @@ _STATES = (
     ("success", "failure"),
     ("horizontal", "vertical"), ("horizontally", "vertically"),
     ("add", "remove"), ("adds", "removes"), ("added", "removed"),
-    ("start", "stop"), ("starts", "stops"), ("started", "stopped"),
     ("open", "close"), ("opens", "closes"), ("opened", "closed"),
     ("install", "uninstall"), ("installs", "uninstalls"), ("installed", "uninstalled"),
     ("create", "delete"), ("creates", "deletes"), ("created", "deleted"),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import regex
 
 from lettuce_build.core import english
+from lettuce_build.core.words import STOPWORDS
 from lettuce_build.rules.prose_names import names
 from lettuce_build.rules.question_grammar import Shaped, plain
 from lettuce_build.rules.question_words import POINTING_BACK
@@ -53,6 +54,7 @@ def _topic(text: str, name: str | None) -> str | None:
     named = [n for n in names(text) if n != name and n not in _GENERIC and english.is_english(n) is not True]
     if named:
         return named[0]
-    if (match := _SUBJECT.match(text)) and not POINTING_BACK.intersection(match["subject"].lower().split()):
-        return match["subject"][0].lower() + match["subject"][1:]
+    said = match["subject"].lower().split() if (match := _SUBJECT.match(text)) else []
+    if said and not POINTING_BACK.intersection(said) and said[-1] not in STOPWORDS:
+        return "the " + " ".join(match["subject"].split()[1:])  # "the starting points of" is none
     return None

@@ -45,6 +45,7 @@ def test_a_sentence_is_asked_about_what_it_names(sentence, expected):
         "It may be very helpful to review this section first to get an overview of this API.",
         "Therefore it may be necessary to rename the table first.",
         "Change the default value to ``True``.",  # a literal is no topic
+        "The starting points of a migration are shown here.",  # a subject cut at a preposition
     ],
 )
 def test_a_sentence_naming_nothing_to_ask_about_offers_nothing(sentence):
