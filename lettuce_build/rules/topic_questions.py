@@ -34,6 +34,8 @@ _SUBJECT = regex.compile(
 _LITERALS = frozenset("`True` `False` `None` `null` `true` `false`".split())
 #: names too common to be a sentence's own topic
 _GENERIC = frozenset("API APIs SQL URL URLs URI HTTP HTTPS JSON CLI UI OS".split())
+#: code written as prose, no sentence ("bowie = dict(name=...)")
+_CODE_LIKE = regex.compile(r"\w\s*=\s*[\w\"'(\[]|\w\([^)]*=")
 #: a sentence that credits someone, claiming nothing ("Pull request courtesy ...")
 _CREDIT = regex.compile(r"^(?:Pull request|Patch|Contributed|Thanks|Courtesy)\b", regex.I)
 
@@ -42,7 +44,7 @@ def topic_question(sentence: str, name: str | None) -> Shaped | None:
     """What a reader should know about what ``sentence`` names (None: it names nothing to ask
     about)."""
     text = plain(sentence)
-    if _CREDIT.match(text) or (topic := _topic(text, name)) is None:
+    if _CREDIT.match(text) or _CODE_LIKE.search(_CODE.sub("", text)) or (topic := _topic(text, name)) is None:
         return None
     return Shaped(f"What should I know about {topic}?", "Feature Specification")
 
