@@ -20,6 +20,7 @@ the model writing under its pattern. One question offered is taken without a mod
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from lettuce_build.core.seeding import fraction, item_parts
@@ -72,22 +73,26 @@ class ChosenQuestionStage(FocusedQuestionStage):
     def shaped(self, item: dict[str, Any]) -> dict[str, tuple[Shaped, ...]]:
         """The item's sentences that offer questions, of those its own answer holds when it
         brings one (none in a language other than English: the shapes are English)."""
-        if not self.english(item):
-            return {}
-        chunk = item["chunk"][: self.chunk_chars]
-        shaped = shaped_sentences(chunk, subject_name(item))
-        held = set(self.answered(item, evidence_sentences(chunk, item_language(item))))
-        return {sentence: shapes for sentence, shapes in shaped.items() if sentence in held}
+        return self._held(item, shaped_sentences)
 
     def topics(self, item: dict[str, Any]) -> dict[str, tuple[Shaped, ...]]:
-        """The item's sentences no shape fits that are asked what the passage says of their topic
-        (`rules.topic_questions`), of those its own answer holds (none outside English)."""
+        """The item's sentences no shape fits that are asked what a reader should know of their
+        topic (`rules.topic_questions`), of those its own answer holds (none outside English)."""
+        return self._held(item, topic_sentences)
+
+    def _held(
+        self, item: dict[str, Any], asked: Callable[[str, str | None], dict[str, tuple[Shaped, ...]]]
+    ) -> dict[str, tuple[Shaped, ...]]:
+        """The sentences ``asked`` turns into questions, of those the item's answer holds."""
         if not self.english(item):
             return {}
         chunk = item["chunk"][: self.chunk_chars]
-        topics = topic_sentences(chunk, subject_name(item))
         held = set(self.answered(item, evidence_sentences(chunk, item_language(item))))
-        return {sentence: shapes for sentence, shapes in topics.items() if sentence in held}
+        return {
+            sentence: shapes
+            for sentence, shapes in asked(chunk, subject_name(item)).items()
+            if sentence in held
+        }
 
     def _focus_shapes(self, item: dict[str, Any]) -> tuple[str, tuple[Shaped, ...]] | None:
         """The sentence drawn, and the questions it is turned into (None: no sentence has any).
