@@ -6,8 +6,8 @@ Each rule changes form, never what a sentence claims (the order of its steps, "o
 of a negation stay as they are):
 
 - markup: a link's target dropped, its text kept ("[the docs](https://…)" -> "the docs", and
-  markdown's "[ASGI][asgi]", reStructuredText's "`SQLAlchemy <http://…>`_" the same), an image
-  dropped, bold and italic markers dropped;
+  markdown's "[ASGI][asgi]" and "[Werkzeug]", reStructuredText's "`SQLAlchemy <http://…>`_" the
+  same), an image dropped, bold and italic markers dropped;
 - contractions: "does not" -> "doesn't", "cannot" -> "can't", "it is" -> "it's" (not where a
   contraction cannot stand: at a clause's end, "that is, ...");
 - a list joined with the sentence that leads it (`joined_list`): "HTTPX gives you:" over its
@@ -39,6 +39,9 @@ _IMAGE = regex.compile(r"!\[[^\]\n]*\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)[ \t]?")
 _LINK = regex.compile(r"\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)")
 #: markdown's link by reference ("[ASGI][asgi]", "[the docs][]")
 _REFERENCE = regex.compile(r"(?<!!)\[([^\]\n]+)\]\[[^\]\n]*\]")
+#: markdown's shortcut reference ("a wrapper around [Werkzeug] and [Jinja]"): a name of up to
+#: three words in brackets, no link or footnote after it
+_SHORTCUT = regex.compile(r"(?<![!\w\]])\[(\p{L}[\w.+-]*(?: [\w.+-]+){0,2})\](?![(\[:])")
 #: reStructuredText's links, written with backticks (so read before code is set aside): one
 #: with its target ("`SQLAlchemy <http://…>`_") and one by name ("`read the docs`_")
 _RST_LINK = regex.compile(
@@ -77,7 +80,10 @@ _CONTRACTIBLE = regex.compile(
 def unlinked(text: str) -> str:
     """``text`` with its links' and images' markup dropped, their text kept (code untouched)."""
     text = _RST_LINK.sub(lambda m: m.group(1) or m.group(2), text)
-    return _outside_code(text, lambda prose: _REFERENCE.sub(r"\1", _LINK.sub(r"\1", _IMAGE.sub("", prose))))
+    return _outside_code(
+        text,
+        lambda prose: _SHORTCUT.sub(r"\1", _REFERENCE.sub(r"\1", _LINK.sub(r"\1", _IMAGE.sub("", prose)))),
+    )
 
 
 def reworded(answer: str) -> str:

@@ -21,7 +21,7 @@ from lettuce_build.rules.opposites import listed_together, said_around
 
 #: classes of words that stand in one slot of a claim, singular and plural apart; never two
 #: words a text may use for one thing ("platform" and "environment", "plugin" and "extension",
-#: "revision" and "migration"), whose swap could leave the claim true
+#: "revision" and "migration", "parameter" and "argument"), whose swap could leave the claim true
 _CLASSES: tuple[tuple[str, ...], ...] = (
     ("string", "integer", "float", "boolean", "list", "dict", "tuple", "set", "array"),
     ("strings", "integers", "floats", "booleans", "lists", "dicts", "tuples", "sets", "arrays"),
@@ -29,7 +29,6 @@ _CLASSES: tuple[tuple[str, ...], ...] = (
     ("class", "instance"), ("classes", "instances"),
     ("module", "package"), ("modules", "packages"),
     ("attribute", "argument"), ("attributes", "arguments"),
-    ("argument", "parameter", "variable"), ("arguments", "parameters", "variables"),
     ("thread", "process"), ("threads", "processes"),
     ("debug", "info", "warning", "error", "critical"),
     ("file", "directory"), ("files", "directories"),

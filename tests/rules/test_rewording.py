@@ -34,6 +34,11 @@ from lettuce_build.rules.rewording import it_for_subject, joined_list, led, rewo
             "Alembic is a database migrations tool written by the author of SQLAlchemy.",
         ),
         ("All source code is hosted on `GitHub`__.", "All source code is hosted on GitHub."),
+        # markdown's shortcut references (flask's README); a footnote or code keeps its brackets
+        (
+            "It began as a simple wrapper around [Werkzeug] and [Jinja], see [^1] and `[a]`.",
+            "It began as a simple wrapper around Werkzeug and Jinja, see [^1] and `[a]`.",
+        ),
         # single-underscore emphasis (black's README, uvicorn's documentation); snake_case stays
         (
             "_Black_ is the uncompromising Python code formatter.",
