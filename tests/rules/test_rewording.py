@@ -34,6 +34,12 @@ from lettuce_build.rules.rewording import it_for_subject, joined_list, led, rewo
             "Alembic is a database migrations tool written by the author of SQLAlchemy.",
         ),
         ("All source code is hosted on `GitHub`__.", "All source code is hosted on GitHub."),
+        # plainer words for wordy phrases (starlette's and httpx's documentation)
+        (
+            "In order to use it, Starlette allows you to mount applications such as `Flask`.",
+            "To use it, Starlette lets you mount applications like `Flask`.",
+        ),
+        ("HTTPX is able to retry approximately 3 times.", "HTTPX can retry about 3 times."),
         # markdown's shortcut references (flask's README); a footnote or code keeps its brackets
         (
             "It began as a simple wrapper around [Werkzeug] and [Jinja], see [^1] and `[a]`.",
