@@ -18,6 +18,8 @@ rows"). Each rule here makes an edit of one type, so its label is true by constr
   [`--rows`]" -> "pass [`--sort`]", code_swaps.py): contradiction/entity;
 - ``negation``, ``comparative``: a negation added or removed, more/less, faster/slower:
   contradiction/relational; ``quantifier``, ``modal``: all/some, must/may: contradiction/value;
+- ``swap``: two names of the answer traded ("for [Alembic now makes use of SQLAlchemy]'s ..."
+  -> "for [SQLAlchemy now makes use of Alembic]'s ...", swapped_names.py): contradiction/relational;
 - ``role``: a role swapped for its counterpart ("HTTP [client]" -> "HTTP [server]"):
   contradiction/relational; ``state``: a state for its opposite ("[enabled] by default" ->
   "[disabled] by default"): contradiction/value (opposites.py; most contexts spell both);
@@ -32,7 +34,7 @@ so whatever the model chooses applies. Names are told from words by Debian's Eng
 (core/english.py): a rule that needs it offers nothing without it.
 
 English only: the rules that read words (``negation``, ``comparative``, ``quantifier``, ``modal``,
-the ``entity`` rules, ``role``, ``state``, ``term`` and ``addition``) apply to answers in
+the ``entity`` rules, ``swap``, ``role``, ``state``, ``term`` and ``addition``) apply to answers in
 English; an answer in another language is offered the rules of digits alone (``number``,
 ``date``, ``version``).
 """
@@ -67,6 +69,7 @@ from lettuce_build.rules.prose_words import (
     IDIOM,
 )
 from lettuce_build.rules.rewording import LEAD, flip_lead
+from lettuce_build.rules.swapped_names import swapped_names
 from lettuce_build.rules.term_classes import class_swaps
 from lettuce_build.rules.value_edits import FOLLOWING, numbers, temporal
 
@@ -76,7 +79,7 @@ _RULES_BY_TYPE: dict[tuple[str, str], tuple[str, ...]] = {
     (CONTRADICTION, "temporal"): ("date", "version", "duration", "ordering"),
     (CONTRADICTION, "entity"): ("entity", "code"),
     (FABRICATED_REFERENCE, "entity"): ("foreign_entity",),
-    (CONTRADICTION, "relational"): ("negation", "comparative", "role"),
+    (CONTRADICTION, "relational"): ("negation", "comparative", "role", "swap"),
     (CONTRADICTION, "value"): ("quantifier", "modal", "state", "term"),
     (UNSUPPORTED_ADDITION, "claim"): ("addition",),
 }
@@ -301,6 +304,7 @@ def prose_edits(
             *entity_swaps(answer, context, donor, draw),
             *opposites(answer, context),
             *code_swaps(answer, context),
+            *swapped_names(answer, context),
             *class_swaps(answer, context),
             *_additions(answer, context, donor, draw, refused=refused),
             *said_of_another(answer, context, draw),

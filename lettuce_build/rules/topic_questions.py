@@ -22,8 +22,9 @@ from lettuce_build.rules.prose_names import names
 from lettuce_build.rules.question_grammar import Shaped, plain
 from lettuce_build.rules.question_words import POINTING_BACK
 
-#: code a sentence quotes: one token of up to 40 characters, holding a letter and no string
-_CODE = regex.compile(r"`(?=[^`]*[A-Za-z])[^`\s\"']{2,40}`")
+#: code a sentence quotes: up to three tokens and 60 characters, holding a letter and no string
+#: ("`get_app_dir`", "`alembic check`", "`.EnvironmentContext.configure.compare_type`")
+_CODE = regex.compile(r"`(?=[^`]{2,60}`)(?=[^`]*[A-Za-z])[^`\s\"'=]+(?: [^`\s\"'=]+){0,2}`")
 #: a sentence's subject ("The", then two to four words: "the pool" or "a client" is asked
 #: about too vaguely), then a verb-like word
 _SUBJECT = regex.compile(
@@ -34,6 +35,8 @@ _SUBJECT = regex.compile(
 _LITERALS = frozenset("`True` `False` `None` `null` `true` `false`".split())
 #: names too common to be a sentence's own topic
 _GENERIC = frozenset("API APIs SQL URL URLs URI HTTP HTTPS JSON CLI UI OS".split())
+#: inline code of any kind: what a sentence quotes, not what it is written in
+_ANY_CODE = regex.compile(r"`[^`\n]*`")
 #: code written as prose, no sentence ("bowie = dict(name=...)")
 _CODE_LIKE = regex.compile(r"\w\s*=\s*[\w\"'(\[]|\w\([^)]*=")
 #: a sentence that credits someone, claiming nothing ("Pull request courtesy ...")
@@ -44,7 +47,11 @@ def topic_question(sentence: str, name: str | None) -> Shaped | None:
     """What a reader should know about what ``sentence`` names (None: it names nothing to ask
     about)."""
     text = plain(sentence)
-    if _CREDIT.match(text) or _CODE_LIKE.search(_CODE.sub("", text)) or (topic := _topic(text, name)) is None:
+    if (
+        _CREDIT.match(text)
+        or _CODE_LIKE.search(_ANY_CODE.sub("", text))
+        or (topic := _topic(text, name)) is None
+    ):
         return None
     return Shaped(f"What should I know about {topic}?", "Feature Specification")
 

@@ -10,6 +10,7 @@ from lettuce_build.core.shortcuts import spelled
 from lettuce_build.rules.context_additions import said_of_another
 from lettuce_build.rules.opposites import opposites
 from lettuce_build.rules.prose_mutations import RULE_TYPES, prose_edits
+from lettuce_build.rules.swapped_names import swapped_names
 from lettuce_build.rules.term_classes import class_swaps
 
 TRANSPORT = (
@@ -100,3 +101,20 @@ def test_a_role_name_in_code_markup_is_left_alone():
 def test_a_state_in_an_idiom_is_left_alone():
     answer = "You should keep any state local to the dispatch method."
     assert not list(opposites(answer, answer + " A remote call is slow."))
+
+
+def test_two_names_of_an_answer_trade_places():
+    # alembic's changelog: the relation is reversed, in the answer's own words
+    answer = "The test suite for Alembic now makes use of SQLAlchemy's testing framework directly."
+    [(start, end, new, rule)] = list(swapped_names(answer, answer))
+    assert (answer[start:end], new, rule) == (
+        "Alembic now makes use of SQLAlchemy",
+        "SQLAlchemy now makes use of Alembic",
+        "swap",
+    )
+    assert RULE_TYPES["swap"] == ("contradiction", "relational")
+
+
+def test_names_in_a_list_or_in_two_clauses_do_not_trade_places():
+    assert not list(swapped_names("Starlette and Uvicorn are part of Encode.", ""))
+    assert not list(swapped_names("Rather than trusting Nginx, you can instruct Uvicorn to trust all.", ""))
