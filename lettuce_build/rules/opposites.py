@@ -40,7 +40,7 @@ _ROLES = (
     ("encrypt", "decrypt"), ("encrypts", "decrypts"),
     ("push", "pull"), ("pushes", "pulls"),
     ("load", "dump"), ("loads", "dumps"),
-    ("get", "set"), ("gets", "sets"), ("getter", "setter"),
+    ("getter", "setter"),
 )  # fmt: skip
 #: opposite states (contradiction/value): what something is, or how it is done
 _STATES = (

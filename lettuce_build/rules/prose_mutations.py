@@ -177,6 +177,23 @@ def _with_lead(answer: str, original: str, hallucinated: str) -> tuple[str, str]
 # -- the rules ------------------------------------------------------------------------------
 
 
+#: an article right before an edit ("an [optional] argument")
+_ARTICLE_BEFORE = regex.compile(r"(?<![\w'])(?P<article>[Aa]n?) $")
+
+
+def _with_article(answer: str, start: int, new: str) -> tuple[int, str]:
+    """The edit at ``start`` widened to the article before it where the new words need the other
+    one ("an [optional] argument" -> "[a required] argument", never "an required")."""
+    found = _ARTICLE_BEFORE.search(answer[:start])
+    if found is None or not new[:1].isalpha():
+        return start, new
+    article = found["article"]
+    fitting = "an" if new[0].lower() in "aeiou" else "a"
+    if article.lower() == fitting:
+        return start, new
+    return found.start(), f"{fitting.capitalize() if article[0].isupper() else fitting} {new}"
+
+
 def _flips(answer: str, context: str) -> Iterator[tuple[int, int, str, str]]:
     spelled = set(words(context))
     for match in regex.finditer(r"(?<![\w'-])[a-z]+(?:n't)?(?![\w'-])", answer):
@@ -313,6 +330,8 @@ def prose_edits(
     for start, end, new, rule in sorted(made, key=lambda m: (m[0], m[1])):
         if rule not in ("addition", "code") and not free(untouchable, start, end):
             continue
+        if rule not in ("addition", "code"):
+            start, new = _with_article(answer, start, new)
         settled = _settled(answer, start, end, new)
         if settled is not None and rule == "negation":
             settled = _with_lead(answer, *settled)

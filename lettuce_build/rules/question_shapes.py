@@ -223,7 +223,8 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
         if match["how"]:
             shaped.append(Shaped(f"How can you {match['goal']}?", "Instrumental/Procedural"))
         shaped.append(Shaped(f"Can you {match['goal']}?", "Verification"))
-    if (match := _THERE_IS.match(text.split(":", 1)[0])) and match["what"].split()[-1] not in DANGLING:
+    claim = regex.split(r":\s", text, maxsplit=1)[0]  # "There is no X: ..." (never inside "`x:`")
+    if (match := _THERE_IS.match(claim)) and match["what"].split()[-1] not in DANGLING:
         what = match["what"]
         article = "any" if match["be"] == "are" else "an" if what[0] in "aeiou" else "a"
         shaped.append(Shaped(f"{match['be'].capitalize()} there {article} {what}?", "Verification"))

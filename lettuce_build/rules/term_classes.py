@@ -21,10 +21,11 @@ from lettuce_build.rules.opposites import listed_together, said_around
 
 #: classes of words that stand in one slot of a claim, singular and plural apart; never two
 #: words a text may use for one thing ("platform" and "environment", "plugin" and "extension",
-#: "revision" and "migration", "parameter" and "argument"), whose swap could leave the claim true
+#: "revision" and "migration", "parameter" and "argument"), whose swap could leave the claim
+#: true, nor a word that is as often a verb ("set": "When [string] to True")
 _CLASSES: tuple[tuple[str, ...], ...] = (
-    ("string", "integer", "float", "boolean", "list", "dict", "tuple", "set", "array"),
-    ("strings", "integers", "floats", "booleans", "lists", "dicts", "tuples", "sets", "arrays"),
+    ("string", "integer", "float", "boolean", "list", "dict", "tuple", "array"),
+    ("strings", "integers", "floats", "booleans", "lists", "dicts", "tuples", "arrays"),
     ("function", "method"), ("functions", "methods"),
     ("class", "instance"), ("classes", "instances"),
     ("module", "package"), ("modules", "packages"),

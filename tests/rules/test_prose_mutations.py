@@ -382,3 +382,10 @@ def test_edits_spelled_from_the_context_are_offered_alone_where_there_are_any():
         item = {**ITEM, "key": key, "context": context, "answer": answer, "question": question}
         offered = InjectProseMenuStage().offered(item)
         assert offered and all(spelled(edit.hallucinated, context) for edit in offered)
+
+
+def test_an_article_before_an_edit_is_made_to_fit_it():
+    # typer's documentation: "an [required]" reads as no English
+    answer = "Typer knows that this is an optional CLI argument."
+    made = {(e.original, e.hallucinated) for e in prose_edits(answer, answer, donor="") if e.rule == "modal"}
+    assert made == {("an optional", "a required")}

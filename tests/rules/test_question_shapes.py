@@ -415,3 +415,11 @@ def test_more_documentation_sentences_are_asked(sentence, expected):
 )
 def test_a_changelog_entry_or_a_subject_ending_in_an_adjective_is_not_asked(sentence):
     assert question_shapes(sentence) == []
+
+
+def test_a_colon_inside_code_does_not_cut_the_claim():
+    # mkdocs' release notes: "Is there a new `edit_uri_template?" was asked
+    assert all(
+        "`edit_uri_template?" not in s.question
+        for s in question_shapes("There is a new `edit_uri_template:` config.")
+    )
