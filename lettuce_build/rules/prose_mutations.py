@@ -188,10 +188,21 @@ def _with_article(answer: str, start: int, new: str) -> tuple[int, str]:
     if found is None or not new[:1].isalpha():
         return start, new
     article = found["article"]
-    fitting = "an" if new[0].lower() in "aeiou" else "a"
+    fitting = "an" if _vowel_sound(new.split(" ", 1)[0]) else "a"
     if article.lower() == fitting:
         return start, new
     return found.start(), f"{fitting.capitalize() if article[0].isupper() else fitting} {new}"
+
+
+def _vowel_sound(word: str) -> bool:
+    """Whether ``word`` is said opening with a vowel: an acronym by its first letter's name ("an
+    HTTP", "an SQL", "a URL"), a word by its first letter, but for "u" said "you" ("a unique")."""
+    if word[:2].isupper():
+        return word[0] in "AEFHILMNORSX"
+    lowered = word.lower()
+    if lowered.startswith(("uni", "use", "usu", "one", "eu")):
+        return False
+    return lowered.startswith(("hour", "honest")) or lowered[:1] in tuple("aeiou")
 
 
 def _flips(answer: str, context: str) -> Iterator[tuple[int, int, str, str]]:

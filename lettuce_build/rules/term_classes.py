@@ -6,8 +6,8 @@ spells elsewhere: a word it never spells would be found by spelling, and an inve
 as a slip a writer would not make ("returns a [frozenset]").
 
 The edited claim must stay false by the context: the checks of `opposites` (not listed beside
-the original, not said with the answer's words around it) hold here too, and a word after "a" or
-"an" is swapped only for one the article fits.
+the original, not said with the answer's words around it) hold here too. An article before the
+word is made to fit the one swapped in where the edits are settled (`prose_mutations`).
 """
 
 from __future__ import annotations
@@ -75,7 +75,6 @@ for _class in _CLASSES:
         KIN[_word] = tuple(dict.fromkeys((*KIN.get(_word, ()), *(w for w in _class if w != _word))))
 #: a lowercase word standing alone (not in code, a path, or a hyphenated or dotted word)
 _WORD = regex.compile(r"(?<![\w'’`./:-])[a-z]+(?![\w'’`/:-]|\.\w)")
-_ARTICLE = regex.compile(r"\b(?P<article>a|an) $", regex.I)
 
 
 def class_swaps(answer: str, context: str) -> Iterator[tuple[int, int, str, str]]:
@@ -88,13 +87,11 @@ def class_swaps(answer: str, context: str) -> Iterator[tuple[int, int, str, str]
     in_answer = set(words(answer))
     for match in _WORD.finditer(answer):
         word = match.group()
-        article = _ARTICLE.search(answer[: match.start()])
         fitting = [
             kin
             for kin in KIN.get(word, ())
             if counts.get(kin)
             and kin not in in_answer
-            and (article is None or (article["article"].lower() == "an") == (kin[0] in "aeiou"))
             and not listed_together(context, word, kin)
             and not said_around(answer, match.span(), kin, context)
         ]

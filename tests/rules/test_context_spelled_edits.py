@@ -64,9 +64,10 @@ def test_a_word_of_a_class_is_never_swapped_for_one_the_context_does_not_spell()
     assert not list(class_swaps(answer, answer))
 
 
-def test_an_article_must_fit_the_word_swapped_in():
+def test_an_article_is_made_to_fit_the_word_swapped_in():
     context = "It returns a list. An integer counts the items."
-    assert not list(class_swaps("It returns a list.", context))
+    made = prose_edits("It returns a list.", context, donor="")
+    assert [(e.original, e.hallucinated) for e in made if e.rule == "term"] == [("a list", "an integer")]
 
 
 def test_a_sentence_about_one_name_is_added_about_another_the_context_makes_a_subject():
