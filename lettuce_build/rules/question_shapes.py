@@ -179,6 +179,7 @@ _TIME_AFTER = regex.compile(
 _SECOND_CLAUSE = regex.compile(
     r" (?:is|are|was|were|has|have|does|do|can|will) "
     r"| and (?:still |also |now )?[a-z]+s (?:with|over|on|in|for|to|the|a|an|no|not)\b"  # "and works with"
+    r"|n't\b"  # "passed the current context and imported templates aren't"
 )
 #: a subject's first word that makes it a quantity of things, not a thing
 _QUANTIFIERS = frozenset("every each all some any most many no".split())

@@ -28,10 +28,12 @@ LIGHT = frozenset(
 #: an adverb between a subject and its verb, left out of the question ("also", "automatically")
 _ADVERB = regex.compile(r"(?:also|now|still|only|then|always|often|usually|simply|already|even|just|\w+ly)")
 #: what follows a verb that makes no object a question asks for: a pronoun, a preposition, a
-#: clause or an infinitive ("needs to", "allows you to")
+#: clause, an infinitive ("needs to", "allows you to") or an auxiliary ("Included templates are
+#: passed ...": "templates" is no verb there)
 _NO_OBJECT = frozenset(
     """it them this these those that you us me him her one to of in on for with by from as at into
-    out up down over off about if whether how what when where why which who not""".split()
+    out up down over off about if whether how what when where why which who not is are was were be
+    been has have had do does did will would can could should must may might""".split()
 )
 #: prepositions a subject of this reading may not hold ("of" it may: "the overhaul of the suite")
 _PREPOSITIONS = frozenset("with in on at for by from into to as than like via through".split())

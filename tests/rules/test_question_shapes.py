@@ -423,3 +423,10 @@ def test_a_colon_inside_code_does_not_cut_the_claim():
         "`edit_uri_template?" not in s.question
         for s in question_shapes("There is a new `edit_uri_template:` config.")
     )
+
+
+def test_a_plural_noun_before_an_auxiliary_is_no_verb_and_a_second_clause_is_not_asked():
+    # jinja's documentation: "What does included template?" and "Are included templates passed
+    # the current context and imported templates aren't?" were asked
+    sentence = "By default, included templates are passed the current context and imported templates aren't."
+    assert question_shapes(sentence) == []
