@@ -164,6 +164,17 @@ def normalised(text: str) -> str:
     return " ".join(_UNITS.get(t, _NUMBER_WORDS.get(t, t)) for t in tokens)
 
 
+def says(context: str, text: str) -> bool:
+    """Whether ``context`` says ``text``, once both are `normalised` (whole words): an edit after
+    which the context says the edited words leaves the claim true."""
+    return f" {normalised(text)} " in _normalised_context(context)
+
+
+@functools.lru_cache(maxsize=16)  # one context is asked of by every candidate edit of its answer
+def _normalised_context(context: str) -> str:
+    return f" {normalised(context)} "
+
+
 def says_the_same(original: str, replacement: str, *, code: bool = False) -> bool:
     """Whether an edit changes nothing but form, spacing included ("HuggingFace" is "Hugging Face").
     In ``code`` only spacing is form: ``==`` and ``!=`` differ by punctuation alone."""

@@ -20,7 +20,7 @@ from random import Random
 import regex
 
 from lettuce_build.core.sentences import sentence_spans
-from lettuce_build.core.words import normalised
+from lettuce_build.core.words import says
 
 #: what separates the items of a list of values: commas, "and", "or", "to", other values
 _LIST_GAP = regex.compile(r"^(?:\s|,|;|/|\band\b|\bor\b|\bto\b|v?\d[\d.,%]*)*$", regex.I)
@@ -95,4 +95,4 @@ def _context_says(answer: str, span: tuple[int, int], value: str, context: str) 
     before = _WORDS_BEFORE.search(answer[sentence_start:start])
     after = _WORD_AFTER.match(answer, end)
     claim = (before.group() if before else "") + value + (after.group() if after else "")
-    return f" {normalised(claim)} " in f" {normalised(context)} "
+    return says(context, claim)

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import regex
 
-from lettuce_build.core.words import normalised
+from lettuce_build.core.words import says
 
 #: counterparts in a relation (contradiction/relational): who does what to whom
 _ROLES = (
@@ -108,7 +108,7 @@ def said_around(answer: str, span: tuple[int, int], new: str, context: str) -> b
     of the answer on each side ("the HTTP server is" where it says "... the HTTP server is ...")."""
     before = " ".join(answer[: span[0]].split()[-_AROUND:])
     after = " ".join(answer[span[1] :].split()[:_AROUND])
-    return f" {normalised(f'{before} {new} {after}')} " in f" {normalised(context)} "
+    return says(context, f"{before} {new} {after}")
 
 
 def opposites(answer: str, context: str) -> Iterator[tuple[int, int, str, str]]:

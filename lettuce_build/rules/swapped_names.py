@@ -18,7 +18,7 @@ import regex
 
 from lettuce_build.core import english
 from lettuce_build.core.edits import whole_words
-from lettuce_build.core.words import normalised
+from lettuce_build.core.words import says
 from lettuce_build.rules.prose_entities import class_of
 from lettuce_build.rules.prose_names import names
 
@@ -43,11 +43,10 @@ def swapped_names(answer: str, context: str) -> Iterator[tuple[int, int, str, st
         # a name said twice would be swapped in one place only; a sentence's opening word or an
         # acronym ("Rather", "URL") names no thing to trade
         if len(at) == 1 and kind in _NAMED and not english.is_english(name):
-            placed.append((at[0], name, "name"))
-    said = normalised(context)
-    for (start, first, kind), (other_start, second, other_kind) in itertools.combinations(sorted(placed), 2):
+            placed.append((at[0], name))
+    for (start, first), (other_start, second) in itertools.combinations(sorted(placed), 2):
         between = answer[start + len(first) : other_start]
-        if kind != other_kind or first in second or second in first:
+        if first in second or second in first:
             continue
         classes = class_of(first), class_of(second)
         if (classes[0] or classes[1]) and classes[0] != classes[1]:
@@ -56,5 +55,5 @@ def swapped_names(answer: str, context: str) -> Iterator[tuple[int, int, str, st
             continue
         end = other_start + len(second)
         new = f"{second}{between}{first}"
-        if f" {normalised(new)} " not in f" {said} ":
+        if not says(context, new):
             yield start, end, new, "swap"
