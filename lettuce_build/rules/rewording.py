@@ -10,8 +10,9 @@ of a negation stay as they are):
   same), an image dropped, bold and italic markers dropped;
 - contractions: "does not" -> "doesn't", "cannot" -> "can't", "it is" -> "it's" (not where a
   contraction cannot stand: at a clause's end, "that is, ...");
-- plainer words for wordy phrases: "in order to" -> "to", "allows you to" -> "lets you", "such
-  as" -> "like", "is able to" -> "can" (never a modal, a negation, an order or "only");
+- plain words for wordy or formal ones (`plain_words`): "in order to" -> "to", "provides" ->
+  "offers", "multiple" -> "several", "However, " -> "But " (never a modal, a negation, an order
+  or "only");
 - a list joined with the sentence that leads it (`joined_list`): "HTTPX gives you:" over its
   items -> "HTTPX gives you a broadly requests-compatible API and HTTP/2 support.";
 - "It" for an opening subject the question names (`it_for_subject`): "What is HTTPX?" is
@@ -31,11 +32,12 @@ from collections.abc import Callable
 import regex
 
 from lettuce_build.core import english
+from lettuce_build.rules.plain_words import plainer
 from lettuce_build.rules.prose_words import NEGATIVES
 from lettuce_build.rules.verbs import VERB_OBJECT, also_noun, present_base
 
-#: code the rewordings leave alone: fenced blocks, then inline spans
-_CODE = regex.compile(r"```.*?```|`[^`\n]*`", regex.S)
+#: code the rewordings leave alone: fenced blocks, reStructuredText's literals, inline spans
+_CODE = regex.compile(r"```.*?```|``[^`\n]+``|`[^`\n]*`", regex.S)
 #: an image (with a space after it) and a link: ``![alt](target)``, ``[text](target "title")``
 _IMAGE = regex.compile(r"!\[[^\]\n]*\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)[ \t]?")
 _LINK = regex.compile(r"\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)")
@@ -103,34 +105,9 @@ def _outside_code(text: str, change: Callable[[str], str]) -> str:
     return "".join(parts)
 
 
-#: wordy phrases and the plain words that say the same, as a writer answering in their own words
-#: says them: none changes what is claimed (a modal, a negation, an order or "only" is never
-#: among them)
-_PLAINER = {
-    "in order to": "to",
-    "allows you to": "lets you",
-    "allow you to": "let you",
-    "is able to": "can",
-    "are able to": "can",
-    "such as": "like",
-    "in addition to": "besides",
-    "a number of": "several",
-    "utilize": "use",
-    "utilizes": "uses",
-    "approximately": "about",
-    "in the event that": "if",
-}
-_WORDY = regex.compile(rf"\b(?:{'|'.join(regex.escape(phrase) for phrase in _PLAINER)})\b", regex.I)
-
-
-def _plainer(match: regex.Match[str]) -> str:
-    said = _PLAINER[match.group().lower()]
-    return said[0].upper() + said[1:] if match.group()[0].isupper() else said
-
-
 def _prose(text: str) -> str:
     text = _EMPHASIS.sub(lambda m: m.group(2), text)
-    text = _WORDY.sub(_plainer, text)
+    text = plainer(text)
     return _CONTRACTIBLE.sub(_contracted, text)
 
 
