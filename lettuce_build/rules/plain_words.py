@@ -156,11 +156,11 @@ OPENERS: dict[str, str] = {
 }
 #: words that are nouns too: left as they are after a determiner ("an attempt to", "the display")
 _DETERMINER = r"(?<!\b(?:a|an|the|any|each|every|this|that|its|their|your|our|no)\s)"
+#: a next word that may be a bare verb: neither a determiner nor an "-ing" form
+_BARE_VERB_NEXT = r"\s(?!(?:the|an?|its|their|your|this|that|only|directly)\b)[a-z]+\b(?<!ing)"
 #: entries whose plain word does not fit some words after them: "instead of" takes no bare verb
 #: ("rather than use"), "offer" no "with" ("provide the user with ..."), "enough" no noun after
 #: an article ("a sufficient number")
-#: a next word that may be a bare verb: neither a determiner nor an "-ing" form
-_BARE_VERB_NEXT = r"\s(?!(?:the|an?|its|their|your|this|that|only|directly)\b)[a-z]+\b(?<!ing)"
 _REFUSED_BEFORE = {
     "rather than": regex.compile(_BARE_VERB_NEXT),
     "provide": regex.compile(r"[^.;]*\bwith\b"),
