@@ -31,6 +31,7 @@ from lettuce_build.llm.protocol import ChatRequest
 from lettuce_build.prompts import load_prompt
 from lettuce_build.rules.heading_questions import heading_questions
 from lettuce_build.rules.question_shapes import Shaped, opening_name, question_shapes, subject_name
+from lettuce_build.rules.rewording import reworded
 from lettuce_build.rules.topic_questions import topic_question
 from lettuce_build.stages.answers import evidence_sentences, neighbourhood
 from lettuce_build.stages.prose_edits import SPELLED, Editable
@@ -214,7 +215,9 @@ def _first_editable(
     question where none could: the item fails without a model call."""
     graded = []
     for sentence, shapes in in_turn:
-        answer = {"key": key, "answer": sentence, "context": context, "donor": donor, "language": language}
+        # graded as it is answered: the edits are made on the reworded answer (rules/rewording.py)
+        answer = {"key": key, "answer": reworded(sentence), "context": context, "donor": donor}
+        answer["language"] = language
         grades = {shape: editable({**answer, "question": shape.question}) for shape in shapes}
         if best := max(grades.values(), default=0):
             graded.append((best, sentence, tuple(shape for shape, grade in grades.items() if grade == best)))
