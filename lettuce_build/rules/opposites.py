@@ -14,6 +14,7 @@ context, so a swap is refused when:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 import regex
@@ -99,8 +100,13 @@ _AROUND = 2
 
 def listed_together(context: str, first: str, second: str) -> bool:
     """Whether the context lists the two side by side ("read and write", "client/server")."""
+    return bool(_pair_listed(first, second).search(context))
+
+
+@functools.lru_cache(maxsize=1024)  # compiled once a pair (most are a table's), not per answer
+def _pair_listed(first: str, second: str) -> regex.Pattern[str]:
     a, b = regex.escape(first), regex.escape(second)
-    return bool(regex.search(rf"\b(?:{a}{_LISTED}{b}|{b}{_LISTED}{a})\b", context, regex.I))
+    return regex.compile(rf"\b(?:{a}{_LISTED}{b}|{b}{_LISTED}{a})\b", regex.I)
 
 
 def said_around(answer: str, span: tuple[int, int], new: str, context: str) -> bool:

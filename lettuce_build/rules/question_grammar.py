@@ -113,8 +113,12 @@ def base_form(verb: str) -> str | None:
     return next((c for c in candidates if c and english.is_english(c)), None)
 
 
+#: a bold or italic marker at a word's edge
+_EMPHASIS_MARK = regex.compile(r"(?<![\w`])[*_]{1,2}|[*_]{1,2}(?![\w`])")
+
+
 def plain(text: str) -> str:
     """Emphasis markers dropped (a question holds no markdown); code in backticks kept, as
     markdown writes it (reStructuredText's ":func:`fetch`" and "``fetch``" as "`fetch`")."""
     text = RST_CODE.sub(r"`\g<code>`", unlinked(text))
-    return regex.sub(r"(?<![\w`])[*_]{1,2}|[*_]{1,2}(?![\w`])", "", text).strip()
+    return _EMPHASIS_MARK.sub("", text).strip()

@@ -27,6 +27,7 @@ spans of an edit are exact in the text that is published.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import regex
@@ -81,6 +82,7 @@ _CONTRACTIBLE = regex.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)  # a passage's sentences are read by every shape and rule
 def unlinked(text: str) -> str:
     """``text`` with its links' and images' markup dropped, their text kept (code untouched)."""
     text = _RST_LINK.sub(lambda m: m.group(1) or m.group(2), text)
@@ -90,6 +92,7 @@ def unlinked(text: str) -> str:
     )
 
 
+@functools.lru_cache(maxsize=4096)  # graded for edits as each question is weighed
 def reworded(answer: str) -> str:
     """``answer`` reworded by every rule, its code untouched."""
     return _outside_code(unlinked(answer), _prose)

@@ -84,6 +84,10 @@ class _Reading(NamedTuple):
     base: str
 
 
+#: `SUBJECT` compiled once: read for every sentence a question is sought in
+_SUBJECT = regex.compile(SUBJECT)
+
+
 def _read(words: list[str]) -> _Reading | None:
     """The first reading of up to five words of subject, an optional adverb and a verb (None:
     no such verb comes before something else that is one)."""
@@ -91,7 +95,7 @@ def _read(words: list[str]) -> _Reading | None:
         at = end + 1 if end < len(words) and _ADVERB.fullmatch(words[end]) else end
         if _PREPOSITIONS.intersection(words[1:end]):
             return None  # "Rows scroll with the arrow keys": a subject holds no clause's preposition
-        if at >= len(words) or not regex.fullmatch(SUBJECT, " ".join(words[:end])):
+        if at >= len(words) or not _SUBJECT.fullmatch(" ".join(words[:end])):
             continue
         base = present_base(words[at])
         if base is None and words[at] not in VERB_FORMS:

@@ -56,6 +56,8 @@ def _unclean(item: dict[str, Any]) -> str | None:
     published as escaped JSON, never read as text, and is left as it is."""
     if problem := invalid_character(str(item["key"])):
         return f"the key holds {problem}"
+    if invalid_character("\n".join(v for v in item.values() if isinstance(v, str))) is None:
+        return None  # nearly every item: one search, not one a column
     for name, value in item.items():
         if not isinstance(value, str) or not (problem := invalid_character(value)):
             continue
@@ -192,10 +194,10 @@ class Tally(BaseModel):
     documents: int = 0
     skipped: Counter[str] = Field(default_factory=Counter)
 
-    def skip(self, reason: str, where: str, why: str) -> None:
-        """Count an input skipped for ``reason`` and name it (``where``: the file and row or
-        item, ``why``: what was wrong and what was expected): the first few on the terminal,
-        every one in the build log."""
+    def skip(self, reason: str, where: object, why: str) -> None:
+        """Count an input skipped for ``reason`` and name it (``where``: what names the file and
+        row or item, as text, ``why``: what was wrong and what was expected): the first few on the
+        terminal, every one in the build log."""
         self.skipped[reason] += 1
         shown = logging.WARNING if self.skipped.total() <= SHOWN_SKIPS else logging.INFO
         log.log(shown, "skipped %s: %s (%s)", where, why, reason)
@@ -209,6 +211,17 @@ class LoadResult(BaseModel):
 
 #: how much of another document's text an item carries as its donor
 DONOR_CHARS = 3000
+
+
+class _Where:
+    """Which item a skip names ("custom item 'custom::a.jsonl row 3'"), written only when one is:
+    a million items that are all used never write it."""
+
+    def __init__(self, source: str, key: object) -> None:
+        self.source, self.key = source, key
+
+    def __str__(self) -> str:
+        return f"{self.source} item {displayable(str(self.key))!r}"
 
 
 class _Donor:
@@ -295,7 +308,7 @@ class Source(ABC):
         seen = SeenKeys()
         donor = _Donor(self.document_of)
         for item in items:
-            where = f"{self.name} item {displayable(str(item['key']))!r}"
+            where = _Where(self.name, item["key"])
             if not seen.add(str(item["key"])):
                 # a document given twice: the first one stays
                 tally.skip("duplicate_key", where, "the same key as an earlier item (its id given twice?)")

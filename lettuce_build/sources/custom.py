@@ -27,6 +27,7 @@ taxonomy, or a RAGTruth ``label_type``).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,6 +61,11 @@ COLUMNS = ("context", "question", "answer", "id", "split", "modality", "language
 MAX_CONTEXT_CHARS = DEFAULT_EVIDENCE_CHARS
 #: the question types drawn for generated questions (a custom row may be about anything)
 QUESTION_TYPES = ("Definition", "Feature Specification", "Quantification", "Verification")
+
+
+@functools.lru_cache(maxsize=8)  # one set of types a build, asked for by each of its items
+def _targets(types: tuple[str, ...]) -> list[tuple[str, str]]:
+    return targets(types)
 
 
 class CustomSource(Source):
@@ -121,7 +127,7 @@ class CustomSource(Source):
     def _item(
         self, key: str, split: str, *, context: str, given: dict[str, Any], options: LoadOptions
     ) -> dict[str, Any]:
-        kinds = targets(options.error_types)
+        kinds = _targets(tuple(options.error_types))
         category, subcategory = kinds[int(fraction(options.seed, key, "target") * len(kinds))]
         pick = int(fraction(options.seed, key, "question_type") * len(QUESTION_TYPES))
         given_fields = [name for name in ("question", "answer", "labels") if given[name] not in (None, "")]

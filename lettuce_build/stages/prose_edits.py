@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from lettuce_build.core.edits import Edit
 from lettuce_build.core.error_types import allows
 from lettuce_build.core.errors import RecipeError
+from lettuce_build.core.memo import per_item
 from lettuce_build.core.seeding import fraction, item_parts, rng
 from lettuce_build.core.shortcuts import spelled
 from lettuce_build.core.taxonomy import map_label
@@ -126,6 +127,7 @@ class InjectProseMenuStage(InjectStageBase):
         if self.allowed and not any(allows(self.allowed, *kind) for kind in made):
             raise _none_asked(self.allowed, "the rules that make edits (--edits rules) make", made)
 
+    @per_item()  # asked for by the grade, the schema, the prompt and the parse
     def offered(self, item: dict[str, Any]) -> tuple[ProseEdit, ...]:
         """The edits offered to ``item`` (see the module)."""
         draw = item_parts(item["key"], self.seed)

@@ -23,6 +23,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from lettuce_build.core.memo import per_item
 from lettuce_build.core.seeding import fraction, item_parts
 from lettuce_build.core.sentences import is_complete, split_sentences
 from lettuce_build.core.words import content_stems, content_words, words
@@ -95,6 +96,9 @@ class ChosenQuestionStage(FocusedQuestionStage):
             if sentence in held
         }
 
+    # asked for by the focus, the questions offered, the fit check and the parse: by the fields
+    # it reads, so the fit check, which sees the question added, finds it too
+    @per_item("key", "chunk", "context", "donor", "language", "metadata", "given_answer")
     def _focus_shapes(self, item: dict[str, Any]) -> tuple[str, tuple[Shaped, ...]] | None:
         """The sentence drawn, and the questions it is turned into (None: no sentence has any).
         A sentence a shape fits is drawn first; one asked by its topic where none is (or, above a

@@ -101,7 +101,7 @@ def estimate(options: Recipe, backend: Backend | None = None, *, exact: bool = F
         refreshed(stages, run.manifest.cache_namespaces, None)
         # what the model is asked ends with the stages
         state, steps = run_steps(run, options, source=source, stages=stages, until=Assemble, sample=sample)
-    items = len(state.items().items)
+    items = state.items().made
     rehearsed = state.rehearsed if state.rehearsed is not None else items
     scale = Scale(population=items, sample=rehearsed)
     return DryRun(

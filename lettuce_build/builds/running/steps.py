@@ -76,6 +76,7 @@ class Read:
             manifest=run.manifest,
             context_tokens=run.backend.info().context_tokens,
             replay=state.replay,
+            sample=state.sample,
         )
         give_back()  # what reading the input freed
         loaded = state.items()
@@ -88,7 +89,7 @@ class Read:
         log.info(
             "loaded %d documents into %d work items%s",
             loaded.documents,
-            len(loaded.items),
+            loaded.made,
             f"; skipped {loaded.skipped}" if loaded.skipped else "",
         )
         run.build.write_manifest(run.manifest)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
@@ -43,6 +44,13 @@ class StoredItems(BaseModel):
     items: Dataset
     documents: int = 0
     skipped: dict[str, int] = {}
+    #: the items the load made, where ``items`` holds only a sample of them (a dry run's)
+    counted: int | None = None
+
+    @property
+    def made(self) -> int:
+        """How many work items the load made, stored or not."""
+        return len(self.items) if self.counted is None else self.counted
 
 
 def input_signature(input_path: str | None) -> str:
@@ -80,6 +88,28 @@ def load_items(source: Source, input_path: str | None, options: LoadOptions, wor
     stored = _store(source.checked_items(input_path, options, tally), work, name)
     tally_file.write_text(tally.model_dump_json())  # written last: a load cut short is made again
     return StoredItems(items=stored, documents=tally.documents, skipped=dict(tally.skipped))
+
+
+def sampled_items(
+    source: Source, input_path: str | None, options: LoadOptions, work: Path, *, size: int, seed: int
+) -> StoredItems:
+    """A seeded uniform sample of ``size`` of the source's work items in ``work``, and how many
+    it made: every item is read, checked and counted as a build's load would, and only the
+    sample is kept (a reservoir, in input order), so a dry run of a million rows writes none of
+    the others. An input of at most ``size`` items is kept whole."""
+    tally = Tally()
+    draw = random.Random(seed)
+    kept: list[tuple[int, dict[str, Any]]] = []
+    count = 0
+    for count, item in enumerate(source.checked_items(input_path, options, tally), start=1):
+        if count <= size:
+            kept.append((count, item))
+        elif (slot := draw.randrange(count)) < size:
+            kept[slot] = (count, item)
+    rows = [item for _, item in sorted(kept, key=lambda placed: placed[0])]
+    return StoredItems(
+        items=stored_list(rows, work), documents=tally.documents, skipped=dict(tally.skipped), counted=count
+    )
 
 
 def stored_list(rows: list[dict[str, Any]], work: Path) -> Dataset:

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from lettuce_build.builds.settings.options import BuildOptions
 from lettuce_build.builds.settings.shards import take_slice
 from lettuce_build.builds.storage.folder import BuildDir, Manifest
-from lettuce_build.builds.storage.items import WORK_DIR, StoredItems, load_items, stored_list
+from lettuce_build.builds.storage.items import WORK_DIR, StoredItems, load_items, sampled_items, stored_list
 from lettuce_build.builds.storage.screening import screened_items, screened_list
 from lettuce_build.core.errors import SourceError
 from lettuce_build.sources.base import LoadResult, Source
@@ -35,9 +35,12 @@ def work_items(
     manifest: Manifest,
     context_tokens: int | None,
     replay: Replay | None,
+    sample: int | None = None,
 ) -> StoredItems:
     """The build's work items, on disk in the build's work folder: a replay's own, a shard's
-    slice (saved with positions for `merge`), or the whole load, streamed."""
+    slice (saved with positions for `merge`), or the whole load, streamed; for a dry run's
+    ``sample``, a seeded sample of that many, every item counted (screened loads are stored
+    whole: screening compares items with each other)."""
     work = build.path / WORK_DIR
     if replay is not None:
         loaded = replay.loaded
@@ -45,6 +48,11 @@ def work_items(
             items=stored_list(loaded.items, work), documents=loaded.documents, skipped=dict(loaded.skipped)
         )
     load_options = options.load_options(context_tokens)
+    if sample is not None and options.shard is None and not load_options.screens:
+        stored = sampled_items(source, options.input, load_options, work, size=sample, seed=options.seed)
+        if stored.made == 0:
+            raise _no_items(options, stored.skipped)
+        return stored
     if options.shard is None:
         stored = screened_items(
             load_items(source, options.input, load_options, work), load_options, source.modality

@@ -71,3 +71,24 @@ def test_prune_removes_what_no_run_since_used_and_keeps_parts_of_a_used_load(tmp
     assert {p.name.partition("-part-")[0].removesuffix(".json") for p in left} == {
         next(iter(left)).name.partition("-part-")[0].removesuffix(".json")
     }
+
+
+def test_a_dry_runs_sample_keeps_a_seeded_few_in_input_order_and_counts_every_item(tmp_path):
+    import json
+
+    from lettuce_build.builds.storage.items import sampled_items
+    from lettuce_build.sources.custom import CustomSource
+
+    rows = tmp_path / "rows.jsonl"
+    lines = [json.dumps({"id": f"r{n}", "context": f"Release {n} holds {n + 3} files."}) for n in range(500)]
+    rows.write_text("\n".join([*lines, json.dumps({"id": "r7", "context": "A key given twice."})]) + "\n")
+    sample = sampled_items(CustomSource(), str(rows), LoadOptions(), tmp_path / "work", size=40, seed=1)
+    keys = [key for key in sample.items["key"]]
+    assert sample.made == 500 and len(sample.items) == 40 and sample.documents == 501
+    assert sample.skipped == {"duplicate_key": 1}
+    assert keys == sorted(keys, key=lambda key: int(key.removeprefix("custom::r")))  # input order
+    assert len({int(key.removeprefix("custom::r")) // 100 for key in keys}) == 5  # from all over it
+    again = sampled_items(CustomSource(), str(rows), LoadOptions(), tmp_path / "again", size=40, seed=1)
+    assert again.items["key"] == keys
+    whole = sampled_items(CustomSource(), str(rows), LoadOptions(), tmp_path / "whole", size=600, seed=1)
+    assert whole.made == len(whole.items) == 500
