@@ -430,3 +430,23 @@ def test_a_plural_noun_before_an_auxiliary_is_no_verb_and_a_second_clause_is_not
     # the current context and imported templates aren't?" were asked
     sentence = "By default, included templates are passed the current context and imported templates aren't."
     assert question_shapes(sentence) == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # structlog's documentation: "that" and "it" stand for what came before the sentence
+        "Finally, the *wrapped logger*'s `info()` method is called with that string.",
+        "To that end, you'll have to call `structlog.configure` on app initialization.",
+        "You can configure it by passing `structlog.dev.plain_traceback` to the renderer.",
+    ],
+)
+def test_no_question_holds_a_word_standing_for_what_came_before(sentence):
+    asked = [shaped.question.rstrip("?").split() for shaped in question_shapes(sentence)]
+    assert not any({"that", "it"} & set(words) for words in asked)
+
+
+def test_that_opening_a_relative_clause_stays():
+    # starlette's documentation
+    sentence = "By default the `TestClient` will raise any exceptions that occur in the application."
+    assert "exceptions that occur" in question_shapes(sentence)[0].question
