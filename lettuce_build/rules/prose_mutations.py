@@ -217,6 +217,8 @@ def _flips(answer: str, context: str) -> Iterator[tuple[int, int, str, str]]:
                 continue  # "this is all built" holds no quantity to change
             if rule == "quantifier" and _NEGATIVE_AFTER.match(answer, match.end()):
                 continue  # "sometimes no longer apply" made "always no longer apply" reads as no English
+            if rule == "modal" and _NEGATIVE_AFTER.match(answer, match.end()):
+                continue  # "may not be desirable" made "must not be desirable": a prohibition, no flip
             if rule == "negation" and answer[: match.start()].endswith(", "):
                 continue  # "only the name, never the product" made "only the name, always the product"
             if rule == "negation" and NEEDS_NEGATION.match(answer, match.end()):

@@ -168,6 +168,12 @@ def test_a_quantifier_before_a_negative_is_left_alone():
     assert [original for original, _ in found["quantifier"]] == ["always"]
 
 
+def test_a_modal_before_a_negative_is_left_alone():
+    # seen on rich's documentation: "which may not be desirable" made "which must not be desirable"
+    found = edits_by_rule("You get blinking text, which may not be desirable. The name may be a path.")
+    assert [original for original, _ in found["modal"]] == ["may be"]
+
+
 @needs_words
 def test_an_added_sentence_comes_from_another_document_and_the_context_does_not_support_it():
     [(original, hallucinated)] = edits_by_rule()["addition"][:1]
