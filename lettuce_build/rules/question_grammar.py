@@ -10,8 +10,19 @@ import regex
 from lemminflect import getAllLemmas
 
 from lettuce_build.core import english
-from lettuce_build.rules.question_words import ASKED_AS, CHANGELOG, IMPERATIVE, LOWERED, NOT_SUBJECT
+from lettuce_build.core.words import STOPWORDS
+from lettuce_build.rules.question_words import (
+    ASKED_AS,
+    CHANGELOG,
+    DANGLING,
+    IMPERATIVE,
+    LOWERED,
+    NOT_SUBJECT,
+    POINTING_BACK,
+    THIS_MAY_NAME,
+)
 from lettuce_build.rules.rewording import unlinked
+from lettuce_build.rules.verbs import is_base_verb, present_base
 
 
 class Shaped(NamedTuple):
@@ -122,3 +133,38 @@ def plain(text: str) -> str:
     markdown writes it (reStructuredText's ":func:`fetch`" and "``fetch``" as "`fetch`")."""
     text = RST_CODE.sub(r"`\g<code>`", unlinked(text))
     return _EMPHASIS_MARK.sub("", text).strip()
+
+
+#: "it" in a question stands for something before it (the project it stands for is named);
+#: "its" may stand for what the question names ("Can inspecting the class show its signature?")
+_IT = frozenset({"it", "It"})
+
+
+def _relative(before: str, after: str) -> bool:
+    """Whether "that" between ``before`` and ``after`` opens a relative clause ("exceptions that
+    occur"), not a pointer back ("for that", "that string", "if that was")."""
+    return (
+        before.lower() not in STOPWORDS
+        and before.lower() not in ("if", "when", "whether")
+        and (is_base_verb(after) or present_base(after) is not None)
+    )
+
+
+def asks_alone(question: str) -> bool:
+    """Whether a reader could ask the question without the document before it: no word points
+    back at it ("What do these bindings expose?", "Is your team comfortable using them?", "What
+    does clicking it jump to?", "How can you use Werkzeug for that?"), and a yes/no or "how"
+    question ends in no preposition that lost its object ("Can you get the latest version of
+    SymPy from?")."""
+    words = question.rstrip("?").split()
+    if POINTING_BACK.intersection(words) or _IT.intersection(words):
+        return False
+    padded = ["", *words, ""]
+    for at in range(1, len(padded) - 1):
+        before, word, after = padded[at - 1 : at + 2]
+        if word == "this" and after.lower() not in THIS_MAY_NAME:
+            return False
+        if word == "that" and not _relative(before, after):
+            return False
+    asks_what = words[0] in ("What", "When", "Where", "Who", "Which")
+    return asks_what or words[-1] not in DANGLING

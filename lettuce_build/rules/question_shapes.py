@@ -12,7 +12,6 @@ Each question carries the type of the taxonomy it is (`stages.questions.QUESTION
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import PurePath
 from typing import Any
@@ -20,7 +19,6 @@ from typing import Any
 import regex
 
 from lettuce_build.core import english
-from lettuce_build.core.words import STOPWORDS
 from lettuce_build.rules.question_grammar import (
     NUMBER,
     PLAIN,
@@ -29,6 +27,7 @@ from lettuce_build.rules.question_grammar import (
     after_auxiliary,
     alternation,
     as_subject,
+    asks_alone,
     base_form,
     plain,
     singular,
@@ -42,12 +41,10 @@ from lettuce_build.rules.question_words import (
     FROM_A_SOURCE,
     LINKING,
     NOT_SUBJECT,
-    POINTING_BACK,
-    THIS_MAY_NAME,
     WANTING,
 )
 from lettuce_build.rules.verb_questions import verb_questions
-from lettuce_build.rules.verbs import also_noun, is_base_verb, present_base
+from lettuce_build.rules.verbs import also_noun, present_base
 
 __all__ = ["Shaped", "opening_name", "question_shapes", "subject_name"]
 
@@ -248,7 +245,9 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
         shaped += _subject_shapes(first_claim, name)
     shaped += verb_questions(text, name)
     asked = (Shaped(regex.sub(r" (?:also|still|even)\b", "", s.question), s.question_type) for s in shaped)
-    return [s for s in dict.fromkeys(asked) if len(s.question.split()) <= MAX_WORDS and _reads_alone(s)]
+    return [
+        s for s in dict.fromkeys(asked) if len(s.question.split()) <= MAX_WORDS and asks_alone(s.question)
+    ]
 
 
 def _conditional(condition: str, word: str = "if") -> list[Shaped]:
@@ -270,46 +269,6 @@ def _conditional(condition: str, word: str = "if") -> list[Shaped]:
     if word == "when" and (first.endswith("ing") or first in LOWERED_OPENERS):
         return []  # "When using X, ...", "When this happens, ...": no case of its own
     return [Shaped(f"What happens {word} {condition}?", "Causal Consequence")]
-
-
-def _pairs(words: list[str]) -> itertools.pairwise[tuple[str, str]]:
-    """Each word and the one after it (the last with "")."""
-    return itertools.pairwise([*words, ""])
-
-
-#: "it" in a question stands for something before it (the project it stands for is named);
-#: "its" may stand for what the question names ("Can inspecting the class show its signature?")
-_IT = frozenset({"it", "It"})
-
-
-def _relative(before: str, after: str) -> bool:
-    """Whether "that" between ``before`` and ``after`` opens a relative clause ("exceptions that
-    occur"), not a pointer back ("for that", "that string", "if that was")."""
-    return (
-        before.lower() not in STOPWORDS
-        and before.lower() not in ("if", "when", "whether")
-        and (is_base_verb(after) or present_base(after) is not None)
-    )
-
-
-def _reads_alone(shaped: Shaped) -> bool:
-    """Whether a reader could ask the question without the document before it: no word points
-    back at it ("What do these bindings expose?", "Is your team comfortable using them?"), and a
-    yes/no or "how" question ends in no preposition that lost its object ("Can you get the
-    latest version of SymPy from?")."""
-    words = shaped.question.rstrip("?").split()
-    if POINTING_BACK.intersection(words) or _IT.intersection(words):
-        return False  # "What does clicking it jump to?": "it" is never the project here (named)
-    if any(word == "this" and after.lower() not in THIS_MAY_NAME for word, after in _pairs(words)):
-        return False
-    padded = ["", *words, ""]
-    if any(
-        padded[at] == "that" and not _relative(padded[at - 1], padded[at + 1])
-        for at in range(1, len(padded) - 1)
-    ):
-        return False  # "How can you use Werkzeug for that?", "Is it called with that string?"
-    asks_what = words[0] in ("What", "When", "Where", "Who", "Which")
-    return asks_what or words[-1] not in DANGLING
 
 
 def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
