@@ -14,7 +14,7 @@ so a value is refused when:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from random import Random
 
 import regex
@@ -28,7 +28,7 @@ _LIST_GAP = regex.compile(r"^(?:\s|,|;|/|\band\b|\bor\b|\bto\b|v?\d[\d.,%]*)*$",
 _VALUE = regex.compile(r"(?<![\w.])v?\d+(?:[.,]\d+)*")
 #: the words before a value that say what it is of, and the word after it (its unit)
 CLAIM_WORDS = 3
-_WORDS_BEFORE = regex.compile(rf"(?:[^\W_]+\W+){{1,{CLAIM_WORDS}}}$")
+_WORDS_BEFORE = regex.compile(rf"(?:[^\W_]+\W+){{1,{CLAIM_WORDS}}}", flags=regex.REVERSE)  # back from the value
 _WORD_AFTER = regex.compile(r"\W+[^\W_]+")
 #: the unit word after a count ("50 rows", "4 MB")
 _UNIT = regex.compile(r"\s*([^\W\d_]+|%)")
@@ -46,7 +46,7 @@ def from_context(
     span: tuple[int, int],
     *,
     context: str,
-    values: Callable[[str], list[tuple[int, int, str]]],
+    values: Callable[[str], Sequence[tuple[int, int, str]]],
     unit: str | None = None,
     draw: Random,
 ) -> str | None:
@@ -92,7 +92,7 @@ def _context_says(answer: str, span: tuple[int, int], value: str, context: str) 
     timeout of [10] seconds" where the context sets "a pool timeout of 10 seconds")."""
     start, end = span
     sentence_start = max((s for s, _ in sentence_spans(answer) if s <= start), default=0)
-    before = _WORDS_BEFORE.search(answer[sentence_start:start])
+    before = _WORDS_BEFORE.match(answer, sentence_start, start)
     after = _WORD_AFTER.match(answer, end)
     claim = (before.group() if before else "") + value + (after.group() if after else "")
     return says(context, claim)

@@ -131,8 +131,8 @@ class ProseEdit(BaseModel):
 # -- where an edit may go -------------------------------------------------------------------
 
 
-#: the word (or number, or percentage) just before a position
-_WORD_BEFORE = regex.compile(r"[\w%]+\s+$")
+#: the word (or number, or percentage) just before a position, matched backwards from it
+_WORD_BEFORE = regex.compile(r"[\w%]+\s+", flags=regex.REVERSE)
 #: the name just before a position ("version", "Python", "chardet")
 #: a lowercase word (an added sentence's words must all be English or the context's)
 _LOWER_WORD = regex.compile(r"\b[a-z][a-z'-]*\b")
@@ -153,7 +153,7 @@ def _settled(answer: str, start: int, end: int, new: str) -> tuple[str, str] | N
             return original, hallucinated
         if following := FOLLOWING.match(answer, right):
             right = following.end()  # the next word, on the same run of text
-        elif left > 0 and (before := _WORD_BEFORE.search(answer[:left])):
+        elif left > 0 and (before := _WORD_BEFORE.match(answer, 0, left)):
             left = before.start()
         else:
             return None

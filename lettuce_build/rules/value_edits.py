@@ -6,6 +6,7 @@ one, doubled or the next round number for a count, a near year, the next or prev
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from random import Random
 
@@ -21,7 +22,9 @@ _VERSION = regex.compile(r"(?<![\w.])(v?)(\d+)\.(\d+)(?:\.(\d+))?(?![\w]|\.\d)")
 _YEAR = regex.compile(r"(?<![\w.,-])(?:19|20)\d\d(?!\w|[.,]\d)")
 #: the word after a value (its unit)
 FOLLOWING = regex.compile(r"\s+([\w%]+)")
-_NAME_BEFORE = regex.compile(r"([\w.-]+)\s+$")
+#: the word and spaces just before a position, matched backwards from it (a forward search of
+#: all the text before it costs as much as that text, at each number of a long context)
+_NAME_BEFORE = regex.compile(r"([\w.-]+)\s+", flags=regex.REVERSE)
 
 
 def _other_number(value: str, percent: bool, draw: Random) -> str | None:
@@ -43,7 +46,12 @@ def _other_number(value: str, percent: bool, draw: Random) -> str | None:
     return draw.choice(sorted(set(fitting))) if fitting else None
 
 
-def _counts(text: str) -> list[tuple[int, int, str]]:
+#: a value's (start, end, text) in the text it was found in
+Found = tuple[tuple[int, int, str], ...]
+
+
+@functools.lru_cache(maxsize=256)  # a context is searched again for each value of its answer
+def _counts(text: str) -> Found:
     """(start, end, value) of each count of ``text``: its numbers that are no year, no version
     and no release ("Python 3")."""
     versions = [m.span() for m in _VERSION.finditer(text) if _is_version(text, m)]
@@ -56,15 +64,17 @@ def _counts(text: str) -> list[tuple[int, int, str]]:
         if _names_a_release(text, start) and not _measured(text, end):
             continue  # "Python 3" is a release, not a count
         found.append((start, end, match.group()))
-    return found
+    return tuple(found)
 
 
-def _years(text: str) -> list[tuple[int, int, str]]:
-    return [(m.start(), m.end(), m.group()) for m in _YEAR.finditer(text)]
+@functools.lru_cache(maxsize=256)
+def _years(text: str) -> Found:
+    return tuple((m.start(), m.end(), m.group()) for m in _YEAR.finditer(text))
 
 
-def _versions(text: str) -> list[tuple[int, int, str]]:
-    return [(m.start(), m.end(), m.group()) for m in _VERSION.finditer(text) if _is_version(text, m)]
+@functools.lru_cache(maxsize=256)
+def _versions(text: str) -> Found:
+    return tuple((m.start(), m.end(), m.group()) for m in _VERSION.finditer(text) if _is_version(text, m))
 
 
 def numbers(answer: str, context: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
@@ -106,7 +116,7 @@ def _measured(text: str, end: int) -> bool:
 def _names_a_release(text: str, start: int) -> bool:
     """Whether the word before ``start`` names what a number there is a release of: "version",
     a capitalised name ("Python 3"), a package's name ("chardet 7.0")."""
-    before = _NAME_BEFORE.search(text[:start])
+    before = _NAME_BEFORE.match(text, 0, start)
     word = before.group(1) if before else ""
     if word.lower() in VERSION_WORDS:
         return True
