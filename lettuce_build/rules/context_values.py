@@ -26,9 +26,10 @@ from lettuce_build.core.words import says
 _LIST_GAP = regex.compile(r"^(?:\s|,|;|/|\band\b|\bor\b|\bto\b|v?\d[\d.,%]*)*$", regex.I)
 #: a value as a list holds it: a number, a dotted version, a year
 _VALUE = regex.compile(r"(?<![\w.])v?\d+(?:[.,]\d+)*")
-#: the words before a value that say what it is of, and the word after it (its unit)
+#: the words before a value that say what it is of (matched backwards from the value), and the
+#: word after it (its unit)
 CLAIM_WORDS = 3
-_WORDS_BEFORE = regex.compile(rf"(?:[^\W_]+\W+){{1,{CLAIM_WORDS}}}", flags=regex.REVERSE)  # back from the value
+_WORDS_BEFORE = regex.compile(rf"(?:[^\W_]+\W+){{1,{CLAIM_WORDS}}}", flags=regex.REVERSE)
 _WORD_AFTER = regex.compile(r"\W+[^\W_]+")
 #: the unit word after a count ("50 rows", "4 MB")
 _UNIT = regex.compile(r"\s*([^\W\d_]+|%)")
