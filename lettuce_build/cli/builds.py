@@ -79,7 +79,7 @@ def show(
 
     from lettuce_build.builds.storage.folder import BuildDir
     from lettuce_build.core.paths import check_writable
-    from lettuce_build.view.samples import load_samples, page_html, sample_panel
+    from lettuce_build.view.samples import iter_samples, load_samples, sample_panel, write_page
     from lettuce_build.view.summary import failure_text
 
     build = BuildDir(build_dir)
@@ -96,11 +96,9 @@ def show(
                 f"{html_file} is a folder; give the page's file name", param_hint="--html"
             )
         check_writable(html_file.parent, "folder of --html")
-        samples = load_samples(build_dir, split=split, category=category)
-        html_file.write_text(
-            page_html(samples, f"{build_dir.name}: {len(samples)} samples"), encoding="utf-8"
-        )
-        click.echo(f"wrote {len(samples)} samples to {html_file}")
+        matching = iter_samples(build_dir, split=split, category=category)
+        written = write_page(html_file, matching, lambda count: f"{build_dir.name}: {count} samples")
+        click.echo(f"wrote {written} samples to {html_file}")
         return
     samples = load_samples(build_dir, split=split, category=category, limit=n)
     console = Console()

@@ -175,7 +175,7 @@ def collect(
     verdicts = ReviewLog(build_path / REVIEWS_FILE).verdicts()
     reviews = (
         review_report(
-            [row_to_sample(row) for split in dataset.values() for row in split],
+            (row_to_sample(row) for split in dataset.values() for row in split),
             verdicts,
             judged=bool(manifest.options and manifest.options.verify),
         ).lines()

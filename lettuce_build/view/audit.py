@@ -31,7 +31,7 @@ from lettuce_build.view.audit_checks import Group, Tally, check_rows, repeats
 from lettuce_build.view.audit_rows import Record, Row, records_of, row_of
 from lettuce_build.view.giveaways import GiveawayReport
 from lettuce_build.view.reviews import REVIEWS_FILE, ReviewLog, ReviewReport, review_report
-from lettuce_build.view.samples import load_samples
+from lettuce_build.view.samples import iter_samples
 from lettuce_build.view.token_windows import TokenWindows, WindowReport, window_text
 
 #: the signals whose presence in published rows fails `audit --strict`
@@ -138,7 +138,7 @@ def quality_report(
         if (path / REVIEWS_FILE).is_file() and (path / DATASET_DIR).is_dir():
             verify = bool(manifest.options and manifest.options.verify)
             verdicts = ReviewLog(path / REVIEWS_FILE).verdicts()
-            report.reviews = review_report(load_samples(path), verdicts, judged=verify)
+            report.reviews = review_report(iter_samples(path), verdicts, judged=verify)
     report.windows = windows.report if windows is not None else None
     report.shortcuts = tally.spelling.report()
     report.giveaways = tally.giveaways.report

@@ -9,7 +9,10 @@ explore notebook renders with `sample_html` too.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Iterator
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 
 from datasets import DatasetDict
@@ -18,8 +21,9 @@ from rich.panel import Panel
 from rich.text import Text
 
 from lettuce_build.builds.storage.output import DATASET_DIR, read_saved
-from lettuce_build.core.errors import NoSamples
+from lettuce_build.core.errors import CorruptOutput, NoSamples
 from lettuce_build.core.schema import HallucinationSample, Span, row_to_sample
+from lettuce_build.view.validate import RawRow, saved_rows
 
 #: one colour per category, the terminal's (every terminal view: `show`, a build's summary) and the page's
 CATEGORY_STYLES = {
@@ -36,6 +40,14 @@ def load_samples(
 ) -> list[HallucinationSample]:
     """Samples of a build folder (its ``dataset/``), optionally of one split or one category
     (``clean`` for samples without spans)."""
+    return list(islice(iter_samples(out, split=split, category=category), limit))
+
+
+def iter_samples(
+    out: Path, *, split: str | None = None, category: str | None = None
+) -> Iterator[HallucinationSample]:
+    """`load_samples` one at a time, read from the files a batch at a time: a page of a million
+    samples holds one batch of them."""
     folder = out / DATASET_DIR
     if not folder.exists():
         raise NoSamples(f"{out}: the build made no samples; its failures: `lettuce-build failures {out}`")
@@ -44,15 +56,16 @@ def load_samples(
         raise NoSamples(f"{folder}: expected the splits a build writes, found one dataset")
     if split is not None and split not in dataset:
         raise NoSamples(f"{out}: no split {split!r}; its splits: {', '.join(dataset)}")
-    chosen: list[HallucinationSample] = []
-    for name in [split] if split else list(dataset):
-        for row in dataset[name]:
-            sample = row_to_sample(row)
-            if category is None or _categories(sample) & {category}:
-                chosen.append(sample)
-                if limit is not None and len(chosen) >= limit:
-                    return chosen
-    return chosen
+    return _matching(saved_rows(folder, split), category)
+
+
+def _matching(rows: Iterator[RawRow], category: str | None) -> Iterator[HallucinationSample]:
+    for raw in rows:
+        if raw.data is None:
+            raise CorruptOutput(f"{raw.where}: {raw.error}; run the build again to write it anew")
+        sample = row_to_sample(raw.data)
+        if category is None or _categories(sample) & {category}:
+            yield sample
 
 
 def _categories(sample: HallucinationSample) -> set[str]:
@@ -174,9 +187,48 @@ apply();
 
 def page_html(samples: Iterable[HallucinationSample], title: str) -> str:
     """A self-contained page (no external file or script) of samples, filterable by split and category."""
-    samples = list(samples)
-    splits = sorted({s.split for s in samples})
-    categories = sorted({c for s in samples for c in _categories(s)})
+    seen, cards = _Seen(), []
+    for sample in samples:
+        seen.add(sample)
+        cards.append(sample_html(sample))
+    head, tail = _page_frame(title, seen)
+    return head + "".join(cards) + tail
+
+
+def write_page(file: Path, samples: Iterable[HallucinationSample], title: Callable[[int], str]) -> int:
+    """`page_html` written to ``file`` a sample at a time (its cards first to a scratch file
+    beside it, since the head counts them); ``title``: the page's title for the number of
+    samples. Returns that number."""
+    seen = _Seen()
+    with tempfile.TemporaryFile("w+", encoding="utf-8", dir=file.parent) as cards:
+        for sample in samples:
+            seen.add(sample)
+            cards.write(sample_html(sample))
+        cards.seek(0)
+        head, tail = _page_frame(title(seen.count), seen)
+        with file.open("w", encoding="utf-8") as page:
+            page.write(head)
+            shutil.copyfileobj(cards, page)
+            page.write(tail)
+    return seen.count
+
+
+class _Seen:
+    """What a page's head says of its samples: how many, and their splits and categories."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.splits: set[str] = set()
+        self.categories: set[str] = set()
+
+    def add(self, sample: HallucinationSample) -> None:
+        self.count += 1
+        self.splits.add(sample.split)
+        self.categories |= _categories(sample)
+
+
+def _page_frame(title: str, samples: _Seen) -> tuple[str, str]:
+    """The page before its cards and after them."""
 
     def options(values: list[str]) -> str:
         return '<option value="">all</option>' + "".join(
@@ -187,12 +239,11 @@ def page_html(samples: Iterable[HallucinationSample], title: str) -> str:
         f'<mark style="background:{color}">{html.escape(name)}</mark>'
         for name, (_, color) in CATEGORY_STYLES.items()
     )
-    return (
+    head = (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
         f"<style>{PAGE_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
-        f'<div class="filters">split <select id="split">{options(list(splits))}</select> '
-        f'category <select id="category">{options(categories)}</select> '
-        f'<span id="shown">{len(samples)}</span> of {len(samples)} shown · {legend}</div>'
-        + "".join(sample_html(s) for s in samples)
-        + f"<script>{PAGE_SCRIPT}</script></body></html>"
+        f'<div class="filters">split <select id="split">{options(sorted(samples.splits))}</select> '
+        f'category <select id="category">{options(sorted(samples.categories))}</select> '
+        f'<span id="shown">{samples.count}</span> of {samples.count} shown · {legend}</div>'
     )
+    return head, f"<script>{PAGE_SCRIPT}</script></body></html>"

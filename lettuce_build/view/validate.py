@@ -132,12 +132,15 @@ def _batch_rows(batches: Iterator[pa.RecordBatch], schema: pa.Schema, where: str
         yield _unreadable(Path(where), err)
 
 
-def _saved_rows(path: Path) -> Iterator[RawRow]:
-    """The rows of a folder `save_to_disk` wrote, read from its files a batch at a time (a
-    dataset that selects rows of its files is read through `datasets`)."""
+def saved_rows(path: Path, only: str | None = None) -> Iterator[RawRow]:
+    """The rows of a folder `save_to_disk` wrote (of its split ``only``, if given), read from
+    its files a batch at a time (a dataset that selects rows of its files is read through
+    `datasets`)."""
     loaded = read_saved(path)
     splits = loaded.items() if hasattr(loaded, "items") else [("data", loaded)]
     for split, dataset in splits:
+        if only is not None and split != only:
+            continue
         where = f"{path}/{split}"
         if missing := _missing_columns(dataset.column_names, path / split):
             yield RawRow(where=where, row=-1, error=missing)
@@ -176,7 +179,7 @@ def read_rows(path: str | Path) -> Iterator[RawRow]:
         return
     if path.is_dir():
         if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
-            yield from _saved_rows(path)
+            yield from saved_rows(path)
         elif (path / "dataset").is_dir() or (path / "hub").is_dir():
             # a build folder: both of its outputs, since the Hub's parquet could differ from dataset/
             for part in ("dataset", "hub"):

@@ -11,7 +11,7 @@ from PIL import Image
 from lettuce_build.builds.running.run import run_build
 from lettuce_build.builds.settings.recipe import Recipe
 from lettuce_build.cli import main
-from lettuce_build.view.samples import CATEGORY_STYLES, load_samples, page_html
+from lettuce_build.view.samples import CATEGORY_STYLES, iter_samples, load_samples, page_html
 
 from ..support.documents import respond, write_readmes
 from ..support.scripted import ScriptedBackend
@@ -60,6 +60,18 @@ def test_the_page_marks_every_span_with_its_type_and_needs_no_other_file(built, 
     for span in spans:
         assert f'data-type="{span.category}/{span.subcategory or "-"} ({span.label})"' in text
     assert "src=" not in text and "href=" not in text  # no external script, style or image
+
+
+def test_the_page_is_written_a_sample_at_a_time_as_it_was_made_whole(built, tmp_path):
+    """`show --html` streams the samples to the page; the page is the one made in memory."""
+    page = tmp_path / "page.html"
+    assert (
+        CliRunner().invoke(main, ["show", str(built), "--html", str(page), "--split", "train"]).exit_code == 0
+    )
+    train = load_samples(built, split="train")
+    assert page.read_text() == page_html(train, f"{built.name}: {len(train)} samples")
+    assert list(iter_samples(built, split="train")) == train
+    assert [p.name for p in tmp_path.iterdir() if p.is_file()] == ["page.html"]  # no scratch file left
 
 
 def colours(png, top):
