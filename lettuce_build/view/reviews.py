@@ -133,16 +133,16 @@ def review_report(
     """The figures of ``verdicts`` over ``samples`` (the published rows, keyed by their
     metadata's ``key``, read once: only the reviewed ones are kept); ``judged``: the build ran
     ``--verify``."""
-    given = list(verdicts)  # as many as people gave
-    reviewed = {v.key for v in given}
+    verdicts = list(verdicts)  # as many as people gave
+    reviewed = {v.key for v in verdicts}
     by_key: dict[str, HallucinationSample] = {}
     totals: Counter[str] = Counter()
     for sample in samples:
         totals[sample.split] += 1
         if (key := str(sample.metadata.get("key") or "")) in reviewed:
             by_key[key] = sample
-    latest = {(v.reviewer, v.key): v for v in given if v.key in by_key}
-    done = Counter(by_key[key].split for key in {key for _, key in latest})
+    latest = {(v.reviewer, v.key): v for v in verdicts if v.key in by_key}
+    done: Counter[str] = Counter(by_key[key].split for key in {key for _, key in latest})
     answers, spans, categories, questions = [0, 0], [0, 0], [0, 0], [0, 0]
     marks: dict[str, dict[tuple[str, int], bool]] = {}  # reviewer -> (key, item) -> verdict
     for (reviewer, key), verdict in latest.items():

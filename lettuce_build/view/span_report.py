@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -65,18 +66,12 @@ def span_quality(out: Path, dataset: DatasetDict | None = None) -> SpanQuality |
     folder = out / "dataset"
     if dataset is None and folder.exists():
         dataset = load_from_disk(str(folder))
-    records = []
-    if dataset is not None:
-        for split in dataset.values():
-            for metadata in split["metadata"][:]:
-                injection = json.loads(metadata or "{}").get("injection") or {}
-                if injection.get("mode") == "generate":
-                    records.append(injection)
-    if not records:
-        return None
+    generated, origins = 0, Counter[str]()
     marked = reported = both = 0
     unreported = diff_total = 0
-    for record in records:
+    for record in _generated(dataset):
+        generated += 1
+        origins[record.get("span_origin", "?")] += 1
         diff = _chars(record.get("diff") or [])
         located = [(r["start"], r["end"]) for r in record.get("located") or []]
         said = _chars(located)
@@ -84,14 +79,26 @@ def span_quality(out: Path, dataset: DatasetDict | None = None) -> SpanQuality |
         for start, end in record.get("diff") or []:
             diff_total += 1
             unreported += not any(s < end and start < e for s, e in located)
+    if not generated:
+        return None
     validation = set(get_args(SpanFailureReason))
     failed = Counter(f.reason for f in BuildDir(out).iter_failures(GENERATE_STAGE) if f.reason in validation)
     return SpanQuality(
-        generated_samples=len(records),
-        by_origin=dict(Counter(r.get("span_origin", "?") for r in records)),
+        generated_samples=generated,
+        by_origin=dict(origins),
         diff_precision=both / marked if marked else 0.0,
         diff_recall=both / reported if reported else 0.0,
         unreported_diff_spans=unreported / diff_total if diff_total else 0.0,
-        passed_validation=len(records) / (len(records) + sum(failed.values())),
+        passed_validation=generated / (generated + sum(failed.values())),
         validation_failures=dict(failed),
     )
+
+
+def _generated(dataset: DatasetDict | None) -> Iterator[dict[str, Any]]:
+    """The injection record of each generated sample, read a batch of metadata at a time."""
+    for split in dataset.values() if dataset is not None else []:
+        for batch in split.select_columns(["metadata"]).iter(batch_size=1_000):
+            for metadata in batch["metadata"]:
+                injection = json.loads(metadata or "{}").get("injection") or {}
+                if injection.get("mode") == "generate":
+                    yield injection
