@@ -131,6 +131,9 @@ _FENCE = regex.compile(r"^\s*(```|~~~)")
 _LIST_MARKER = regex.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 #: an HTML comment is not read on the page (READMEs keep licence headers in them)
 _COMMENT = regex.compile(r"<!--.*?(?:-->|$)", regex.DOTALL)
+#: a reStructuredText link's target wrapped onto a line of its own ("`FriendFeed" then
+#: "<http://friendfeed.com>`_."): the sentence goes on, it is no HTML
+_LINK_TARGET_LINE = regex.compile(r"^<[^<>\s]+>`__?")
 
 
 def _paragraphs(evidence: str) -> list[str]:
@@ -153,7 +156,9 @@ def _paragraphs(evidence: str) -> list[str]:
         if _FENCE.match(line):
             flush()
             in_fence = not in_fence
-        elif in_fence or not stripped or stripped.startswith(("#", "|", ">", "<")):
+        elif in_fence or not stripped or (
+            stripped.startswith(("#", "|", ">", "<")) and not _LINK_TARGET_LINE.match(stripped)
+        ):
             flush()
         elif _LIST_MARKER.match(line):
             flush()

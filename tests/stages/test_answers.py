@@ -40,6 +40,25 @@ def test_sentences_inside_an_html_comment_are_never_offered():
     )
 
 
+def test_a_link_target_wrapped_onto_its_own_line_continues_the_sentence_and_is_no_html():
+    """Tornado's README: the target of "`FriendFeed" opens the next line; read as HTML, the
+    line was dropped and the answer ended "developed at `FriendFeed."."""
+    from lettuce_build.stages.answers import evidence_sentences
+
+    evidence = (
+        "`Tornado <http://www.tornadoweb.org>`_ is a Python web framework and\n"
+        "asynchronous networking library, originally developed at `FriendFeed\n"
+        "<http://friendfeed.com>`_.  By using non-blocking network I/O, Tornado\n"
+        "can scale to tens of thousands of open connections.\n\n"
+        '<p align="center">Tornado is maintained by volunteers.</p>\n'
+    )
+    assert evidence_sentences(evidence) == (
+        "`Tornado <http://www.tornadoweb.org>`_ is a Python web framework and asynchronous networking "
+        "library, originally developed at `FriendFeed <http://friendfeed.com>`_.",
+        "By using non-blocking network I/O, Tornado can scale to tens of thousands of open connections.",
+    )
+
+
 def test_a_focused_answer_is_its_questions_sentence_with_the_neighbours_the_model_chose():
     from lettuce_build.stages.answers import Extracted, ExtractiveAnswerStage, evidence_sentences
 
