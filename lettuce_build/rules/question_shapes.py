@@ -129,7 +129,7 @@ _DEFINED = regex.compile(
 )
 #: a case a sentence opens with, and what happens in it ("When autogenerate renders constraints,
 #: it renders them with their completed name")
-_WHEN = regex.compile(rf"^When (?P<condition>\S+ {PLAIN}{{3,80}}?), (?P<then>\S.*)")
+_WHEN = regex.compile(rf"^(?P<word>When|Once|After) (?P<condition>\S+ {PLAIN}{{3,80}}?), (?P<then>\S.*)")
 #: a case's first word that points back or stands for nothing: "When this happens", "When it runs"
 LOWERED_OPENERS = frozenset("this that these those it they there".split())
 #: a phrase a sentence opens with that sets its scene, before its subject ("Leveraging Starlette
@@ -233,7 +233,7 @@ def question_shapes(sentence: str, name: str | None = None) -> list[Shaped]:
     if (match := _IF.match(text)) and not _INVITATION.match(match["then"]):
         shaped += _conditional(match["condition"])
     if (match := _WHEN.match(text)) and not _INVITATION.match(match["then"]):
-        shaped += _conditional(match["condition"], word="when")
+        shaped += _conditional(match["condition"], word=match["word"].lower())
     shaped += _subject_shapes(text, name)
     if (opening := _OPENING_PHRASE.match(text)) and not shaped:
         # "When making a request over HTTPS, HTTPX needs to verify ...": the main clause is asked
@@ -255,7 +255,7 @@ def _conditional(condition: str, word: str = "if") -> list[Shaped]:
     ...": "How do you use DNSSEC?"), or what happens in a case, not in a courtesy ("If you love
     it, ...") and not in a case without its subject ("If not specified, ..."); "When <condition>,
     ..." the same ("When the child process is stuck, it is killed": "What happens when the child
-    process is stuck?")."""
+    process is stuck?"), and "Once ..." and "After ..." ("After the migration has run, ...")."""
     if wanted := regex.match(rf"(?:you|we) (?:{'|'.join(WANTING)}) (?P<goal>[a-z].+)", condition):
         return [Shaped(f"How do you {wanted['goal']}?", "Instrumental/Procedural")]
     first = condition.split(" ", 1)[0]
@@ -263,11 +263,13 @@ def _conditional(condition: str, word: str = "if") -> list[Shaped]:
         first in ("not", "only", "given") or first.endswith("ed")
         or regex.match(rf"you (?:{'|'.join(COURTESY)})\b", condition)
         or "please" in condition.split()
-        or len(condition.split()) < 4
+        or len(condition.split()) < (4 if word == "if" else 3)  # "When types are rendered" is a case
     ):  # fmt: skip
         return []
-    if word == "when" and (first.endswith("ing") or first in LOWERED_OPENERS):
+    if word != "if" and (first.endswith("ing") or first in LOWERED_OPENERS):
         return []  # "When using X, ...", "When this happens, ...": no case of its own
+    if word in ("once", "after") and first in ("you", "we"):
+        return []  # "Once you have a token, ...": a step of instructions, no event
     return [Shaped(f"What happens {word} {condition}?", "Causal Consequence")]
 
 
