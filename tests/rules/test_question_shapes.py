@@ -326,6 +326,38 @@ def test_a_case_without_its_own_subject_is_not_asked(sentence):
     assert not any("this" in s.question.split() for s in question_shapes(sentence))
 
 
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        (
+            "When types are rendered, they are generated with a **module prefix**, so that they are "
+            "available based on a relatively small number of imports.",  # Alembic's docs
+            "What happens when types are rendered?",
+        ),
+        (
+            "Once the test is finished, pytest will go back down the list of fixtures, but in the "
+            "*reverse order*, taking each one that yielded.",  # pytest's docs
+            "What happens once the test is finished?",
+        ),
+    ],
+)
+def test_a_case_opened_by_when_once_or_after_asks_what_happens(sentence, expected):
+    assert Shaped(expected, "Causal Consequence") in question_shapes(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Once you feel inspired to try it out, check out our friendly Getting Started tutorial.",
+        "After modifying the shell config, you need to start a new shell.",
+        "Once constructed, frozen instances don't differ in any way from regular ones.",
+        "After this, the client and the server have an **encrypted TCP connection**.",
+    ],
+)
+def test_a_step_of_instructions_or_a_case_without_its_subject_asks_no_case(sentence):
+    assert not [s for s in question_shapes(sentence) if s.question.startswith("What happens")]
+
+
 def test_a_passage_that_names_no_project_is_about_the_name_it_opens_with():
     from lettuce_build.rules.question_shapes import opening_name
 
