@@ -13,7 +13,9 @@ reasons, model tokens and seconds per published sample, and these checks:
 - ``type misfits``: spans whose text does not fit their type (a literal or a common word typed as
   a named entity, a numerical span with no number);
 - ``cut answers``: answers that end inside a sentence;
-- ``questions on target``: questions whose best-matching context sentence lies inside their answer.
+- ``questions on target``: questions whose best-matching context sentence lies inside their answer,
+  as written (`on_target`) and as read (`on_target_read`: prose sentences, stems, the answer's
+  rewording undone).
 
     python benchmarks/prose_quality.py [--out DIR] [--only rules|constrained]
     python benchmarks/prose_quality.py --folders BUILD_DIR [BUILD_DIR ...]   # measure finished builds
@@ -32,7 +34,9 @@ from typing import Any
 
 from lettuce_build.core import english
 from lettuce_build.core.sentences import is_complete, split_sentences
-from lettuce_build.core.words import content_words, has_number, has_time, in_context, words
+from lettuce_build.core.words import content_stems, content_words, has_number, has_time, in_context, words
+from lettuce_build.rules.rewording import reworded
+from lettuce_build.stages.answers import evidence_sentences
 from lettuce_build.view.samples import load_samples
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -103,6 +107,10 @@ def misfit(span: dict[str, Any]) -> bool:
 
 
 def on_target(question: str, context: str, answer: str) -> bool:
+    """Whether the question's best-matching context sentence is what the answer says, by the
+    words as written: the first sentence sharing most of the question's words, 80% of its words
+    in the answer. Markup blocks count as sentences and a faithful rewording as a miss (see
+    `on_target_read`)."""
     asked = set(content_words(question))
     sentences = split_sentences(context)
     if not sentences or not asked:
@@ -110,6 +118,28 @@ def on_target(question: str, context: str, answer: str) -> bool:
     best = max(sentences, key=lambda s: len(asked & set(content_words(s))))
     said = set(content_words(best))
     return bool(said) and len(said & set(words(answer))) >= 0.8 * len(said)
+
+
+#: words by which an answer stands for the subject its question names ("It's distributed under
+#: the MIT license" to "How is Alembic distributed?")
+PRONOUNS = frozenset({"it", "it's", "its", "they", "they're", "their"})
+
+
+def on_target_read(question: str, context: str, answer: str) -> bool:
+    """`on_target` as a reader checks it: among the context's prose sentences (a badge or a
+    logo's HTML is no sentence), by word stems ("require" finds "requires"), the best sentence
+    reworded as answers are (links, plain words: rules/rewording.py), and the question's words
+    heard in an answer that says "it" for its subject."""
+    asked = content_stems(question)
+    sentences = list(evidence_sentences(context)) or split_sentences(context)
+    if not sentences or not asked:
+        return False
+    best = max(sentences, key=lambda s: len(asked & content_stems(s)))
+    said = content_stems(reworded(best))
+    heard = content_stems(answer)
+    if PRONOUNS & {w.lower() for w in answer.split()}:
+        heard |= asked
+    return bool(said) and len(said & heard) >= 0.8 * len(said)
 
 
 def measure(folder: Path) -> dict[str, Any]:
@@ -138,6 +168,7 @@ def measure(folder: Path) -> dict[str, Any]:
             not is_complete(split_sentences(s.answer)[-1]) for s in samples if s.answer.strip()
         ),
         "questions on target": sum(on_target(s.question, s.context, s.answer) for s in samples),
+        "questions on target, read": sum(on_target_read(s.question, s.context, s.answer) for s in samples),
         "clean": len(clean_answers),
         "tokens per sample": tokens / len(samples) if samples else 0.0,
         "seconds per sample": seconds / len(samples) if samples else 0.0,
@@ -159,7 +190,8 @@ def show(name: str, figures: dict[str, Any]) -> None:
     print(
         f"  odd words {figures['odd words']}/{figures['spans']}, type misfits {figures['type misfits']}/"
         f"{figures['spans']}, cut answers {figures['cut answers']}/{figures['samples']}, questions on "
-        f"target {figures['questions on target']}/{figures['samples']}"
+        f"target {figures['questions on target']}/{figures['samples']} as written, "
+        f"{figures['questions on target, read']}/{figures['samples']} as read"
     )
     print(
         f"  {figures['tokens per sample']:.0f} model tokens and {figures['seconds per sample']:.1f} s "
