@@ -32,6 +32,8 @@ _FORMS = (
     ("dotted", regex.compile(r"[.~]?[A-Za-z_]\w*(?:\.\w+)+")),
     ("class", regex.compile(r"[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+")),
     ("snake", regex.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")),
+    # a setting as it is written ("`is_flag=True`", "`protocol=3`")
+    ("setting", regex.compile(r"[A-Za-z_]\w*=[\w.\"'-]+")),
 )
 
 

@@ -106,7 +106,8 @@ def listed_together(context: str, first: str, second: str) -> bool:
 @functools.lru_cache(maxsize=1024)  # compiled once a pair (most are a table's), not per answer
 def _pair_listed(first: str, second: str) -> regex.Pattern[str]:
     a, b = regex.escape(first), regex.escape(second)
-    return regex.compile(rf"\b(?:{a}{_LISTED}{b}|{b}{_LISTED}{a})\b", regex.I)
+    # not "\b": quoted code opens and ends with a backtick, which no word boundary is next to
+    return regex.compile(rf"(?<!\w)(?:{a}{_LISTED}{b}|{b}{_LISTED}{a})(?!\w)", regex.I)
 
 
 def said_around(answer: str, span: tuple[int, int], new: str, context: str) -> bool:

@@ -156,8 +156,10 @@ def _paragraphs(evidence: str) -> list[str]:
         if _FENCE.match(line):
             flush()
             in_fence = not in_fence
-        elif in_fence or not stripped or (
-            stripped.startswith(("#", "|", ">", "<")) and not _LINK_TARGET_LINE.match(stripped)
+        elif (
+            in_fence
+            or not stripped
+            or (stripped.startswith(("#", "|", ">", "<")) and not _LINK_TARGET_LINE.match(stripped))
         ):
             flush()
         elif _LIST_MARKER.match(line):

@@ -119,3 +119,18 @@ def test_two_names_of_an_answer_trade_places():
 def test_names_in_a_list_or_in_two_clauses_do_not_trade_places():
     assert not list(swapped_names("Starlette and Uvicorn are part of Encode.", ""))
     assert not list(swapped_names("Rather than trusting Nginx, you can instruct Uvicorn to trust all.", ""))
+
+
+FLAGS = (  # Click's docs on options
+    "To have a flag pass a value to the decorated function set `flag_value`. This automatically sets "
+    "`is_flag=True`. To mark the flag as default, set `default=True`."
+)
+
+
+def test_a_setting_is_swapped_for_another_setting_the_context_quotes():
+    from lettuce_build.rules.code_swaps import code_swaps
+
+    answer = "To mark the flag as default, set `default=True`."
+    [(start, end, new, rule)] = list(code_swaps(answer, FLAGS))
+    assert (answer[start:end], new, rule) == ("default=True", "is_flag=True", "code")
+    assert not list(code_swaps(answer, "Set `default=True` or `is_flag=True` to mark the flag."))  # listed
