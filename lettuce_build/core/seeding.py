@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def digest(*parts: object) -> bytes:
@@ -35,3 +39,15 @@ def item_parts(key: str, build_seed: int) -> tuple[object, ...]:
 def rng(*parts: object) -> random.Random:
     """A random generator seeded by the parts, for draws of several values."""
     return random.Random(number(*parts))
+
+
+def reservoir(things: Iterable[T], size: int | None, seed: int) -> tuple[int, list[T]]:
+    """How many ``things`` there are, and a seeded uniform sample of ``size`` of them in their
+    order (a reservoir: the others are counted, never kept); all of them when ``size`` is None."""
+    draw, kept, count = random.Random(seed), [], 0
+    for count, thing in enumerate(things, start=1):
+        if size is None or count <= size:
+            kept.append((count, thing))
+        elif (slot := draw.randrange(count)) < size:
+            kept[slot] = (count, thing)
+    return count, [thing for _, thing in sorted(kept, key=lambda placed: placed[0])]

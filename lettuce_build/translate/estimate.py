@@ -10,11 +10,11 @@ completion tokens (each request's ``max_tokens``).
 
 from __future__ import annotations
 
-import numpy as np
 from datasets import Dataset
 
 from lettuce_build.builds.running.context import rehearse
 from lettuce_build.builds.running.dry_run import SAMPLE_ITEMS, DryRun, Scale, estimated
+from lettuce_build.core.seeding import reservoir
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.translate.report import TranslationOptions, TranslationReport
 from lettuce_build.translate.run import ITEM_FEATURES, STAGES, run_spec, work_items
@@ -25,19 +25,15 @@ def estimate(options: TranslationOptions, *, backend: Backend | None = None, exa
     `SAMPLE_ITEMS` items, scaled to them all, unless ``exact`` (as a build's dry run)."""
     with rehearse(run_spec(options), backend=backend) as run:
         report = TranslationReport.empty(options, run.backend.model_id)
-        items = work_items(options, report)
-        rehearsed = items
-        if not exact and len(items) > SAMPLE_ITEMS:
-            picked = np.random.default_rng(0).choice(len(items), SAMPLE_ITEMS, replace=False)
-            rehearsed = [items[i] for i in sorted(picked)]
+        counted, rehearsed = reservoir(work_items(options, report), None if exact else SAMPLE_ITEMS, seed=0)
         if rehearsed:
             run.loop.run([kind() for kind in STAGES], Dataset.from_list(rehearsed, features=ITEM_FEATURES))
-    scale = Scale(population=len(items), sample=len(rehearsed))
+    scale = Scale(population=counted, sample=len(rehearsed))
     return DryRun(
         source="translate",
         documents=report.rows,
-        items=len(items),
-        sampled=len(rehearsed) if len(rehearsed) < len(items) else None,
+        items=counted,
+        sampled=len(rehearsed) if len(rehearsed) < counted else None,
         requests_margin=scale.margin([stats.cache_misses for stats in run.manifest.stages]),
         skipped=dict(report.skipped),
         stages=[estimated(stats, scale) for stats in run.manifest.stages],

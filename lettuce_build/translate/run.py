@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 from datasets import Dataset, DatasetDict, Features, List, Value
+from datasets.arrow_writer import ArrowWriter
 from huggingface_hub import DatasetCard
 
 from lettuce_build.builds.running.context import open_run
 from lettuce_build.builds.settings.run_spec import RunSpec
+from lettuce_build.builds.storage.items import WORK_DIR
 from lettuce_build.builds.storage.output import HUB_DIR, write_output
 from lettuce_build.core.languages import NAMES
 from lettuce_build.core.schema import (
@@ -26,6 +30,7 @@ from lettuce_build.core.schema import (
     row_to_sample,
     sample_to_row,
 )
+from lettuce_build.core.seen_keys import SeenKeys
 from lettuce_build.llm.protocol import Backend
 from lettuce_build.stages.translation import TranslateAnswerStage, TranslateContextStage
 from lettuce_build.translate.report import REPORT_FILE, TranslationOptions, TranslationReport
@@ -62,24 +67,20 @@ def translate(
     dropping its sample (``judge_supported``)."""
     with open_run(run_spec(options), backend=backend, judges=judges) as run:
         report = TranslationReport.empty(options, run.backend.model_id)
-        items = work_items(options, report)
+        asked = SeenKeys()  # this run's items: the folder may hold other languages' failures
+        scratch = options.out / WORK_DIR
+        work = _on_disk(_noted(work_items(options, report), asked), scratch, "translate-items", ITEM_FEATURES)
         stages = [kind() for kind in STAGES]
         verify = bool(run.judges)
         checks = {stage.name: check for stage in stages if verify and (check := stage.check())}
-        work = Dataset.from_list(items, features=ITEM_FEATURES)
-        done = run.loop.run(stages, work, checks).done if items else None
-        splits = _samples(done, report, run.backend.model_id) if done is not None else {}
-        asked = {item["key"] for item in items}
-        for row in run.build.failures():  # this run's items only: the folder may hold other languages'
+        done = run.loop.run(stages, work, checks).done if len(work) else None
+        splits = _samples(done, report, run.backend.model_id, scratch) if done is not None else DatasetDict()
+        for row in run.build.iter_failures():
             if row.key in asked:
                 report.languages[row.key.rsplit("::", 1)[1]].dropped[row.reason] += 1
         out = options.out
         config = "-".join([CONFIG_PREFIX, *options.languages])
-        write_output(
-            DatasetDict({s: Dataset.from_list(rows, features=FEATURES) for s, rows in splits.items()}),
-            out,
-            config,
-        )
+        write_output(splits, out, config)
         (out / REPORT_FILE).write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
         if (card := out / HUB_DIR / "README.md").exists():  # its YAML (configs, features) stays
             written = DatasetCard.load(card)
@@ -110,12 +111,13 @@ def _key(sample: HallucinationSample) -> str:
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
-def work_items(options: TranslationOptions, report: TranslationReport) -> list[dict[str, Any]]:
-    """One work item per readable sample and language; the rest counted by reason."""
+def work_items(options: TranslationOptions, report: TranslationReport) -> Iterator[dict[str, Any]]:
+    """One work item per readable sample and language, as the samples are read; the rest
+    counted by reason."""
     source = options.source
     if (source / "dataset").is_dir():  # a build folder: its dataset (its Hub folder holds the same rows)
         source = source / "dataset"
-    items, seen = [], set()
+    seen = SeenKeys()
     for raw in read_rows(source):
         if options.limit is not None and report.rows >= options.limit:
             break
@@ -129,10 +131,9 @@ def work_items(options: TranslationOptions, report: TranslationReport) -> list[d
             report.skipped["invalid_row"] += 1
             continue
         key = _key(sample)
-        if key in seen:
+        if not seen.add(key):
             report.skipped["duplicate_row"] += 1
             continue
-        seen.add(key)
         if sample.language not in NAMES:
             report.skipped[f"unknown_language_{sample.language}"] += 1
             continue
@@ -141,7 +142,7 @@ def work_items(options: TranslationOptions, report: TranslationReport) -> list[d
                 report.skipped[f"already_{code}"] += 1
                 continue
             report.languages[code].asked += 1
-            items.append(
+            yield (
                 {
                     "key": f"{key}::{code}",
                     "language": code,
@@ -153,12 +154,50 @@ def work_items(options: TranslationOptions, report: TranslationReport) -> list[d
                     "sample": sample.model_dump_json(),
                 }
             )
-    return items
 
 
-def _samples(done: Dataset, report: TranslationReport, model: str) -> dict[str, list[dict[str, Any]]]:
-    """The translated samples by split: each span at its new offsets, of its type."""
-    splits: dict[str, list[dict[str, Any]]] = {}
+def _noted(items: Iterator[dict[str, Any]], keys: SeenKeys) -> Iterator[dict[str, Any]]:
+    for item in items:
+        keys.add(item["key"])
+        yield item
+
+
+def _on_disk(rows: Iterable[dict[str, Any]], folder: Path, name: str, features: Features) -> Dataset:
+    """``rows`` written to one arrow file in ``folder`` as they come, read back memory-mapped.
+    The file is named by its content (a pass over it is kept under that name, see
+    `engine.runner`), and replaces the one an earlier run wrote."""
+    folder.mkdir(parents=True, exist_ok=True)
+    scratch, digest = folder / f"{name}.partial", hashlib.sha256()
+    with ArrowWriter(path=str(scratch), features=features) as writer:
+        for row in rows:
+            digest.update(json.dumps(row, sort_keys=True, default=str).encode())
+            writer.write(features.encode_example(row))
+        writer.finalize()
+    for earlier in folder.glob(f"{name}-*.arrow"):
+        earlier.unlink()
+    return Dataset.from_file(str(scratch.rename(folder / f"{name}-{digest.hexdigest()[:32]}.arrow")))
+
+
+def _samples(done: Dataset, report: TranslationReport, model: str, scratch: Path) -> DatasetDict:
+    """The translated samples by split, each written to ``scratch`` as it is made: each span at
+    its new offsets, of its type."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    files: dict[str, Path] = {}
+    with ExitStack() as open_files:
+        writers: dict[str, ArrowWriter] = {}
+        for row in _translated(done, report, model):
+            if (split := row["split"]) not in writers:
+                files[split] = scratch / f"translated-{split}.arrow"
+                writers[split] = open_files.enter_context(
+                    ArrowWriter(path=str(files[split]), features=FEATURES)
+                )
+            writers[split].write(FEATURES.encode_example(row))
+        for writer in writers.values():
+            writer.finalize()
+    return DatasetDict({split: Dataset.from_file(str(file)) for split, file in files.items()})
+
+
+def _translated(done: Dataset, report: TranslationReport, model: str) -> Iterator[dict[str, Any]]:
     for item in done:
         sample = HallucinationSample.model_validate_json(item["sample"])
         answer, question, context = (
@@ -183,6 +222,5 @@ def _samples(done: Dataset, report: TranslationReport, model: str) -> dict[str, 
                 },
             }
         )
-        splits.setdefault(translated.split, []).append(sample_to_row(translated))
         report.languages[item["language"]].kept += 1
-    return splits
+        yield sample_to_row(translated)

@@ -127,6 +127,14 @@ def test_translated_samples_keep_their_spans_and_the_rest_are_failures_with_reas
     asked = len(backend.calls)
     again = CliRunner().invoke(main, ["translate", str(rows), "--to", "de", "--out", str(out)])
     assert again.exit_code == 0 and len(backend.calls) == asked  # the cache answers the rerun
+    # streamed: the work items and the translated samples went to files as they came, never a
+    # list of them all; the rerun's items replaced the first run's
+    scratch = sorted(path.name for path in (out / "work").glob("trans*.arrow"))
+    assert [name.split("-")[:2] for name in scratch] == [
+        ["translate", "items"],
+        ["translated", "test.arrow"],
+        ["translated", "train.arrow"],
+    ]
 
 
 def test_an_unknown_language_is_refused_in_one_line(tmp_path):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import random
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
@@ -25,6 +24,7 @@ from datasets.arrow_writer import ArrowWriter
 from pydantic import BaseModel, ConfigDict
 
 from lettuce_build.core.files import walk_files
+from lettuce_build.core.seeding import reservoir
 from lettuce_build.core.version import code_fingerprint
 from lettuce_build.engine.passes import PassFiles
 from lettuce_build.engine.runner import MAP_BATCH
@@ -98,15 +98,7 @@ def sampled_items(
     sample is kept (a reservoir, in input order), so a dry run of a million rows writes none of
     the others. An input of at most ``size`` items is kept whole."""
     tally = Tally()
-    draw = random.Random(seed)
-    kept: list[tuple[int, dict[str, Any]]] = []
-    count = 0
-    for count, item in enumerate(source.checked_items(input_path, options, tally), start=1):
-        if count <= size:
-            kept.append((count, item))
-        elif (slot := draw.randrange(count)) < size:
-            kept[slot] = (count, item)
-    rows = [item for _, item in sorted(kept, key=lambda placed: placed[0])]
+    count, rows = reservoir(source.checked_items(input_path, options, tally), size, seed)
     return StoredItems(
         items=stored_list(rows, work), documents=tally.documents, skipped=dict(tally.skipped), counted=count
     )
