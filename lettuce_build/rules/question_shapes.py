@@ -169,6 +169,8 @@ _YEAR_AFTER = regex.compile(r"(?<= in )(?:19|20)\d\d\b")
 #: the tox environments", "written on STDOUT"; "stored in a sparse matrix" and "written in
 #: Python" say how), and a time after one ("written in a time where ...": neither how nor where)
 _PLACE = regex.compile(r"(?:(?:in|within) (?:the |`)|(?:on|at) )")
+#: a participle and preposition that name what a thing stands on, not a place
+_FOUNDATION = frozenset({("based", "on"), ("built", "on")})
 _TIME_AFTER = regex.compile(
     r"(?:a |the |an )?(?:time|times|era|day|days|year|years|past|future|version|release)\b"
 )
@@ -317,7 +319,10 @@ def _subject_shapes(text: str, name: str | None) -> list[Shaped]:
             done = f"{match['be']} {subject} {passive['adverb'] or ''}{passive['participle']}"
             where = passive["preposition"] == "from" and passive["participle"] in FROM_A_SOURCE
             place = bool(_PLACE.match(rest, passive.start("preposition")))
-            if _YEAR_AFTER.match(rest, passive.end() - 1):  # "founded in 1962": when, not how
+            if (passive["participle"], passive["preposition"]) in _FOUNDATION:
+                # "is based on Grokzen's redis-py-cluster": what it stands on, not where
+                shaped.append(Shaped(f"What {done} {passive['preposition']}?", "Concept Completion"))
+            elif _YEAR_AFTER.match(rest, passive.end() - 1):  # "founded in 1962": when, not how
                 shaped.append(Shaped(f"When {done}?", "Concept Completion"))
             elif _TIME_AFTER.match(rest, passive.end() - 1):
                 pass  # "written in a time where ...": neither how nor where

@@ -123,6 +123,16 @@ def _closed(words: list[str], at: int) -> bool:
     return words[at] in VERB_FORMS and words[at + 1 : at + 2] != ["to"]
 
 
+def _noun_phrase(words: list[str], reading: _Reading, asked: str) -> bool:
+    """Whether a verb that is a noun too, asked with its preposition, is the noun of a phrase with
+    no verb ("Super-simple creation options for many common input scenarios", a list item): a
+    subject of several words and no determiner does not open a clause ("The timeout defaults
+    to", "Click works with" do)."""
+    particle = asked.rsplit(" ", 1)[-1] in _PARTICLES
+    determined = reading.end == 1 or words[0].lower() in ("the", "a", "an", "each", "every")
+    return particle and also_noun(words[reading.at]) and not determined
+
+
 def verb_questions(text: str, name: str | None) -> list[Shaped]:
     """What ``text`` (a sentence's plain words) is asked by its verb: the first reading of up to
     five words of subject, an optional adverb and a verb that has an object."""
@@ -131,7 +141,8 @@ def verb_questions(text: str, name: str | None) -> list[Shaped]:
     reading = _read(words)
     if reading is not None and reading.base not in LIGHT and not _closed(words, reading.at):
         subject = as_subject(" ".join(words[: reading.end]), name)
-        if subject and (asked := _asked_phrase(words, reading.at, reading.base)):
+        asked = _asked_phrase(words, reading.at, reading.base)
+        if subject and asked and not _noun_phrase(words, reading, asked):
             found.append(Shaped(f"What does {subject} {asked}?", "Feature Specification"))
     if match := _MODAL.match(text):
         rest = match["rest"].split(" ")

@@ -482,3 +482,20 @@ def test_that_opening_a_relative_clause_stays():
     # starlette's documentation
     sentence = "By default the `TestClient` will raise any exceptions that occur in the application."
     assert "exceptions that occur" in question_shapes(sentence)[0].question
+
+
+def test_what_a_thing_is_based_on_is_asked_what_not_where():
+    # Click's docs: "on" is no place here
+    assert Shaped("What is click based on?", "Concept Completion") in question_shapes(
+        "Click is based on declaring commands through decorators."
+    )
+    assert not [s for s in question_shapes("Click is based on declaring commands.") if "Where" in s.question]
+
+
+def test_a_list_item_of_a_noun_and_its_preposition_is_no_clause_to_ask():
+    # arrow's README lists "Super-simple creation options for many common input scenarios":
+    # "options" is its noun, not a verb ("What does Super-simple creation option for?")
+    assert question_shapes("Super-simple creation options for many common input scenarios.") == []
+    assert Shaped("What does the timeout default to?", "Feature Specification") in question_shapes(
+        "The timeout defaults to five seconds."
+    )
