@@ -87,6 +87,9 @@ def test_build_with_a_scripted_model_then_validate(tmp_path, source):
     validated = CliRunner().invoke(main, ["validate", str(out)])
     assert validated.exit_code == 0, validated.output
     assert "no violations" in validated.output
+    # the scripted model answered every request (a responder that raised was a provider error,
+    # retried for 14 s, and its item silently clean)
+    assert "provider_error" not in CliRunner().invoke(main, ["failures", str(out)]).output
     # every source's prompt asks before it gives the context (validate checks it too)
     rows = load_from_disk(str(out / "dataset"))
     for split in rows.values():

@@ -134,11 +134,14 @@ def respond(request: ChatRequest) -> str:
 def code_respond(request: ChatRequest) -> str:
     """The code source's stages: the issue's first line as a developer's request; an error of the
     requested kind on the answer's first 'return' line (a changed value, an inserted block, or a
-    method that does not exist)."""
+    method that does not exist); of a menu of mistakes, the first."""
     system, user = request.messages[0].content, request.messages[-1].content
     if "GitHub issue" in system:
         issue = user.split("Issue:\n", 1)[1].split("\n", 1)[0].strip().rstrip(".")
         return f"Request: Please fix this: {issue}."
+    mistakes = ((request.json_schema or {}).get("properties") or {}).get("mistake") or {}
+    if "Mistake to make: " not in user and mistakes.get("enum"):  # the menu: its first mistake
+        return json.dumps({"mistake": mistakes["enum"][0]})
     answer = answer_of(request)
     code_lines = answer.split("```")[1].split("\n")[1:] if "```" in answer else answer.split("\n")
     line = next(
