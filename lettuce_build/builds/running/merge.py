@@ -12,8 +12,8 @@ and summary are those of the unsharded build.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+import heapq
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,9 +25,9 @@ from lettuce_build.builds.storage.folder import BuildDir, Manifest
 from lettuce_build.builds.storage.work import Replay
 from lettuce_build.core.errors import ShardError
 from lettuce_build.core.paths import check_writable
+from lettuce_build.core.seen_keys import SeenKeys
 from lettuce_build.llm.cache import RequestCache
 from lettuce_build.llm.protocol import Backend
-from lettuce_build.sources.base import LoadResult
 
 #: recipe settings that may differ between shards of one build: they change where and how
 #: fast a shard runs, never what it writes
@@ -77,7 +77,7 @@ def merge_builds(folders: Sequence[Path], out: Path, backend: Backend | None = N
     if any(shard.build.path == out for shard in shards):
         raise ShardError(f"merge: --out {out} is one of the shards; choose a new folder")
     recipe = check_same_build(shards)
-    items = joined_items(shards)
+    check_items(shards)
     record = shards[0].manifest.shard
     assert record is not None  # read_shard checked
     cache = RequestCache.in_build(out)
@@ -89,7 +89,9 @@ def merge_builds(folders: Sequence[Path], out: Path, backend: Backend | None = N
         cache.close()
     recipe = recipe.model_copy(update={"out": out, "shard": None})
     replay = Replay(
-        loaded=LoadResult(items=items, documents=record.documents, skipped=Counter(record.skipped)),
+        items=lambda: (item for _, _, item in _in_order(shards)),
+        documents=record.documents,
+        skipped=dict(record.skipped),
         sources=[shard.name for shard in shards],
     )
     # the recipe's backend and judges, as the shards' were (an engine starts only on a cache miss)
@@ -126,29 +128,56 @@ def check_same_build(shards: list[ShardFolder]) -> Recipe:
     return shards[0].recipe
 
 
-def joined_items(shards: list[ShardFolder]) -> list[dict[str, Any]]:
-    """Every shard's work items in the unsharded build's order; each key exactly once."""
+def check_items(shards: list[ShardFolder]) -> None:
+    """That the shards hold every work item of the build exactly once, by position and by key:
+    read once, in the unsharded build's order, keeping only the keys' digests (the merge reads
+    them again as it builds)."""
     record = shards[0].manifest.shard
     assert record is not None
-    placed: dict[int, tuple[str, dict[str, Any]]] = {}
-    for shard in shards:
-        for position, item in shard.build.read_items():
-            if position in placed:
-                raise ShardError(
-                    f"merge: work item {item.get('key')!r} is in {placed[position][0]} and in {shard.name}"
-                )
-            placed[position] = (shard.name, item)
-    missing = [p for p in range(record.total_items) if p not in placed]
-    if missing or len(placed) != record.total_items:
+    total, keys = record.total_items, SeenKeys()
+    repeated: list[Any] = []
+    for shard in shards:  # each file in the build's order first: merged, a swap looks like a gap
+        for _ in _positioned(shard):
+            pass
+    expected, holder = 0, ""
+    for position, name, item in _in_order(shards):
+        if position < expected:
+            raise ShardError(f"merge: work item {item.get('key')!r} is in {holder} and in {name}")
+        if position > expected or position >= total:
+            missing = list(range(expected, min(position, total)))
+            raise ShardError(
+                f"merge: {max(len(missing), 1)} of {total} work items are in no shard "
+                f"(positions {missing[:5]}); was a shard's items.jsonl changed?"
+            )
+        if not keys.add(str(item["key"])) and len(repeated) < 3:
+            repeated.append(item["key"])
+        expected, holder = position + 1, name
+    if expected < total:
+        missing = list(range(expected, total))
         raise ShardError(
-            f"merge: {len(missing)} of {record.total_items} work items are in no shard "
+            f"merge: {len(missing)} of {total} work items are in no shard "
             f"(positions {missing[:5]}); was a shard's items.jsonl changed?"
         )
-    keys = Counter(item["key"] for _, item in placed.values())
-    repeated = [key for key, n in keys.items() if n > 1]
     if repeated:
-        raise ShardError(f"merge: work item key(s) {repeated[:3]} appear more than once")
-    return [placed[p][1] for p in range(record.total_items)]
+        raise ShardError(f"merge: work item key(s) {repeated} appear more than once")
+
+
+def _in_order(shards: list[ShardFolder]) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(position, shard, item) of every shard's work items in the unsharded build's order: each
+    shard's file is in that order, so they are merged as they are read."""
+    return heapq.merge(*(_positioned(shard) for shard in shards), key=lambda placed: placed[0])
+
+
+def _positioned(shard: ShardFolder) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    last = -1
+    for position, item in shard.build.iter_items():
+        if position <= last:
+            raise ShardError(
+                f"merge: {shard.name}'s work items are out of order at position {position}; "
+                "was its items.jsonl changed?"
+            )
+        last = position
+        yield position, shard.name, item
 
 
 def _settings(recipe: Recipe) -> dict[str, Any]:

@@ -285,16 +285,15 @@ class BuildDir:
         """A shard's work items, each with its position in the whole build."""
         write_jsonl(self.path / ITEMS_FILE, [{"position": p, "item": item} for p, item in items])
 
-    def read_items(self) -> list[tuple[int, dict[str, Any]]]:
+    def iter_items(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """A shard's work items with their positions, as its ``items.jsonl`` is read."""
         file = self.path / ITEMS_FILE
         if not file.exists():
             raise ManifestError(f"{self.path}: no {ITEMS_FILE}; was it built with --shard?")
-        found = []
         for number, row in read_jsonl(file):
             if not isinstance(row.get("position"), int) or not isinstance(row.get("item"), dict):
                 raise ManifestError(f"{file}:{number}: expected {{position: int, item: object}}")
-            found.append((row["position"], row["item"]))
-        return found
+            yield row["position"], row["item"]
 
     def failures(self, stage: str | None = None, reason: str | None = None) -> list[FailureRow]:
         return list(self.iter_failures(stage, reason))

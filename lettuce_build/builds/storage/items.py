@@ -34,6 +34,8 @@ WORK_DIR = "work"
 #: items per part file: the most the driver holds while writing them (a whole number of the
 #: runner's record batches, which line up with its passes' then)
 PART_ITEMS = MAP_BATCH
+#: the name items are written under until their content names them (`stored_list`)
+SCRATCH_ITEMS = "items-scratch"
 
 
 class StoredItems(BaseModel):
@@ -104,20 +106,31 @@ def sampled_items(
     )
 
 
-def stored_list(rows: list[dict[str, Any]], work: Path) -> Dataset:
-    """Items already in memory (a shard's slice, a merge's joined items) in ``work``, under a
-    name made of their content: written once, so a re-run finds its passes beside them again."""
+def stored_list(rows: Iterable[dict[str, Any]], work: Path) -> Dataset:
+    """Items (a shard's slice, a merge's joined items, as they come) in ``work``, under a name
+    made of their content: written once, so a re-run finds its passes beside them again. They
+    are written as they come under a scratch name, then named by what they held."""
     digest = hashlib.sha256(code_fingerprint().encode())
-    for row in rows:
-        digest.update(json.dumps(row, sort_keys=True, default=str).encode())
+
+    def digested() -> Iterator[dict[str, Any]]:
+        for row in rows:
+            digest.update(json.dumps(row, sort_keys=True, default=str).encode())
+            yield row
+
+    _store(digested(), work, SCRATCH_ITEMS)
     name = f"items-{digest.hexdigest()[:32]}"
     marker = work / f"{name}.json"
-    if marker.exists():
+    if marker.exists():  # made before: its files (and the passes named after them) stay
+        for part in _parts(work, SCRATCH_ITEMS):
+            part.unlink()
         os.utime(marker)
         return _read(work, name)
-    stored = _store(rows, work, name)
+    for part in _parts(work, name):
+        part.unlink()
+    for part in _parts(work, SCRATCH_ITEMS):
+        part.rename(work / part.name.replace(SCRATCH_ITEMS, name, 1))
     marker.write_text(Tally().model_dump_json())
-    return stored
+    return _read(work, name)
 
 
 class WorkPasses:

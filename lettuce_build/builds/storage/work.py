@@ -4,7 +4,8 @@ screened. A build and its dry run load them the same way."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -14,7 +15,7 @@ from lettuce_build.builds.storage.folder import BuildDir, Manifest
 from lettuce_build.builds.storage.items import WORK_DIR, StoredItems, load_items, sampled_items, stored_list
 from lettuce_build.builds.storage.screening import screened_items, screened_list
 from lettuce_build.core.errors import SourceError
-from lettuce_build.sources.base import LoadResult, Source
+from lettuce_build.sources.base import Source
 
 
 class Replay(BaseModel):
@@ -22,7 +23,10 @@ class Replay(BaseModel):
     this way. Nothing is loaded; the backend is asked only for what the cache lacks, and a
     stage that retries failures on a re-run does not (see `ExecutionPlan.replay`)."""
 
-    loaded: LoadResult
+    #: the work items, in the build's order, each time it is called (read as they are stored)
+    items: Callable[[], Iterator[dict[str, Any]]]
+    documents: int
+    skipped: dict[str, int]
     #: the folders the items and responses came from (recorded in the manifest)
     sources: list[str]
 
@@ -43,9 +47,8 @@ def work_items(
     whole: screening compares items with each other)."""
     work = build.path / WORK_DIR
     if replay is not None:
-        loaded = replay.loaded
         return StoredItems(
-            items=stored_list(loaded.items, work), documents=loaded.documents, skipped=dict(loaded.skipped)
+            items=stored_list(replay.items(), work), documents=replay.documents, skipped=dict(replay.skipped)
         )
     load_options = options.load_options(context_tokens)
     if sample is not None and options.shard is None and not load_options.screens:

@@ -169,6 +169,19 @@ def test_merge_refuses_a_missing_work_item_and_an_unfinished_shard(tmp_path):
         merge_builds([tmp_path / "whole"], tmp_path / "merged")
 
 
+def test_merge_reads_each_shard_s_items_in_order_and_refuses_a_file_out_of_order(tmp_path):
+    """The shards' items are merged as they are read (never all held): each file must be in the
+    build's order, as a shard writes it."""
+    docs = write_many_readmes(tmp_path / "docs", 8)
+    folders = shards(docs, tmp_path, 2)
+    items = folders[1] / "items.jsonl"
+    lines = items.read_text().splitlines(keepends=True)
+    items.write_text("".join([lines[1], lines[0], *lines[2:]]))
+    with pytest.raises(ShardError, match=r"shard1's work items are out of order at position \d+"):
+        merge_builds(folders, tmp_path / "merged")
+    assert not (tmp_path / "merged").exists()  # refused before anything was written
+
+
 def test_a_shard_killed_mid_run_resumes_and_still_merges_into_the_single_build(tmp_path):
     docs = write_many_readmes(tmp_path / "docs", 24)
     build(docs, tmp_path / "single")
