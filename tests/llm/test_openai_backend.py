@@ -63,8 +63,9 @@ def server() -> Iterator[tuple[str, Script]]:
             payload = (json.dumps(body) if isinstance(body, dict) else body).encode()
             try:
                 self.send_response(status)
-                if status == 429:
-                    self.send_header("Retry-After", "0")
+                if status == 429 or status >= 500:
+                    # a millisecond: what is tested is that a retry comes, not the SDK's backoff
+                    self.send_header("retry-after-ms", "1")
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
