@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from huggingface_hub import DatasetCard
 
 from lettuce_build.builds.running.context import open_run
 from lettuce_build.builds.settings.run_spec import RunSpec
-from lettuce_build.builds.storage.items import WORK_DIR
+from lettuce_build.builds.storage.items import WORK_DIR, stored_list
 from lettuce_build.builds.storage.output import HUB_DIR, write_output
 from lettuce_build.core.languages import NAMES
 from lettuce_build.core.schema import (
@@ -69,7 +69,7 @@ def translate(
         report = TranslationReport.empty(options, run.backend.model_id)
         asked = SeenKeys()  # this run's items: the folder may hold other languages' failures
         scratch = options.out / WORK_DIR
-        work = _on_disk(_noted(work_items(options, report), asked), scratch, "translate-items", ITEM_FEATURES)
+        work = stored_list(_noted(work_items(options, report), asked), scratch, ITEM_FEATURES)
         stages = [kind() for kind in STAGES]
         verify = bool(run.judges)
         checks = {stage.name: check for stage in stages if verify and (check := stage.check())}
@@ -160,22 +160,6 @@ def _noted(items: Iterator[dict[str, Any]], keys: SeenKeys) -> Iterator[dict[str
     for item in items:
         keys.add(item["key"])
         yield item
-
-
-def _on_disk(rows: Iterable[dict[str, Any]], folder: Path, name: str, features: Features) -> Dataset:
-    """``rows`` written to one arrow file in ``folder`` as they come, read back memory-mapped.
-    The file is named by its content (a pass over it is kept under that name, see
-    `engine.runner`), and replaces the one an earlier run wrote."""
-    folder.mkdir(parents=True, exist_ok=True)
-    scratch, digest = folder / f"{name}.partial", hashlib.sha256()
-    with ArrowWriter(path=str(scratch), features=features) as writer:
-        for row in rows:
-            digest.update(json.dumps(row, sort_keys=True, default=str).encode())
-            writer.write(features.encode_example(row))
-        writer.finalize()
-    for earlier in folder.glob(f"{name}-*.arrow"):
-        earlier.unlink()
-    return Dataset.from_file(str(scratch.rename(folder / f"{name}-{digest.hexdigest()[:32]}.arrow")))
 
 
 def _samples(done: Dataset, report: TranslationReport, model: str, scratch: Path) -> DatasetDict:

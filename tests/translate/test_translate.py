@@ -128,12 +128,12 @@ def test_translated_samples_keep_their_spans_and_the_rest_are_failures_with_reas
     again = CliRunner().invoke(main, ["translate", str(rows), "--to", "de", "--out", str(out)])
     assert again.exit_code == 0 and len(backend.calls) == asked  # the cache answers the rerun
     # streamed: the work items and the translated samples went to files as they came, never a
-    # list of them all; the rerun's items replaced the first run's
-    scratch = sorted(path.name for path in (out / "work").glob("trans*.arrow"))
-    assert [name.split("-")[:2] for name in scratch] == [
-        ["translate", "items"],
-        ["translated", "test.arrow"],
-        ["translated", "train.arrow"],
+    # list of them all; the rerun found its items, by their content, where the first run left them
+    work = out / "work"
+    assert len(list(work.glob("items-*.json"))) == 1  # one set of items, named by its content
+    assert sorted(path.name for path in work.glob("translated-*.arrow")) == [
+        "translated-test.arrow",
+        "translated-train.arrow",
     ]
 
 

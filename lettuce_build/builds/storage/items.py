@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from datasets import Dataset, concatenate_datasets
+from datasets import Dataset, Features, concatenate_datasets
 from datasets.arrow_writer import ArrowWriter
 from pydantic import BaseModel, ConfigDict
 
@@ -106,10 +106,11 @@ def sampled_items(
     )
 
 
-def stored_list(rows: Iterable[dict[str, Any]], work: Path) -> Dataset:
-    """Items (a shard's slice, a merge's joined items, as they come) in ``work``, under a name
-    made of their content: written once, so a re-run finds its passes beside them again. They
-    are written as they come under a scratch name, then named by what they held."""
+def stored_list(rows: Iterable[dict[str, Any]], work: Path, features: Features | None = None) -> Dataset:
+    """Items (a shard's slice, a merge's joined items, a translation's, as they come) in
+    ``work``, under a name made of their content: written once, so a re-run finds its passes
+    beside them again. They are written as they come under a scratch name, then named by what
+    they held; ``features``: their declared types."""
     digest = hashlib.sha256(code_fingerprint().encode())
 
     def digested() -> Iterator[dict[str, Any]]:
@@ -117,7 +118,7 @@ def stored_list(rows: Iterable[dict[str, Any]], work: Path) -> Dataset:
             digest.update(json.dumps(row, sort_keys=True, default=str).encode())
             yield row
 
-    _store(digested(), work, SCRATCH_ITEMS)
+    _store(digested(), work, SCRATCH_ITEMS, features)
     name = f"items-{digest.hexdigest()[:32]}"
     marker = work / f"{name}.json"
     if marker.exists():  # made before: its files (and the passes named after them) stay
@@ -165,16 +166,27 @@ def prune(work: Path, since: float) -> None:
             file.unlink()
 
 
-def _store(rows: Iterable[dict[str, Any]], work: Path, name: str) -> Dataset:
-    """``rows`` written to ``work`` as part files named ``name``, read back memory-mapped."""
+def _store(
+    rows: Iterable[dict[str, Any]], work: Path, name: str, features: Features | None = None
+) -> Dataset:
+    """``rows`` written to ``work`` as part files named ``name``, read back memory-mapped;
+    ``features``: their declared types (else each part's are read from its rows)."""
     work.mkdir(parents=True, exist_ok=True)
     for stale in _parts(work, name):
         stale.unlink()
     stream = iter(rows)
     number = 0
     while part := list(islice(stream, PART_ITEMS)):
-        with ArrowWriter(path=str(work / f"{name}-part-{number:05d}.arrow")) as writer:
-            writer.write_table(pa.Table.from_pylist(part), writer_batch_size=MAP_BATCH)
+        path = str(work / f"{name}-part-{number:05d}.arrow")
+        with ArrowWriter(path=path, features=features) as writer:
+            table = (
+                pa.Table.from_pylist(
+                    [features.encode_example(row) for row in part], schema=features.arrow_schema
+                )
+                if features is not None
+                else pa.Table.from_pylist(part)
+            )
+            writer.write_table(table, writer_batch_size=MAP_BATCH)
             writer.finalize()
         number += 1
     return _read(work, name)
