@@ -1,9 +1,13 @@
-"""The commands around a build at scale: `validate`, `audit`, `export --format lettucedetect` and
-`dedup` on rows in the published schema, each in its own process, with its time and peak memory,
-beside the baseline of the same run: a process that only reads every row of the same files
-with pyarrow (what any command must at least do).
+"""The commands around a build at scale: `validate`, `audit`, `export --format lettucedetect`,
+`dedup` and `review` on rows in the published schema, each in its own process, with its time and
+peak memory, beside the baseline of the same run: a process that only reads every row of the
+same files with pyarrow (what any command must at least do).
 
     python benchmarks/command_scale.py --sizes 50000,500000 [--work /tmp/cmd] [--commands audit,dedup]
+
+`review` serves a build folder: the rows are saved as a build saves them (``save_to_disk``), and
+the process opens the review server on them and answers one page of samples (what the command
+does before it waits for the browser), then stops.
 
 Rows are realistic and distinct: each context joins three paragraphs of real READMEs (the
 markdown long descriptions of the installed packages), no two rows the same three; the answer
@@ -39,7 +43,7 @@ from lettuce_build.core.sentences import split_sentences  # noqa: E402
 ROWS_PER_FILE = 50_000
 PLANT_EVERY = 1_000
 ROW_GROUP_ROWS = 2_000
-COMMANDS = ("validate", "audit", "export", "dedup")
+COMMANDS = ("validate", "audit", "export", "dedup", "review")
 
 
 def _row(
@@ -184,6 +188,34 @@ BASELINE = (
 )
 
 
+REVIEW = (
+    "import sys, time, pathlib\n"
+    "from lettuce_build.view.review_samples import ReviewSamples\n"
+    "from lettuce_build.view.review_server import ReviewServer\n"
+    "from lettuce_build.view.reviews import ReviewLog\n"
+    "build = pathlib.Path(sys.argv[1])\n"
+    "started = time.perf_counter()\n"
+    "server = ReviewServer(ReviewSamples(build), log=ReviewLog(build / 'reviews.jsonl'), reviewer='bench')\n"
+    "indexed = time.perf_counter()\n"
+    "page = server.samples_json(len(server.samples) // 2, 100)\n"
+    "served = time.perf_counter()\n"
+    "server.httpd.server_close()\n"
+    "print(f\"{page['total']} samples indexed in {indexed - started:.1f} s; a page of \"\n"
+    "      f\"{len(page['samples'])} from the middle in {(served - indexed) * 1000:.0f} ms\")\n"
+)
+
+
+def saved_build(rows: Path, build: Path) -> Path:
+    """The rows saved as a build saves its samples (``build/dataset``), once per work folder."""
+    if not (build / "dataset").is_dir():
+        from datasets import disable_progress_bars, load_dataset
+
+        disable_progress_bars()
+        files = {split: str(rows / "data" / f"{split}-*.parquet") for split in ("train", "test")}
+        load_dataset("parquet", data_files=files, features=FEATURES).save_to_disk(str(build / "dataset"))
+    return build
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="50000", help="row counts, comma-separated")
@@ -215,6 +247,7 @@ def main() -> None:
                         str(out / "export.json"),
                     ],
                     "dedup": ["lettuce-build", "dedup", str(rows), "--out", str(out / "dedup")],
+                    "review": [sys.executable, "-c", REVIEW, str(saved_build(rows, work / f"build{count}"))],
                 }[name]
                 seconds, peak, said = _timed(command)
                 print(

@@ -138,13 +138,13 @@ def review(
     from lettuce_build.builds.storage.folder import BuildDir
     from lettuce_build.core.lifeline import outliving
     from lettuce_build.core.paths import check_writable
+    from lettuce_build.view.review_samples import ReviewSamples
     from lettuce_build.view.review_server import LOOPBACK, ReviewServer
     from lettuce_build.view.reviews import REVIEWS_FILE, ReviewLog
-    from lettuce_build.view.samples import load_samples
 
     BuildDir(build_dir).require_build()
     check_writable(build_dir, "build folder (its reviews.jsonl)")
-    samples = load_samples(build_dir, split=split)
+    samples = ReviewSamples(build_dir, split=split)
     if host not in LOOPBACK:
         click.secho(
             f"warning: serving on {host}: anyone who can reach it and has the address can read and review",

@@ -4,7 +4,8 @@ else). Every piece of sample text is put in with ``textContent``: none is ever p
 Keys: ``y``/``n`` the clean answer is supported or not; ``1``-``9`` choose a span, ``f`` it is
 really false, ``t`` it is not (the text is true), ``c`` its category is another (each press the
 next one); ``q``/``w`` the question fits or not; ``Enter`` (or ``→``) saves and goes on, ``←`` goes
-back. The page opens at the first sample this reviewer has not reviewed.
+back. The page opens at the first sample this reviewer has not reviewed. It asks the server for
+the samples a page of them at a time, so a build of any size opens at once.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ kbd { border: 1px solid #aaa; border-radius: 3px; padding: 0 0.3em; font-size: 0
 
 SCRIPT = """
 const token = new URLSearchParams(location.search).get("token");
-let data, order = [], at = 0, draft = null, chosen = 0;
+// the samples come a page at a time (by position); `loaded` keeps the pages seen
+const PAGE = 100, loaded = new Map();
+let data, at = 0, draft = null, chosen = 0;
 const $ = (id) => document.getElementById(id);
 function el(tag, text, cls) {
   const node = document.createElement(tag);
@@ -62,13 +65,22 @@ function pieces(text, ranges) {
 function mark(value) {
   return value === null ? el("span", "not marked") : el("span", value ? "yes" : "no", value ? "yes" : "no");
 }
+async function ask(path) {
+  const response = await fetch(`${path}${path.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}`);
+  return response.json();
+}
+async function load(position) {
+  if (loaded.has(position)) return;
+  const start = position - (position % PAGE);
+  const page = await ask(`/api/samples?start=${start}&count=${PAGE}`);
+  data = page;
+  page.samples.forEach((sample) => loaded.set(sample.position, sample));
+}
 function render() {
-  const sample = order[at];
-  const reviewed = (split) => order.filter((s) => s.split === split && s.verdict).length;
-  const splits = [...new Set(order.map((s) => s.split))];
-  $("progress").textContent = splits.map(
-    (split) => `${split}: ${reviewed(split)} of ${order.filter((s) => s.split === split).length} reviewed`
-  ).join(" · ") + ` · sample ${at + 1} of ${order.length}`;
+  const sample = loaded.get(at);
+  $("progress").textContent = Object.entries(data.splits).map(
+    ([split, counts]) => `${split}: ${counts.reviewed} of ${counts.samples} reviewed`
+  ).join(" · ") + ` · sample ${at + 1} of ${data.total}`;
   $("reviewer").textContent = data.reviewer;
   $("shortcuts").textContent = data.shortcuts.join(" · ");
   if (!sample) return;
@@ -103,12 +115,13 @@ function render() {
   });
   line("question fits (q/w)", draft.question);
 }
-function go(to) {
-  at = Math.max(0, Math.min(order.length - 1, to));
-  draft = fresh(order[at]); chosen = 0; render();
+async function go(to) {
+  const target = Math.max(0, Math.min(data.total - 1, to));
+  await load(target);  // the keys act on the sample shown until the next one is here
+  at = target; draft = fresh(loaded.get(at)); chosen = 0; render();
 }
 async function save() {
-  const sample = order[at];
+  const sample = loaded.get(at);
   const response = await fetch(`/api/verdicts?token=${encodeURIComponent(token)}`, {
     method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(draft),
   });
@@ -116,11 +129,13 @@ async function save() {
   if (!response.ok) { $("status").textContent = "not saved: " + said.error; return false; }
   sample.verdict = JSON.parse(JSON.stringify(draft));
   $("status").textContent = `saved ${sample.key}`;
-  return true;
+  const open = await ask(`/api/open?after=${at}`);
+  data.splits = open.splits;
+  return open;
 }
 document.addEventListener("keydown", async (event) => {
   if (!draft || event.ctrlKey || event.metaKey || event.altKey) return;
-  const sample = order[at], key = event.key;
+  const sample = loaded.get(at), key = event.key;
   if (key === "y" || key === "n") draft.answer = sample.labels.length ? null : key === "y";
   else if (key === "q" || key === "w") draft.question = key === "q";
   else if (/^[1-9]$/.test(key) && Number(key) <= draft.spans.length) chosen = Number(key) - 1;
@@ -129,22 +144,23 @@ document.addEventListener("keydown", async (event) => {
     const all = data.categories, now = all.indexOf(draft.spans[chosen].category);
     draft.spans[chosen].category = all[(now + 1) % all.length];
   } else if (key === "Enter" || key === "ArrowRight") {
-    if (await save()) {
-      const next = order.findIndex((s, i) => i > at && !s.verdict);
-      go(next >= 0 ? next : Math.min(at + 1, order.length - 1));
-    }
+    const saved = await save();
+    if (saved) await go(saved.open !== null ? saved.open : at + 1);
     return;
   } else if (key === "ArrowLeft") { go(at - 1); return; }
   else return;
   event.preventDefault();
   render();
 });
-fetch(`/api/samples?token=${encodeURIComponent(token)}`).then((r) => r.json()).then((loaded) => {
-  data = loaded; order = data.samples;
+ask("/api/samples?count=0").then(async (first) => {
+  data = first;
+  if (!data.total) {
+    document.body.dataset.ready = "1";
+    $("status").textContent = "no samples to review";
+    return;
+  }
+  await go(data.open !== null ? data.open : 0);
   document.body.dataset.ready = "1";
-  if (!order.length) { $("status").textContent = "no samples to review"; return; }
-  const first = order.findIndex((s) => !s.verdict);
-  go(first >= 0 ? first : 0);
 });
 """
 

@@ -10,13 +10,21 @@ holding ``<script>`` shows as those characters.
 
 The API, for scripts as for the page (JSON; the token on every call):
 
-- ``GET /api/samples``: ``{"reviewer", "categories", "colours", "samples": [...]}``, each sample
-  its key, split, context, question, answer, labelled spans and the context's evidence
-  (character ranges of the sentences the answer rests on), and this reviewer's last verdict;
+- ``GET /api/samples?start=0&count=100``: a page of the samples (``count`` at most 500) and
+  what the page needs around them: ``{"reviewer", "shortcuts", "categories", "colours", "total",
+  "splits": {name: {"samples", "reviewed"}}, "open", "start", "samples": [...]}``, each sample
+  its ``position``, key, split, context, question, answer, labelled spans and the context's
+  evidence (character ranges of the sentences the answer rests on), and this reviewer's last
+  verdict; ``open`` is the first sample this reviewer has not reviewed (null when none is left);
+- ``GET /api/open?after=N``: ``{"open", "splits"}``, the first sample past position ``N`` not
+  reviewed yet (null when none is) and the progress per split;
 - ``POST /api/verdicts``: one `Verdict` (view/reviews.py; ``reviewer``, ``split``, ``time`` and a
   span's ``start``/``end`` may be left out: the session's reviewer, the sample's split, now, the
   sample's spans in order), appended to ``OUT/reviews.jsonl``; answers ``{"ok": true}``
   or 400/404 with ``{"error": "..."}`` naming the field.
+
+The server holds an index of the samples, not the samples (view/review_samples.py): a build of
+a million rows is served in the memory of a page of them.
 """
 
 from __future__ import annotations
@@ -34,16 +42,21 @@ from pydantic import ValidationError
 
 from lettuce_build.core.schema import HallucinationSample
 from lettuce_build.core.sentences import sentence_spans, split_sentences
-from lettuce_build.core.shortcuts import SpellingBaseline
 from lettuce_build.core.taxonomy import INJECTABLE_CATEGORIES
 from lettuce_build.core.words import words
 from lettuce_build.view.review_page import page
+from lettuce_build.view.review_samples import ReviewSamples
 from lettuce_build.view.reviews import ReviewLog, Verdict
 from lettuce_build.view.samples import CATEGORY_STYLES, OTHER_STYLE
 
 LOOPBACK = ("127.0.0.1", "localhost")
 #: the most a verdict's body may hold (a sample has a handful of spans)
 MAX_BODY = 64_000
+#: samples a page asks for at a time, and the most one request may ask for
+PAGE = 100
+MAX_PAGE = 500
+#: what the page shows of a labelled span
+SHOWN_SPAN = {"start", "end", "text", "category"}
 
 
 class ReviewServer:
@@ -51,17 +64,20 @@ class ReviewServer:
 
     def __init__(
         self,
-        samples: Sequence[HallucinationSample],
+        samples: ReviewSamples,
         *,
         log: ReviewLog,
         reviewer: str,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
-        self.samples = [s for s in samples if s.metadata.get("key")]
-        self.by_key = {str(s.metadata["key"]): s for s in self.samples}
+        self.samples = samples
         self.log = log
         self.reviewer = reviewer
+        #: this reviewer's last verdict on each sample, by key (read once, then kept as they come)
+        self.latest = {key: v for (who, key), v in log.latest().items() if who == reviewer}
+        samples.mark_reviewed(self.latest)
+        self.shortcuts = samples.baseline.report().lines()
         self.token = secrets.token_urlsafe(24)
         self.httpd = ThreadingHTTPServer((host, port), _handler(self))
         self.port = self.httpd.server_address[1]
@@ -72,9 +88,8 @@ class ReviewServer:
             {f"{name}:{self.port}" for name in ("127.0.0.1", "localhost")} if host in LOOPBACK else None
         )
         self.host = host
-        self._shown: list[dict[str, Any]] | None = None
-        #: the spelling baseline over the samples (core/shortcuts.py), shown above them
-        self._shortcuts: list[str] = []
+        #: one request at a time reads the build's files and the reviewed marks
+        self._lock = threading.Lock()
 
     @property
     def url(self) -> str:
@@ -91,41 +106,41 @@ class ReviewServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def samples_json(self) -> dict[str, Any]:
-        """The samples with this reviewer's last verdicts (the samples' part is made once: a
-        page load reads only the verdicts anew)."""
-        if self._shown is None:
-            baseline = SpellingBaseline()
-            for sample in self.by_key.values():
-                spans = [(s.start, s.end, s.subcategory or s.category) for s in sample.labels]
-                baseline.add(sample.answer, sample.context, spans)
-            self._shortcuts = baseline.report().lines()
-            self._shown = [
-                {
-                    "key": key,
-                    "split": sample.split,
-                    "context": sample.context,
-                    "question": sample.question,
-                    "answer": sample.answer,
-                    "labels": [
-                        span.model_dump(include={"start", "end", "text", "category"})
-                        for span in sample.labels
-                    ],
-                    "evidence": evidence(sample.context, sample.answer, sample.labels, sample.language),
-                }
-                for key, sample in self.by_key.items()
-            ]
-        latest = {key: v for (reviewer, key), v in self.log.latest().items() if reviewer == self.reviewer}
+    def samples_json(self, start: int = 0, count: int = PAGE) -> dict[str, Any]:
+        """A page of samples with this reviewer's last verdicts, and the progress around them."""
+        count = max(0, min(count, MAX_PAGE))
+        with self._lock:
+            shown = [self._shown(position, sample) for position, sample in self.samples.page(start, count)]
+            return {
+                "reviewer": self.reviewer,
+                "shortcuts": self.shortcuts,
+                "categories": sorted(INJECTABLE_CATEGORIES),
+                "colours": {name: colour for name, (_, colour) in CATEGORY_STYLES.items()},
+                "other_colour": OTHER_STYLE[1],
+                "total": len(self.samples),
+                "splits": self.samples.progress(),
+                "open": self.samples.first_open(),
+                "start": start,
+                "samples": shown,
+            }
+
+    def open_json(self, after: int) -> dict[str, Any]:
+        with self._lock:
+            return {"open": self.samples.first_open(after), "splits": self.samples.progress()}
+
+    def _shown(self, position: int, sample: HallucinationSample) -> dict[str, Any]:
+        key = str(sample.metadata["key"])
+        verdict = self.latest.get(key)
         return {
-            "reviewer": self.reviewer,
-            "shortcuts": self._shortcuts,
-            "categories": sorted(INJECTABLE_CATEGORIES),
-            "colours": {name: colour for name, (_, colour) in CATEGORY_STYLES.items()},
-            "other_colour": OTHER_STYLE[1],
-            "samples": [
-                {**shown, "verdict": latest[shown["key"]].model_dump() if shown["key"] in latest else None}
-                for shown in self._shown
-            ],
+            "position": position,
+            "key": key,
+            "split": sample.split,
+            "context": sample.context,
+            "question": sample.question,
+            "answer": sample.answer,
+            "labels": [span.model_dump(include=SHOWN_SPAN) for span in sample.labels],
+            "evidence": evidence(sample.context, sample.answer, sample.labels, sample.language),
+            "verdict": verdict.model_dump() if verdict else None,
         }
 
     def record(self, body: bytes) -> tuple[int, dict[str, Any]]:
@@ -137,8 +152,10 @@ class ReviewServer:
         if not isinstance(data, dict):
             return 400, {"error": "expected a JSON object: one verdict"}
         data.setdefault("reviewer", self.reviewer)
-        sample = self.by_key.get(str(data.get("key")))
-        if sample is None:
+        with self._lock:
+            position = self.samples.position(str(data.get("key")))
+            sample = None if position is None else self.samples.sample(position)
+        if position is None or sample is None:
             return 404, {"error": f"key {data.get('key')!r}: no sample of this build has it"}
         data.setdefault("split", sample.split)
         spans = data.get("spans")
@@ -160,6 +177,9 @@ class ReviewServer:
             self.log.append(verdict)
         except OSError as err:  # the folder went read-only or full: the reviewer must know
             return 500, {"error": f"not saved: cannot write {self.log.path}: {err.strerror or err}"}
+        with self._lock:
+            self.latest[verdict.key] = verdict
+            self.samples.reviewed[position] = True
         return 200, {"ok": True}
 
 
@@ -197,6 +217,16 @@ def _words(text: str) -> set[str]:
     return {word for word in words(text) if len(word) >= 3 or not word.isascii()}
 
 
+def _number(query: dict[str, list[str]], name: str, default: int, lowest: int = 0) -> int | None:
+    """A whole-number query parameter, its default when absent, None when it is not one."""
+    given = (query.get(name) or [str(default)])[0]
+    try:
+        value = int(given)
+    except ValueError:
+        return None
+    return value if value >= lowest else None
+
+
 def _handler(server: ReviewServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def _allowed(self) -> bool:
@@ -223,7 +253,18 @@ def _handler(server: ReviewServer) -> type[BaseHTTPRequestHandler]:
                 nonce = secrets.token_urlsafe(16)
                 self._send(200, page(nonce).encode(), "text/html; charset=utf-8", nonce)
             elif path == "/api/samples":
-                self._json(200, server.samples_json())
+                query = parse_qs(urlsplit(self.path).query)
+                start, count = _number(query, "start", 0), _number(query, "count", PAGE)
+                if start is None or count is None:
+                    self._json(400, {"error": "start and count are whole numbers (0 or more)"})
+                else:
+                    self._json(200, server.samples_json(start, count))
+            elif path == "/api/open":
+                after = _number(parse_qs(urlsplit(self.path).query), "after", 0, lowest=-1)
+                if after is None:
+                    self._json(400, {"error": "after is a sample's position (-1 or more)"})
+                else:
+                    self._json(200, server.open_json(after))
             else:
                 self._json(404, {"error": f"no page {path}"})
 

@@ -20,13 +20,15 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
-from datasets import load_dataset
+from datasets import Dataset, DatasetDict, load_dataset
 
 from lettuce_build.builds.running.run import run_build
 from lettuce_build.builds.settings.recipe import Recipe
+from lettuce_build.builds.storage.output import DATASET_DIR
 from lettuce_build.cli import main
-from lettuce_build.core.schema import HallucinationSample, Span
+from lettuce_build.core.schema import FEATURES, HallucinationSample, Span, sample_to_row
 from lettuce_build.publish.hub import FolderTarget, publish
+from lettuce_build.view.review_samples import ReviewSamples
 from lettuce_build.view.review_server import ReviewServer
 from lettuce_build.view.reviews import REVIEWS_FILE, ReviewLog, Verdict, cohen_kappa, review_report
 from lettuce_build.view.samples import load_samples
@@ -47,10 +49,8 @@ def built(tmp_path: Path) -> Path:
 
 
 @contextmanager
-def serving(
-    samples: list[HallucinationSample], log: ReviewLog, reviewer: str = "ana"
-) -> Iterator[ReviewServer]:
-    server = ReviewServer(samples, log=log, reviewer=reviewer)
+def serving(build: Path, log: ReviewLog, reviewer: str = "ana") -> Iterator[ReviewServer]:
+    server = ReviewServer(ReviewSamples(build), log=log, reviewer=reviewer)
     server.start()
     try:
         yield server
@@ -76,7 +76,7 @@ def test_every_published_row_carries_its_key(built):
 
 
 def test_the_server_refuses_a_missing_token_and_a_foreign_host(built):
-    with serving(load_samples(built), ReviewLog(built / REVIEWS_FILE)) as server:
+    with serving(built, ReviewLog(built / REVIEWS_FILE)) as server:
         assert server.url.startswith(f"http://127.0.0.1:{server.port}/?token=")
         assert httpx.get(f"{api(server)}/").status_code == 403
         assert httpx.get(f"{api(server)}/api/samples", params={"token": "guess"}).status_code == 403
@@ -92,7 +92,7 @@ def test_the_server_refuses_a_missing_token_and_a_foreign_host(built):
 
 def test_verdicts_through_the_api_are_appended_and_a_later_one_supersedes(built):
     log = ReviewLog(built / REVIEWS_FILE)
-    with serving(load_samples(built), log) as server:
+    with serving(built, log) as server:
         headers = {"X-Review-Token": server.token}
         samples = httpx.get(f"{api(server)}/api/samples", headers=headers).json()["samples"]
         clean = next(s for s in samples if not s["labels"])
@@ -109,6 +109,37 @@ def test_verdicts_through_the_api_are_appended_and_a_later_one_supersedes(built)
     lines = (built / REVIEWS_FILE).read_text().splitlines()
     assert len(lines) == 2 and json.loads(lines[0])["reviewer"] == "ana"
     assert log.latest()[("ana", clean["key"])].answer is True
+
+
+def test_the_samples_come_a_page_at_a_time_and_the_server_says_where_the_open_ones_are(built):
+    everything = load_samples(built)
+    log = ReviewLog(built / REVIEWS_FILE)
+    with serving(built, log) as server:
+        headers = {"X-Review-Token": server.token}
+
+        def get(path: str, **params: Any) -> httpx.Response:
+            return httpx.get(f"{api(server)}{path}", params=params, headers=headers)
+
+        first = get("/api/samples", count=0).json()
+        assert first["samples"] == [] and first["total"] == len(everything) and first["open"] == 0
+        assert sum(split["samples"] for split in first["splits"].values()) == len(everything)
+        page = get("/api/samples", start=1, count=2).json()
+        assert [s["position"] for s in page["samples"]] == [1, 2]
+        assert [s["key"] for s in page["samples"]] == [s.metadata["key"] for s in everything[1:3]]
+        # a verdict on the first sample: the first open one is now the second
+        verdict = verdict_for(get("/api/samples", count=1).json()["samples"][0])
+        assert httpx.post(f"{api(server)}/api/verdicts", headers=headers, json=verdict).status_code == 200
+        opened = get("/api/open", after=-1).json()
+        assert opened["open"] == 1 and sum(s["reviewed"] for s in opened["splits"].values()) == 1
+        assert get("/api/open", after=len(everything) - 1).json()["open"] is None
+        bad = get("/api/samples", start="two")
+        assert bad.status_code == 400 and "whole numbers" in bad.json()["error"]
+    # a new session resumes past what this reviewer did
+    with serving(built, log) as server:
+        again = httpx.get(
+            f"{api(server)}/api/samples", params={"count": 0}, headers={"X-Review-Token": server.token}
+        )
+        assert again.json()["open"] == 1
 
 
 def test_a_line_cut_by_a_crash_is_left_out_and_the_rest_stand(tmp_path):
@@ -272,6 +303,20 @@ def chromium() -> Iterator[Browser]:
             process.wait(timeout=30)
 
 
+def saved(samples: list[HallucinationSample], folder: Path) -> Path:
+    """Samples saved as a build saves them (``folder/dataset``, one split each)."""
+    splits = {sample.split for sample in samples}
+    DatasetDict(
+        {
+            split: Dataset.from_list(
+                [sample_to_row(s) for s in samples if s.split == split], features=FEATURES
+            )
+            for split in splits
+        }
+    ).save_to_disk(str(folder / DATASET_DIR))
+    return folder
+
+
 def hostile_samples() -> list[HallucinationSample]:
     common = {
         "prompt": "",
@@ -304,7 +349,7 @@ def hostile_samples() -> list[HallucinationSample]:
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine")
 def test_in_chromium_keyboard_verdicts_land_in_the_file_a_reload_resumes_and_hostile_text_is_inert(tmp_path):
     log = ReviewLog(tmp_path / REVIEWS_FILE)
-    with serving(hostile_samples(), log, reviewer="ana") as server, chromium() as browser:
+    with serving(saved(hostile_samples(), tmp_path), log, reviewer="ana") as server, chromium() as browser:
         browser.open(server.url)
         assert browser.evaluate("document.getElementById('key').textContent") == "test · custom::hostile::0"
         # the hostile context is shown as its characters: no element made of it, no script run
@@ -350,7 +395,7 @@ def test_in_chromium_keyboard_verdicts_land_in_the_file_a_reload_resumes_and_hos
 
 def test_a_script_may_give_span_verdicts_in_order_without_offsets(built):
     log = ReviewLog(built / REVIEWS_FILE)
-    with serving(load_samples(built), log) as server:
+    with serving(built, log) as server:
         headers = {"Authorization": f"Bearer {server.token}"}
         samples = httpx.get(f"{api(server)}/api/samples", headers=headers).json()["samples"]
         hallucinated = next(s for s in samples if s["labels"])
@@ -387,7 +432,7 @@ def test_the_evidence_is_the_contexts_sentences_the_answer_rests_on():
 
 def test_a_verdict_that_cannot_be_written_is_refused_in_one_line_not_lost_in_silence(built):
     (built / REVIEWS_FILE).mkdir()  # not a file it can append to
-    with serving(load_samples(built), ReviewLog(built / REVIEWS_FILE)) as server:
+    with serving(built, ReviewLog(built / REVIEWS_FILE)) as server:
         headers = {"X-Review-Token": server.token}
         sample = httpx.get(f"{api(server)}/api/samples", headers=headers).json()["samples"][0]
         said = httpx.post(f"{api(server)}/api/verdicts", headers=headers, json=verdict_for(sample))
