@@ -20,7 +20,8 @@ from datasets import Features
 from pydantic import BaseModel, Field, ValidationError
 
 from lettuce_build.builds.storage.output import read_saved
-from lettuce_build.core.errors import OutputError
+from lettuce_build.core.errors import CorruptOutput, OutputError
+from lettuce_build.core.row_bar import reading
 from lettuce_build.core.schema import COLUMNS, HallucinationSample, Violation, check_sample, row_to_sample
 from lettuce_build.core.tables import PARQUET_BATCH_ROWS, iter_records
 from lettuce_build.core.taxonomy import DEFAULT_TAXONOMY, Taxonomy
@@ -135,7 +136,20 @@ def _batch_rows(batches: Iterator[pa.RecordBatch], schema: pa.Schema, where: str
 def saved_rows(path: Path, only: str | None = None) -> Iterator[RawRow]:
     """The rows of a folder `save_to_disk` wrote (of its split ``only``, if given), read from
     its files a batch at a time (a dataset that selects rows of its files is read through
-    `datasets`)."""
+    `datasets`), on a bar past a couple of seconds."""
+    return reading(_saved_rows(path, only), total=_saved_count(path, only), what=f"reading {path}")
+
+
+def _saved_count(path: Path, only: str | None = None) -> int | None:
+    try:
+        loaded = read_saved(path)
+    except CorruptOutput:
+        return None  # the reading names it
+    splits = loaded.items() if hasattr(loaded, "items") else [("data", loaded)]
+    return sum(dataset.num_rows for split, dataset in splits if only in (None, split))
+
+
+def _saved_rows(path: Path, only: str | None = None) -> Iterator[RawRow]:
     loaded = read_saved(path)
     splits = loaded.items() if hasattr(loaded, "items") else [("data", loaded)]
     for split, dataset in splits:
@@ -169,8 +183,28 @@ def _export_rows(layout: ExportFormat, path: Path) -> Iterator[RawRow]:
 
 def read_rows(path: str | Path) -> Iterator[RawRow]:
     """Rows of an output folder (save_to_disk or Hub-style), a parquet file, a JSONL or JSON file
-    of our rows, or an export (`lettuce-build export`) of another layout."""
+    of our rows, or an export (`lettuce-build export`) of another layout; on a bar past a couple
+    of seconds."""
     path = Path(path)
+    return reading(_read_rows(path), total=_row_count(path), what=f"reading {path}")
+
+
+def _row_count(path: Path) -> int | None:
+    """How many rows `read_rows` will read, when the files say so without being read (a saved
+    dataset, parquet); None otherwise."""
+    if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
+        return _saved_count(path)
+    if path.is_dir() and ((path / "dataset").is_dir() or (path / "hub").is_dir()):
+        counts = [_row_count(path / part) for part in ("dataset", "hub") if (path / part).is_dir()]
+        return None if None in counts else sum(c for c in counts if c is not None)
+    files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path] if path.suffix == ".parquet" else []
+    try:
+        return sum(pq.ParquetFile(file).metadata.num_rows for file in files) if files else None
+    except (OSError, pa.ArrowException):
+        return None  # the reading names it
+
+
+def _read_rows(path: Path) -> Iterator[RawRow]:
     if not path.exists():
         raise OutputError(f"{path}: no such file or folder")
     layout = format_of(path)
@@ -179,12 +213,12 @@ def read_rows(path: str | Path) -> Iterator[RawRow]:
         return
     if path.is_dir():
         if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
-            yield from saved_rows(path)
+            yield from _saved_rows(path)
         elif (path / "dataset").is_dir() or (path / "hub").is_dir():
             # a build folder: both of its outputs, since the Hub's parquet could differ from dataset/
             for part in ("dataset", "hub"):
                 if (path / part).is_dir():
-                    yield from read_rows(path / part)
+                    yield from _read_rows(path / part)
         else:
             files = sorted(path.rglob("*.parquet"))
             if not files:
