@@ -9,14 +9,13 @@ out the trial's items.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 from lettuce_build.core.errors import ShardError
 from lettuce_build.core.seeding import number
-from lettuce_build.sources.base import LoadResult
 
 
 class Shard(BaseModel):
@@ -69,36 +68,13 @@ class ShardRecord(BaseModel):
 
 
 def slice_items(
-    items: list[dict[str, Any]], shard: Shard, document_of: Callable[[dict[str, Any]], str]
-) -> list[tuple[int, dict[str, Any]]]:
-    """The shard's items in the build's order, each with its position in the whole build."""
-    return [(position, item) for position, item in enumerate(items) if shard.holds(document_of(item))]
-
-
-class Slice(BaseModel):
-    """A shard's part of the loaded work items: what it builds, and what its folder records."""
-
-    loaded: LoadResult
-    #: each held item with its position in the whole build (saved as the folder's items.jsonl)
-    held: list[tuple[int, dict[str, Any]]]
-    record: ShardRecord
-
-
-def take_slice(loaded: LoadResult, shard: Shard, document_of: Callable[[dict[str, Any]], str]) -> Slice:
-    held = slice_items(loaded.items, shard, document_of)
-    record = ShardRecord(
-        shard=shard,
-        total_items=len(loaded.items),
-        items=len(held),
-        documents=loaded.documents,
-        skipped=dict(loaded.skipped),
-    )
-    kept = LoadResult(
-        items=[item for _, item in held],
-        documents=len({document_of(item) for _, item in held}),
-        skipped=loaded.skipped,
-    )
-    return Slice(loaded=kept, held=held, record=record)
+    items: Iterable[dict[str, Any]], shard: Shard, document_of: Callable[[dict[str, Any]], str]
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The shard's items in the build's order, each with its position in the whole build, as
+    the items stream by."""
+    for position, item in enumerate(items):
+        if shard.holds(document_of(item)):
+            yield position, item
 
 
 def check_complete(shards: dict[str, Shard]) -> int:

@@ -281,9 +281,10 @@ class BuildDir:
         write_jsonl(self.path / FAILURES_DIR / f"{stats.name}.jsonl", failures)
         self.write_manifest(manifest)
 
-    def write_items(self, items: list[tuple[int, dict[str, Any]]]) -> None:
-        """A shard's work items, each with its position in the whole build."""
-        write_jsonl(self.path / ITEMS_FILE, [{"position": p, "item": item} for p, item in items])
+    def write_items(self, items: Iterable[tuple[int, dict[str, Any]]]) -> int:
+        """A shard's work items, each with its position in the whole build, as they come;
+        returns how many."""
+        return write_jsonl(self.path / ITEMS_FILE, ({"position": p, "item": item} for p, item in items))
 
     def iter_items(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """A shard's work items with their positions, as its ``items.jsonl`` is read."""

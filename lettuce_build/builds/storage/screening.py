@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.builds.storage.items import StoredItems
 from lettuce_build.core.near_duplicates import SHINGLE_SIZE, THRESHOLD, NearDuplicates
 from lettuce_build.core.ngrams import CHARACTER_NGRAM, CODE_NGRAM, PROSE_NGRAM
-from lettuce_build.sources.base import ItemOptions, LoadResult, Tally
+from lettuce_build.sources.base import ItemOptions, Tally
 from lettuce_build.sources.benchmarks import Benchmark, read_benchmark
 
 #: the item fields whose text is compared (the rest are ids and settings)
@@ -103,22 +103,6 @@ def _marked(item: dict[str, Any], benchmarks: list[str]) -> dict[str, Any]:
     return {**item, "metadata": json.dumps(metadata)}
 
 
-def screened_list(loaded: LoadResult, options: ItemOptions, modality: str) -> LoadResult:
-    """A loaded list of items, screened; each removed item is named and counted as skipped."""
-    if not options.screens:
-        return loaded
-    screening = screen(loaded.items, options, modality)
-    tally = Tally(skipped=loaded.skipped)
-    for key, (reason, why) in screening.removed.items():
-        tally.skip(reason, f"item {key!r}", why)
-    kept = [
-        _marked(item, screening.marked[item["key"]]) if item["key"] in screening.marked else item
-        for item in loaded.items
-        if item["key"] not in screening.removed
-    ]
-    return LoadResult(items=kept, documents=loaded.documents, skipped=tally.skipped)
-
-
 def screened_items(stored: StoredItems, options: ItemOptions, modality: str) -> StoredItems:
     """Stored items, screened: the kept ones selected (marked ones noted in their metadata) under
     a name made of what was removed, so that a re-run finds its passes again; each removed item
@@ -127,7 +111,7 @@ def screened_items(stored: StoredItems, options: ItemOptions, modality: str) -> 
         return stored
     items = stored.items
     columns = [c for c in ("key", "split", "metadata", *ITEM_TEXTS) if c in items.column_names]
-    screening = screen(_iter(items.select_columns(columns)), options, modality)
+    screening = screen(rows_of(items.select_columns(columns)), options, modality)
     tally = Tally(skipped=Counter(stored.skipped))
     for key, (reason, why) in screening.removed.items():
         tally.skip(reason, f"item {key!r}", why)
@@ -146,7 +130,8 @@ def screened_items(stored: StoredItems, options: ItemOptions, modality: str) -> 
     return StoredItems(items=chosen, documents=stored.documents, skipped=dict(tally.skipped))
 
 
-def _iter(items: Dataset) -> Iterator[dict[str, Any]]:
+def rows_of(items: Dataset) -> Iterator[dict[str, Any]]:
+    """Stored items as rows, read a thousand at a time."""
     for batch in items.iter(batch_size=1000):
         names = list(batch)
         for values in zip(*(batch[n] for n in names), strict=True):

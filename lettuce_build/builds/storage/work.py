@@ -10,10 +10,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from lettuce_build.builds.settings.options import BuildOptions
-from lettuce_build.builds.settings.shards import take_slice
+from lettuce_build.builds.settings.shards import Shard, ShardRecord, slice_items
 from lettuce_build.builds.storage.folder import BuildDir, Manifest
 from lettuce_build.builds.storage.items import WORK_DIR, StoredItems, load_items, sampled_items, stored_list
-from lettuce_build.builds.storage.screening import screened_items, screened_list
+from lettuce_build.builds.storage.screening import rows_of, screened_items
 from lettuce_build.core.errors import SourceError
 from lettuce_build.sources.base import Source
 
@@ -56,23 +56,44 @@ def work_items(
         if stored.made == 0:
             raise _no_items(options, stored.skipped)
         return stored
+    stored = screened_items(
+        load_items(source, options.input, load_options, work), load_options, source.modality
+    )
+    if len(stored.items) == 0:
+        raise _no_items(options, stored.skipped)
     if options.shard is None:
-        stored = screened_items(
-            load_items(source, options.input, load_options, work), load_options, source.modality
-        )
-        if len(stored.items) == 0:
-            raise _no_items(options, stored.skipped)
         return stored
-    loaded = screened_list(source.load(options.input, load_options), load_options, source.modality)
-    if not loaded.items:
-        raise _no_items(options, loaded.skipped)
-    part = take_slice(loaded, options.shard, source.document_of)
-    build.write_items(part.held)
-    manifest.shard = part.record
+    return _shard_slice(stored, options.shard, source.document_of, build, manifest)
+
+
+def _shard_slice(
+    stored: StoredItems,
+    shard: Shard,
+    document_of: Callable[[dict[str, Any]], str],
+    build: BuildDir,
+    manifest: Manifest,
+) -> StoredItems:
+    """A shard's part of the whole build's stored items, streamed: written with their positions
+    (the folder's items.jsonl, for `merge`), then stored from that file as the shard's items."""
+    documents: set[str] = set()
+
+    def held() -> Iterator[tuple[int, dict[str, Any]]]:
+        for position, item in slice_items(rows_of(stored.items), shard, document_of):
+            documents.add(document_of(item))
+            yield position, item
+
+    count = build.write_items(held())
+    manifest.shard = ShardRecord(
+        shard=shard,
+        total_items=len(stored.items),
+        items=count,
+        documents=stored.documents,
+        skipped=dict(stored.skipped),
+    )
     return StoredItems(
-        items=stored_list(part.loaded.items, work),
-        documents=part.loaded.documents,
-        skipped=dict(part.loaded.skipped),
+        items=stored_list((item for _, item in build.iter_items()), build.path / WORK_DIR),
+        documents=len(documents),
+        skipped=dict(stored.skipped),
     )
 
 
