@@ -15,6 +15,7 @@ from lettuce_build.builds.storage.folder import BuildDir, Manifest
 from lettuce_build.builds.storage.items import WORK_DIR, StoredItems, load_items, sampled_items, stored_list
 from lettuce_build.builds.storage.screening import rows_of, screened_items
 from lettuce_build.core.errors import SourceError
+from lettuce_build.core.memory import pages_released
 from lettuce_build.sources.base import Source
 
 
@@ -82,7 +83,8 @@ def _shard_slice(
             documents.add(document_of(item))
             yield position, item
 
-    count = build.write_items(held())
+    with pages_released(stored.items):  # every page of the whole load is read once
+        count = build.write_items(held())
     manifest.shard = ShardRecord(
         shard=shard,
         total_items=len(stored.items),
