@@ -14,6 +14,10 @@ every split has enough or no item is left. A re-run replays the same waves from 
 cache. Which successes are published is seeded too (each split's first ones in draw order), so
 a build is the same whichever machine runs it.
 
+An injecting stage may prefer some items (`Stage.preference`, a factor on the draw): the prose
+rules prefer the answers whose edits are spelled from their context, so that more of the
+published spans are ones only reading finds.
+
 Because the first wave is decided item by item, a shard (which sees only its items) offers
 exactly its part of the whole build's first wave (``max_waves=1``) and no request the whole
 build would not make; the merge replays the balancing over every item, asking the model only
@@ -46,6 +50,8 @@ from lettuce_build.engine.stage import Stage
 FIRST_WAVE_MARGIN = 1.5
 #: later waves offer this many times what is still missing
 LATER_WAVE_MARGIN = 2.0
+#: items read at a time for the stage's preferences
+PREFERENCE_BATCH = 1000
 
 
 class SplitRatio(BaseModel):
@@ -132,6 +138,8 @@ def balance(
             report=RatioReport(requested=ratio),
         )
     rank = per_key(items, lambda key: fraction(runner.seed, key, "inject"), np.float64)  # each item's draw
+    if type(stage).preference is not Stage.preference:
+        rank *= _preferences(items, stage)
     with pages_released(items):  # codes by first appearance
         encoded = pc.dictionary_encode(arrow_column(items, "split")).combine_chunks()
     codes = encoded.indices.to_numpy(zero_copy_only=False)
@@ -187,6 +195,19 @@ def balance(
         report=report,
         checks=StageStats.per_name(part for r in results for part in r.checks),
     )
+
+
+def _preferences(items: Dataset, stage: Stage) -> np.ndarray:
+    """The stage's preference for each item, in order, read a batch at a time."""
+    found = np.ones(len(items), dtype=np.float64)
+    at = 0
+    with pages_released(items):
+        for batch in items.iter(batch_size=PREFERENCE_BATCH):
+            names = list(batch)
+            for values in zip(*(batch[name] for name in names), strict=True):
+                found[at] = stage.preference(dict(zip(names, values, strict=True)))
+                at += 1
+    return found
 
 
 def _offered(items: Dataset, indices: np.ndarray, wave: int) -> Dataset:

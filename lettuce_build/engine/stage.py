@@ -168,6 +168,13 @@ class Stage(ABC):
         """False lets an item pass through with no model call, its outputs `passed`."""
         return True
 
+    def preference(self, item: dict[str, Any]) -> float:
+        """For an injecting stage, a factor on the item's seeded draw (engine/balance.py): below
+        1, the item is offered sooner and, its injection succeeding, published hallucinated
+        before the others. Decided by the item alone, so a shard decides it as the whole build
+        does. The default: no preference (the balancer then reads no item for it)."""
+        return 1.0
+
     def passed(self, item: dict[str, Any]) -> dict[str, Any]:
         """The outputs of an item the stage does not apply to (default: none, empty columns): a
         value the item brings, say; raising `ParseFailure` fails the item (a given answer the

@@ -41,6 +41,13 @@ MAX_OFFERED = 8
 #: only reading finds them)
 Editable = Callable[[dict[str, Any]], int]
 SPELLED = 2
+#: the factor on the seeded draw of an item whose edits are spelled (`InjectProseMenuStage.preference`):
+#: offered first and published hallucinated first, such items make more of the spans. Wherever
+#: an answer offers spelled edits, they alone are offered, but most answers offer none: on 159
+#: documentation paragraphs and 12 READMEs of six projects, spans bringing a word the context
+#: never spells went from 42 of 61 to 28 of 61 at 0.5 (23 at 0.25), the samples and the ratio
+#: the same, and no answer-only give-away appeared (`lettuce-build audit`)
+SPELLED_PREFERENCE = 0.5
 #: how edits are made: rules: by the rules, the model choosing (small models); constrained: the
 #: model writes each edit of a string taken from the answer; free: of any string it copies
 EditMode = Literal["rules", "constrained", "free"]
@@ -178,6 +185,11 @@ class InjectProseMenuStage(InjectStageBase):
         if len(offered) < self.edits:
             return 0
         return SPELLED if all(spelled(edit.hallucinated, item["context"]) for edit in offered) else 1
+
+    def preference(self, item: dict[str, Any]) -> float:
+        """An answer whose edits are spelled from its context is drawn as if its draw were
+        `SPELLED_PREFERENCE` of what it is (engine/balance.py)."""
+        return SPELLED_PREFERENCE if self.edit_grade(item) >= SPELLED else 1.0
 
     def applies(self, item: dict[str, Any]) -> bool:
         return bool(item["inject"]) and self.offers(item)

@@ -112,6 +112,32 @@ def test_the_first_wave_offers_the_items_whose_draw_is_below_the_ratio_with_a_ma
     assert len(chosen) == 10 and set(chosen) <= set(drawn_low)
 
 
+class PrefersEven(InjectMenuStage):
+    """Prefers the items with an even number: their draws count as a tenth."""
+
+    def preference(self, item):
+        return 0.1 if int(item["key"][1:]) % 2 == 0 else 1.0
+
+
+def test_a_stage_s_preferred_items_are_offered_and_published_first_by_their_scaled_draw(tmp_path):
+    backend = ScriptedBackend(edits_unless(failing=()))
+    cache = BuildDir(tmp_path).open_cache()
+    try:
+        result = balance(
+            Runner(Completions(backend, cache), seed=0), PrefersEven("markdown"), items(40), 0.25
+        )
+    finally:
+        cache.close()
+    scaled = {
+        f"k{i}": seeded_fraction(0, f"k{i}", "inject") * (0.1 if i % 2 == 0 else 1.0) for i in range(40)
+    }
+    offered = {key for key, draw in scaled.items() if draw < 0.25 * 1.5}
+    assert len(backend.requests) == len(offered)
+    chosen = {r["key"] for r in result.ok.to_list() if r["inject"]}
+    assert chosen == set(sorted(offered, key=scaled.__getitem__)[:10])
+    assert sum(int(key[1:]) % 2 == 0 for key in chosen) >= 9  # 20 even items, nearly all drawn low
+
+
 def test_a_split_whose_first_wave_is_empty_is_topped_up_from_its_lowest_draws(tmp_path):
     data = items(50)
     assert min(seeded_fraction(0, key, "inject") for key in data["key"]) >= 0.01 * 1.5  # none below

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from lettuce_build.core import english
+from lettuce_build.core.shortcuts import spelled
 from lettuce_build.engine.stage import ParseFailure
 from lettuce_build.rules.prose_entities import CLASSES
 from lettuce_build.rules.prose_mutations import names, prose_edits
@@ -395,3 +396,19 @@ def test_an_article_before_an_edit_is_made_to_fit_it():
     answer = "Typer knows that this is an optional CLI argument."
     made = {(e.original, e.hallucinated) for e in prose_edits(answer, answer, donor="") if e.rule == "modal"}
     assert made == {("an optional", "a required")}
+
+
+def test_an_answer_whose_edits_are_spelled_from_its_context_is_preferred_by_the_balancer():
+    """The balancer draws it as if its draw were half (engine/balance.py): more of the published
+    spans are made of the context's own words, which only reading tells false."""
+    from lettuce_build.stages.prose_edits import SPELLED_PREFERENCE
+
+    stage = InjectProseMenuStage()
+    both = "The server reads each request once, and the client sends it."
+    swapped = {**ITEM, "context": f"{both} The package provides a pager.", "answer": both}
+    assert all(spelled(e.hallucinated, swapped["context"]) for e in stage.offered(swapped))
+    assert stage.preference(swapped) == SPELLED_PREFERENCE
+    kept = "Logs are kept for 30 days on the server."  # a number, a sentence: words it never spells
+    invented = {**ITEM, "key": "k2", "context": kept, "answer": kept}
+    assert stage.offered(invented) and not any(spelled(e.hallucinated, kept) for e in stage.offered(invented))
+    assert stage.preference(invented) == 1.0
