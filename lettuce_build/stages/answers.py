@@ -128,6 +128,8 @@ MAX_SENTENCES = 40
 MIN_SENTENCE_CHARS = 30
 MAX_SENTENCE_CHARS = 300
 _FENCE = regex.compile(r"^\s*(```|~~~)")
+#: a reStructuredText heading's underline (or overline): one punctuation character repeated
+_UNDERLINE = regex.compile(r"^([=\-~^\"'`#*+_])\1{2,}$")
 _LIST_MARKER = regex.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 #: an HTML comment is not read on the page (READMEs keep licence headers in them)
 _COMMENT = regex.compile(r"<!--.*?(?:-->|$)", regex.DOTALL)
@@ -139,8 +141,8 @@ _LINK_TARGET_LINE = regex.compile(r"^<[^<>\s]+>`__?")
 def _paragraphs(evidence: str) -> list[str]:
     """The evidence's prose paragraphs with hard-wrapped lines joined; a list item is a paragraph
     of its own, and a list with the sentence that leads it ("HTTPX gives you:") one sentence too
-    (`rewording.joined_list`); code fences, headings, tables, quotes, HTML and HTML comments are
-    left out."""
+    (`rewording.joined_list`); code fences, headings (markdown's and reStructuredText's), tables,
+    quotes, HTML and HTML comments are left out."""
     paragraphs: list[str] = []
     current: list[str] = []
     in_fence = False
@@ -156,6 +158,8 @@ def _paragraphs(evidence: str) -> list[str]:
         if _FENCE.match(line):
             flush()
             in_fence = not in_fence
+        elif not in_fence and _UNDERLINE.match(stripped):
+            current.clear()  # the line above was a reStructuredText heading: left out like "## ..."
         elif (
             in_fence
             or not stripped
@@ -202,6 +206,17 @@ def continues(sentence: str) -> bool:
     return first[:1].islower() and english.is_english(first.strip(",.;:")) is True
 
 
+#: words an English sentence does not end on: one that does was cut where its list or clause
+#: began ("Third-party extensions may define domains for more languages, such as")
+DANGLING = frozenset("a an the and or but as including than of e.g i.e".split())
+
+
+def dangles(sentence: str) -> bool:
+    """Whether an English sentence ends on a word that leads into more (see `DANGLING`)."""
+    last = sentence.rstrip(" .,;:!)\"'`*_").rsplit(None, 1)[-1:]
+    return bool(last) and last[0].casefold().rstrip(".") in DANGLING
+
+
 @functools.lru_cache(maxsize=256)
 def evidence_sentences(evidence: str, language: str = "en") -> tuple[str, ...]:
     """The evidence's prose sentences an extractive answer may choose, in order: no URLs or
@@ -217,7 +232,7 @@ def evidence_sentences(evidence: str, language: str = "en") -> tuple[str, ...]:
                 and not sentence.endswith(("?", ":"))  # ":" introduces what follows, not a claim
                 and markup_share(prose) == 0.0
                 and len(content_words(prose)) >= 3
-                and not (language == "en" and continues(sentence))
+                and not (language == "en" and (continues(sentence) or dangles(sentence)))
                 and sentence not in found
             ):
                 found.append(sentence)

@@ -27,6 +27,37 @@ def test_a_sentence_that_introduces_a_block_is_never_offered():
     assert evidence_sentences(evidence) == ()
 
 
+def test_a_sentence_cut_where_its_list_began_is_never_offered():
+    """Sphinx's documentation, a paragraph that ends where its list of languages begins: the
+    answer ended "... for more languages, like." (a sentence ending on "as", "and", "the" ...)."""
+    from lettuce_build.stages.answers import evidence_sentences
+
+    evidence = (
+        "There are four additional built-in domains: C, C++, JavaScript, and reStructuredText. "
+        "Third-party extensions may define domains for more languages, such as"
+    )
+    assert evidence_sentences(evidence) == (
+        "There are four additional built-in domains: C, C++, JavaScript, and reStructuredText.",
+    )
+    assert evidence_sentences("The pool keeps idle connections until you close them and") == ()
+    assert evidence_sentences("Use the pager as you like, on any terminal.") != ()
+
+
+def test_a_restructuredtext_heading_is_left_out_like_a_markdown_one():
+    """Faker's README: the answer opened "Accessing the `random` instance ------------."."""
+    from lettuce_build.stages.answers import evidence_sentences
+
+    evidence = (
+        "Accessing the `random` instance\n-------------------------------\n\n"
+        "By default all generators share the same instance of ``random.Random``, which can be "
+        "accessed with ``from faker.generator import random``.\n"
+    )
+    assert evidence_sentences(evidence) == (
+        "By default all generators share the same instance of ``random.Random``, which can be "
+        "accessed with ``from faker.generator import random``.",
+    )
+
+
 def test_sentences_inside_an_html_comment_are_never_offered():
     from lettuce_build.stages.answers import evidence_sentences
 
