@@ -77,6 +77,18 @@ def _versions(text: str) -> Found:
     return tuple((m.start(), m.end(), m.group()) for m in _VERSION.finditer(text) if _is_version(text, m))
 
 
+def _same_series(original: str, text: str) -> Found:
+    """The versions of ``text`` that could be another release of what ``original`` versions: the
+    same major and as many parts. Another package's "4.5.0" is no Python version ("Python
+    [4.5.0]+", read on redis-py's README): plausible edits stay in their series."""
+    major, parts = original.lstrip("v").split(".")[0], original.count(".")
+    return tuple(
+        (start, end, value)
+        for start, end, value in _versions(text)
+        if value.lstrip("v").split(".")[0] == major and value.count(".") == parts
+    )
+
+
 def numbers(answer: str, context: str, draw: Random) -> Iterator[tuple[int, int, str, str]]:
     for start, end, value in _counts(answer):
         after = FOLLOWING.match(answer, end)
@@ -134,8 +146,9 @@ def temporal(answer: str, context: str, draw: Random) -> Iterator[tuple[int, int
     for match in _VERSION.finditer(answer):
         if not _is_version(answer, match):
             continue
-        if named := from_context(answer, match.span(), context=context, values=_versions, draw=draw):
-            yield *match.span(), named, "version"  # another version the context names
+        series = functools.partial(_same_series, match.group())
+        if named := from_context(answer, match.span(), context=context, values=series, draw=draw):
+            yield *match.span(), named, "version"  # another version of the series the context names
             continue
         prefix, major, minor, patch = match.group(1), match.group(2), match.group(3), match.group(4)
         if patch is not None:

@@ -48,3 +48,19 @@ def test_with_no_value_of_its_kind_in_the_context_one_is_invented():
     answer = "The pool holds 100 connections."
     [(original, new)] = edits(answer, "The pool holds 100 connections.", "number")
     assert original == "100 connections" and new.split()[0] in {"101", "200", "99"}
+
+
+def test_a_version_takes_another_of_its_series_never_another_package_s():
+    """redis-py's README: "redis-py 5.1 supports Python 3.8+" beside "redis-py 4.5.0" made
+    "Python [4.5.0]+", a Python that does not exist."""
+    context = (
+        "redis-py 5.1 supports Python 3.8+. Support for Python 3.7 ended with redis-py 4.5.0 and "
+        "4.6.1, which still install on it."
+    )
+    answer = "redis-py 5.1 supports Python 3.8+."
+    for seed in range(8):  # whichever the draw: the one version of Python's series
+        made = [
+            (e.original, e.hallucinated) for e in prose_edits(answer, context, donor="", seed=(str(seed),))
+        ]
+        assert ("Python 3.8", "Python 3.7") in made
+        assert not any("4.5.0" in new or "4.6.1" in new for _, new in made)
