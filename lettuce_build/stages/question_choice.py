@@ -218,12 +218,16 @@ def _first_editable(
     items alike, so that both classes hold the same sentences. The first sentence with no
     question where none could: the item fails without a model call."""
     graded = []
+    editable_sentences: set[str] = set()
     for sentence, shapes in in_turn:
+        if sentence in editable_sentences:  # its shapes leave an edit: its topic question is not asked
+            continue
         # graded as it is answered: the edits are made on the reworded answer (rules/rewording.py)
         answer = {"key": key, "answer": reworded(sentence), "context": context, "donor": donor}
         answer["language"] = language
         grades = {shape: editable({**answer, "question": shape.question}) for shape in shapes}
         if best := max(grades.values(), default=0):
+            editable_sentences.add(sentence)
             graded.append((best, sentence, tuple(shape for shape, grade in grades.items() if grade == best)))
             if best >= SPELLED:
                 break
@@ -244,13 +248,14 @@ def _rotated(
 
 @functools.lru_cache(maxsize=256)
 def topic_sentences(chunk: str, name: str | None) -> dict[str, tuple[Shaped, ...]]:
-    """The chunk's answer sentences no shape fits, each with its topic question
-    (`rules.topic_questions`) where that points at it alone."""
+    """The chunk's answer sentences, each with its topic question (`rules.topic_questions`)
+    where that points at it alone. A sentence a shape fits is asked by its shapes first (see
+    `_focus_shapes`); its topic question is there for when each shape repeats what an edit would
+    change ("What do class-level field attributes define?" leaves "attributes" alone)."""
     sentences = split_sentences(chunk)
-    shaped = shaped_sentences(chunk, name)
     found: dict[str, tuple[Shaped, ...]] = {}
     for sentence in evidence_sentences(chunk):
-        asked = None if sentence in shaped else topic_question(sentence, name)
+        asked = topic_question(sentence, name)
         if asked is not None and _points_at(asked.question, sentence, sentences, name):
             found[sentence] = (asked,)
     return found

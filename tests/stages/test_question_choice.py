@@ -191,3 +191,19 @@ def test_a_sentence_whose_edits_are_spelled_from_the_context_is_the_focus_first(
         assert focus.startswith("The server reads")
         answer = {**row, "question": stage.offered(row)[0], "answer": focus, "inject": True}
         assert editable(answer) == SPELLED
+
+
+def test_a_sentence_whose_shapes_each_repeat_its_edits_is_asked_by_its_topic():
+    """Marshmallow's documentation: "How is configuration added?" leaves "added" alone, and
+    "Is configuration added ...?" too; the topic question leaves the answer its edit."""
+    from lettuce_build.stages.prose_edits import InjectProseMenuStage, rule_edits
+
+    chunk = "Marshmallow schemas are classes. Configuration is added using the ``class Meta`` paradigm."
+    plain = {**item(chunk), "context": chunk, "donor": "", "language": "en"}
+    assert ChosenQuestionStage().offered(plain) == [
+        "How is configuration added?",
+        "Is configuration added using the `class Meta` paradigm?",
+    ]
+    stage = ChosenQuestionStage(editable=rule_edits(InjectProseMenuStage()))
+    assert stage.offered(plain) == ["What should I know about `class Meta`?"]
+    assert stage.focus(plain) == "Configuration is added using the ``class Meta`` paradigm."
