@@ -15,12 +15,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
-from datasets import DatasetDict
 
-from lettuce_build.builds.storage.output import DATASET_DIR, read_saved
-from lettuce_build.core.errors import CorruptOutput, NoSamples
+from lettuce_build.builds.storage.output import DATASET_DIR
+from lettuce_build.core.errors import CorruptOutput
 from lettuce_build.core.schema import HallucinationSample, row_to_sample
 from lettuce_build.core.shortcuts import SpellingBaseline
+from lettuce_build.view.samples import saved_splits
 from lettuce_build.view.validate import saved_rows
 
 
@@ -29,13 +29,7 @@ class ReviewSamples:
 
     def __init__(self, out: Path, split: str | None = None) -> None:
         folder = out / DATASET_DIR
-        if not folder.exists():
-            raise NoSamples(f"{out}: the build made no samples; its failures: `lettuce-build failures {out}`")
-        dataset = read_saved(folder)
-        if not isinstance(dataset, DatasetDict):
-            raise NoSamples(f"{folder}: expected the splits a build writes, found one dataset")
-        if split is not None and split not in dataset:
-            raise NoSamples(f"{out}: no split {split!r}; its splits: {', '.join(dataset)}")
+        dataset = saved_splits(out, split)
         self._dataset = dataset
         self.splits = [name for name in dataset if split in (None, name)]
         #: the spelling baseline over the samples (core/shortcuts.py), shown above them

@@ -48,6 +48,13 @@ def iter_samples(
 ) -> Iterator[HallucinationSample]:
     """`load_samples` one at a time, read from the files a batch at a time: a page of a million
     samples holds one batch of them."""
+    saved_splits(out, split)
+    return _matching(saved_rows(out / DATASET_DIR, split), category)
+
+
+def saved_splits(out: Path, split: str | None = None) -> DatasetDict:
+    """The splits a build saved (its ``dataset/``, memory-mapped), or why there are none (or
+    not ``split``)."""
     folder = out / DATASET_DIR
     if not folder.exists():
         raise NoSamples(f"{out}: the build made no samples; its failures: `lettuce-build failures {out}`")
@@ -56,7 +63,7 @@ def iter_samples(
         raise NoSamples(f"{folder}: expected the splits a build writes, found one dataset")
     if split is not None and split not in dataset:
         raise NoSamples(f"{out}: no split {split!r}; its splits: {', '.join(dataset)}")
-    return _matching(saved_rows(folder, split), category)
+    return dataset
 
 
 def _matching(rows: Iterator[RawRow], category: str | None) -> Iterator[HallucinationSample]:
