@@ -41,7 +41,7 @@ from pydantic import BaseModel, Field
 from lettuce_build.core.memory import pages_released
 from lettuce_build.core.seeding import fraction
 from lettuce_build.engine.checks import Check
-from lettuce_build.engine.columns import arrow_column, empty_dataset, per_key, selected
+from lettuce_build.engine.columns import arrow_column, dataset_rows, empty_dataset, per_key, selected
 from lettuce_build.engine.records import FailureRows, StageResult, StageStats
 from lettuce_build.engine.runner import Runner
 from lettuce_build.engine.stage import Stage
@@ -50,8 +50,6 @@ from lettuce_build.engine.stage import Stage
 FIRST_WAVE_MARGIN = 1.5
 #: later waves offer this many times what is still missing
 LATER_WAVE_MARGIN = 2.0
-#: items read at a time for the stage's preferences
-PREFERENCE_BATCH = 1000
 
 
 class SplitRatio(BaseModel):
@@ -199,15 +197,8 @@ def balance(
 
 def _preferences(items: Dataset, stage: Stage) -> np.ndarray:
     """The stage's preference for each item, in order, read a batch at a time."""
-    found = np.ones(len(items), dtype=np.float64)
-    at = 0
     with pages_released(items):
-        for batch in items.iter(batch_size=PREFERENCE_BATCH):
-            names = list(batch)
-            for values in zip(*(batch[name] for name in names), strict=True):
-                found[at] = stage.preference(dict(zip(names, values, strict=True)))
-                at += 1
-    return found
+        return np.fromiter(map(stage.preference, dataset_rows(items)), dtype=np.float64, count=len(items))
 
 
 def _offered(items: Dataset, indices: np.ndarray, wave: int) -> Dataset:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,12 @@ def arrow_column(dataset: Dataset, name: str) -> pa.ChunkedArray:
 def batch_rows(batch: dict[str, list[Any]]) -> list[dict[str, Any]]:
     """A batch of `Dataset.map` or `Dataset.iter` (a list per column) as one dict per row."""
     return [dict(zip(batch, values, strict=True)) for values in zip(*batch.values(), strict=True)]
+
+
+def dataset_rows(dataset: Dataset, batch_size: int = 1000) -> Iterator[dict[str, Any]]:
+    """A dataset's rows as dicts, in order, read ``batch_size`` at a time."""
+    for batch in dataset.iter(batch_size=batch_size):
+        yield from batch_rows(batch)
 
 
 def selected(dataset: Dataset, rows: np.ndarray, fingerprint: str) -> Dataset:

@@ -15,15 +15,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
-from datasets import Dataset
 from pydantic import BaseModel, Field
 
 from lettuce_build.builds.storage.items import StoredItems
 from lettuce_build.core.near_duplicates import SHINGLE_SIZE, THRESHOLD, NearDuplicates
 from lettuce_build.core.ngrams import CHARACTER_NGRAM, CODE_NGRAM, PROSE_NGRAM
+from lettuce_build.engine.columns import dataset_rows
 from lettuce_build.sources.base import ItemOptions, Tally
 from lettuce_build.sources.benchmarks import Benchmark, read_benchmark
 
@@ -111,7 +111,7 @@ def screened_items(stored: StoredItems, options: ItemOptions, modality: str) -> 
         return stored
     items = stored.items
     columns = [c for c in ("key", "split", "metadata", *ITEM_TEXTS) if c in items.column_names]
-    screening = screen(rows_of(items.select_columns(columns)), options, modality)
+    screening = screen(dataset_rows(items.select_columns(columns)), options, modality)
     tally = Tally(skipped=Counter(stored.skipped))
     for key, (reason, why) in screening.removed.items():
         tally.skip(reason, f"item {key!r}", why)
@@ -128,14 +128,6 @@ def screened_items(stored: StoredItems, options: ItemOptions, modality: str) -> 
             new_fingerprint=f"{digest}-marked",
         )
     return StoredItems(items=chosen, documents=stored.documents, skipped=dict(tally.skipped))
-
-
-def rows_of(items: Dataset) -> Iterator[dict[str, Any]]:
-    """Stored items as rows, read a thousand at a time."""
-    for batch in items.iter(batch_size=1000):
-        names = list(batch)
-        for values in zip(*(batch[n] for n in names), strict=True):
-            yield dict(zip(names, values, strict=True))
 
 
 def screening_lines(options: ItemOptions, skipped: dict[str, int], marked: int) -> list[str]:

@@ -13,9 +13,10 @@ from lettuce_build.builds.settings.options import BuildOptions
 from lettuce_build.builds.settings.shards import Shard, ShardRecord, slice_items
 from lettuce_build.builds.storage.folder import BuildDir, Manifest
 from lettuce_build.builds.storage.items import WORK_DIR, StoredItems, load_items, sampled_items, stored_list
-from lettuce_build.builds.storage.screening import rows_of, screened_items
+from lettuce_build.builds.storage.screening import screened_items
 from lettuce_build.core.errors import SourceError
 from lettuce_build.core.memory import pages_released
+from lettuce_build.engine.columns import dataset_rows
 from lettuce_build.sources.base import Source
 
 
@@ -79,7 +80,7 @@ def _shard_slice(
     documents: set[str] = set()
 
     def held() -> Iterator[tuple[int, dict[str, Any]]]:
-        for position, item in slice_items(rows_of(stored.items), shard, document_of):
+        for position, item in slice_items(dataset_rows(stored.items), shard, document_of):
             documents.add(document_of(item))
             yield position, item
 
